@@ -1,0 +1,146 @@
+# xdp-ratelimit: `make` builds everything into build/, `make test` runs every
+# test suite, `make V=1` shows the commands. Debian packages: scripts/install-deps.sh.
+OUTPUT := build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
+LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
+ifeq ($(SANITIZE),1)
+	CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+	LDFLAGS += -fsanitize=address,undefined
+	OUTPUT := build/sanitize
+endif
+
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Iinclude $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
+
+# BPF programs: NAME.bpf.o -> NAME.skel.h. ratelimit_test is the same
+# source with a settable clock for BPF_PROG_TEST_RUN.
+BPF_OBJS := $(OUTPUT)/ratelimit.bpf.o $(OUTPUT)/ratelimit_test.bpf.o \
+	$(patsubst tests/gen/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard tests/gen/*.bpf.c)) \
+	$(patsubst bench/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard bench/*.bpf.c))
+SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
+
+LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+LIB := $(OUTPUT)/libxdp-ratelimit.a
+CLI := $(OUTPUT)/xdp-ratelimit
+UNIT := $(OUTPUT)/test_unit
+PROG := $(OUTPUT)/test_prog
+GEN := $(OUTPUT)/trafficgen
+HARNESS_OBJ := $(OUTPUT)/tests/harness.o
+UNIT_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/unit/*.c))
+PROG_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/prog/*.c))
+GEN_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard tests/gen/*.c)))
+BENCH_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
+BENCH := $(if $(BENCH_OBJS),$(OUTPUT)/ratelimit-bench)
+BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH)
+
+.PHONY: all deps test test-unit test-prog test-e2e test-stress demo run bench clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BINS)
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+test: all
+	$(Q)tests/run.sh $(OUTPUT)
+
+test-unit: $(UNIT)
+	$(Q)$(UNIT)
+
+test-prog: $(PROG)
+	$(Q)$(PROG)
+
+test-e2e: all
+	$(Q)tests/e2e/run.sh $(OUTPUT)
+
+test-stress: all
+	$(Q)tests/run.sh $(OUTPUT) stress
+
+demo: all
+	$(Q)scripts/demo.sh $(OUTPUT)
+
+run: all
+	$(Q)scripts/demo.sh $(OUTPUT) $(IFACE)
+
+bench: all
+	$(Q)bench/run.sh $(OUTPUT)
+
+clean:
+	$(call msg,CLEAN,build)
+	$(Q)rm -rf build
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/ratelimit.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/ratelimit_test.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DRL_TEST_CLOCK -MMD -MP -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: tests/gen/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: bench/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<)) > $@
+
+# Every C object may include a skeleton: generate them first (order-only;
+# -MMD records which it really includes).
+$(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(CLI): $(OUTPUT)/user/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
+
+$(PROG): $(PROG_OBJS) $(HARNESS_OBJ) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lpthread -o $@
+
+$(GEN): $(GEN_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/ratelimit-bench: $(BENCH_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Frame parsing for the XDP program, in the cursor style of xdp-tools'
+ * parsing_helpers.h: each helper checks the bounds of its header once and
+ * advances the cursor. UAPI headers only, so host tests can include it.
+ */
+#ifndef RL_PARSE_H
+#define RL_PARSE_H
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include "window.h"	/* RL_INLINE */
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RL_HTONS(x)	((__be16)__builtin_bswap16(x))
+#else
+#define RL_HTONS(x)	((__be16)(x))
+#endif
+
+/* Tags we look through: 802.1Q and 802.1ad (QinQ), at most two. */
+#define RL_MAX_VLAN_DEPTH	2
+
+enum rl_pkt_kind {
+	RL_PKT_V4,
+	RL_PKT_V6,
+	RL_PKT_NON_IP,		/* always passes */
+	RL_PKT_MALFORMED,	/* dropped unless RL_F_PASS_MALFORMED */
+};
+
+struct rl_cursor {
+	void *pos;
+};
+
+struct rl_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+RL_INLINE int rl_is_vlan(__be16 proto)
+{
+	return proto == RL_HTONS(ETH_P_8021Q) || proto == RL_HTONS(ETH_P_8021AD);
+}
+
+/* Ethernet and up to RL_MAX_VLAN_DEPTH tags; returns the inner EtherType
+ * (network order) or -1 when a header is cut short. A third tag is left
+ * in place: its EtherType is not IP, so the frame counts as non-IP. */
+RL_INLINE int rl_parse_eth(struct rl_cursor *c, void *end)
+{
+	struct ethhdr *eth = c->pos;
+	struct rl_vlan_hdr *vh;
+	__be16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > end)
+		return -1;
+	proto = eth->h_proto;
+	c->pos = eth + 1;
+#pragma unroll
+	for (i = 0; i < RL_MAX_VLAN_DEPTH; i++) {
+		if (!rl_is_vlan(proto))
+			break;
+		vh = c->pos;
+		if ((void *)(vh + 1) > end)
+			return -1;
+		proto = vh->encap_proto;
+		c->pos = vh + 1;
+	}
+	return proto;
+}
+
+/* IPv4: the whole header its IHL claims must be there. */
+RL_INLINE int rl_parse_ipv4(struct rl_cursor *c, void *end, struct rl_key *key)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen;
+
+	if ((void *)(iph + 1) > end)
+		return RL_PKT_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return RL_PKT_MALFORMED;
+	hlen = iph->ihl * 4;
+	if (c->pos + hlen > end)
+		return RL_PKT_MALFORMED;
+	__builtin_memset(key->addr, 0, 10);
+	key->addr[10] = 0xff;
+	key->addr[11] = 0xff;
+	__builtin_memcpy(&key->addr[12], &iph->saddr, 4);
+	c->pos += hlen;
+	return RL_PKT_V4;
+}
+
+/* IPv6: the fixed header; extension headers do not move the source. The
+ * key keeps the source masked to the tracked prefix (`mask`). */
+RL_INLINE int rl_parse_ipv6(struct rl_cursor *c, void *end, struct rl_key *key,
+			    const __u32 mask[4])
+{
+	struct ipv6hdr *ip6 = c->pos;
+	__u32 w[4];
+	int i;
+
+	if ((void *)(ip6 + 1) > end)
+		return RL_PKT_MALFORMED;
+	if (ip6->version != 6)
+		return RL_PKT_MALFORMED;
+	__builtin_memcpy(w, &ip6->saddr, sizeof(w));
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		w[i] &= mask[i];
+	__builtin_memcpy(key->addr, w, sizeof(w));
+	c->pos = ip6 + 1;
+	return RL_PKT_V6;
+}
+
+/* Classify a frame and fill `key` for IP frames. */
+RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
+			     const __u32 v6_mask[4])
+{
+	struct rl_cursor c = { .pos = data };
+	int proto = rl_parse_eth(&c, end);
+
+	if (proto < 0)
+		return RL_PKT_MALFORMED;
+	if (proto == RL_HTONS(ETH_P_IP))
+		return rl_parse_ipv4(&c, end, key);
+	if (proto == RL_HTONS(ETH_P_IPV6))
+		return rl_parse_ipv6(&c, end, key, v6_mask);
+	return RL_PKT_NON_IP;
+}
+
+#endif /* RL_PARSE_H */

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Every type and constant shared by the XDP program (bpf/ratelimit.bpf.c)
+ * and userspace (user/, tests/). One definition, both sides: change a layout
+ * here and both are rebuilt against it.
+ */
+#ifndef RATELIMIT_H
+#define RATELIMIT_H
+
+#include <linux/types.h>
+
+#ifndef __bpf__
+#include <assert.h>
+#define RL_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define RL_STATIC_ASSERT(cond, msg)
+#endif
+
+/* ---- limits --------------------------------------------------------- */
+
+/* Ring size of every window; --buckets may use 1..RL_MAX_BUCKETS of it. */
+#define RL_MAX_BUCKETS		16
+#define RL_DEFAULT_BUCKETS	10
+#define RL_DEFAULT_WINDOW_NS	1000000000ULL		/* 1 s */
+#define RL_NSEC_PER_SEC		1000000000ULL
+#define RL_NSEC_PER_MSEC	1000000ULL
+/* bpf_ktime_get_ns() is precise, but a bucket narrower than 1 ms would make
+ * every source roll its ring on almost every packet. */
+#define RL_MIN_BUCKET_NS	RL_NSEC_PER_MSEC
+/* Per-bucket packet counters are 32 bit: one CPU cannot pass 2^32 frames in
+ * a minute, so a window of at most one minute cannot overflow them. */
+#define RL_MAX_WINDOW_NS	(60 * RL_NSEC_PER_SEC)
+
+#define RL_MAX_RULES		4096	/* rules per interface, IPv4 + IPv6 */
+#define RL_MAX_CPUS		256	/* bound of the cross-CPU loop */
+#define RL_DEFAULT_MAX_SOURCES	65536
+#define RL_MIN_MAX_SOURCES	16
+#define RL_MAX_MAX_SOURCES	(16U << 20)
+#define RL_DEFAULT_V6_PREFIX	64
+
+/* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
+#define RL_UNLIMITED		(~0ULL)
+/* rule id stored in a source's cache when no rule covers it */
+#define RL_NO_RULE		(~0U)
+
+/* ---- pins and map names --------------------------------------------- */
+
+#define RL_BPFFS		"/sys/fs/bpf"
+#define RL_PIN_SUBDIR		"xdp-ratelimit"		/* under RL_BPFFS */
+#define RL_PIN_LINK		"link"
+/* Map names double as pin names under RL_BPFFS/RL_PIN_SUBDIR/IFACE/ */
+#define RL_MAP_CONFIG		"config"
+#define RL_MAP_COUNTERS		"counters"
+#define RL_MAP_SOURCES		"sources"
+#define RL_MAP_RULES		"rules"
+#define RL_MAP_RULES_V4		"rules_v4"
+#define RL_MAP_RULES_V6		"rules_v6"
+#define RL_MAP_AGGREGATES	"aggregates"
+
+/* ---- keys ----------------------------------------------------------- */
+
+/* A tracked source: IPv4 as v4-mapped IPv6 (::ffff:a.b.c.d), IPv6 masked
+ * to the configured prefix (/64 by default). */
+struct rl_key {
+	__u8 addr[16];
+};
+
+struct rl_lpm_v4 {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct rl_lpm_v6 {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/* ---- windows -------------------------------------------------------- */
+
+/*
+ * Sliding window of one CPU (see include/window.h). `start` is the start
+ * time of the newest bucket, always a multiple of the bucket width on the
+ * monotonic clock; `head` is its slot in the ring. pkts/bytes are running
+ * totals of the live buckets so the verdict never re-sums the ring.
+ */
+struct rl_window {
+	__u64 start;
+	__u64 pkts;
+	__u64 bytes;
+	__u32 head;
+	__u32 _pad;
+	__u32 bucket_pkts[RL_MAX_BUCKETS];
+	__u64 bucket_bytes[RL_MAX_BUCKETS];
+};
+
+/*
+ * A CPU's lease on the global budget (see include/quota.h): this CPU may
+ * pass packets while its own window stays within allow_*; the lease is
+ * valid for the bucket starting at `start` under rules generation `gen`.
+ * free_* is an upper bound of what the whole budget still had free.
+ */
+struct rl_lease {
+	__u64 start;
+	__u64 allow_pkts;
+	__u64 allow_bytes;
+	__u64 free_pkts;
+	__u64 free_bytes;
+	__u32 gen;
+	__u32 valid;
+};
+
+/* Window plus lease: the per-CPU state behind one budget. */
+struct rl_state {
+	struct rl_window win;
+	struct rl_lease lease;
+};
+
+/* Value of the per-CPU `sources` LRU hash: one per tracked source per CPU. */
+struct rl_source {
+	struct rl_state st;
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+	__u32 rule_gen;		/* rules generation rule_id was resolved in */
+	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
+};
+
+/* ---- rules ---------------------------------------------------------- */
+
+#define RL_RULE_F_USED		(1U << 0)
+#define RL_RULE_F_V6		(1U << 1)
+
+/*
+ * One slot of the `rules` array; the LPM tries map a prefix to its slot.
+ * Rates are per second as the operator gave them (RL_UNLIMITED: none);
+ * budgets are per window, computed by userspace with rl_budget().
+ */
+struct rl_rule {
+	__u64 pps;
+	__u64 bps;
+	__u64 agg_pps;
+	__u64 agg_bps;
+	__u64 pkt_budget;
+	__u64 byte_budget;
+	__u64 agg_pkt_budget;
+	__u64 agg_byte_budget;
+	__u32 flags;
+	__u32 prefixlen;	/* of the address family in flags */
+	__u8 addr[16];		/* IPv4 in the first 4 bytes */
+};
+
+/* ---- config and counters --------------------------------------------- */
+
+#define RL_F_DRY_RUN		(1U << 0)
+#define RL_F_PASS_MALFORMED	(1U << 1)
+
+enum rl_mode {
+	RL_MODE_NATIVE = 1,
+	RL_MODE_GENERIC = 2,
+};
+
+/* Settings fixed at load: `const volatile` in the program, and a copy in
+ * the `config` map for userspace and bpftool. */
+struct rl_settings {
+	__u64 window_ns;
+	__u64 bucket_ns;
+	__u32 nbuckets;
+	__u32 ncpus;		/* possible CPUs: bound of the cross-CPU sum */
+	__u32 v6_prefix;
+	__u32 flags;		/* RL_F_* */
+	__u32 v6_mask[4];	/* network order mask for v6_prefix */
+	__u64 max_sources;
+	__u32 mode;		/* enum rl_mode, informational */
+	__u32 ifindex;
+};
+
+/* Single entry of the `config` array map. */
+struct rl_config {
+	struct rl_settings set;
+	__u32 rules_gen;	/* bumped by every quota set/del */
+	__u32 _pad;
+	__u64 test_now_ns;	/* only read by the test build (RL_TEST_CLOCK) */
+};
+
+/* Single entry of the per-CPU `counters` array: totals for the interface. */
+struct rl_counters {
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+	__u64 malformed_pkts;
+	__u64 non_ip_pkts;
+	__u64 new_sources;	/* sources (re)created: new or after eviction */
+	__u64 untracked_pkts;	/* judged without state: table insert failed */
+};
+
+RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_window) % 8 == 0, "rl_window padding");
+RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
+RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
+RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
+RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
+
+#endif /* RATELIMIT_H */

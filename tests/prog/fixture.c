@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include "ratelimit.h"
+#include "ratelimit_test.skel.h"
+#include "loader.h"
+#include "units.h"
+#include "../harness.h"
+#include "fixture.h"
+
+const char *harness_suite = "prog";
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
+{
+	struct rl_attach_req def;
+	char err[RL_ERR_LEN];
+
+	memset(f, 0, sizeof(*f));
+	rl_maps_init(&f->m);
+	if (!harness_require_root())
+		return false;
+	libbpf_set_print(quiet_print);
+	if (!req) {
+		rl_attach_req_defaults(&def);
+		req = &def;
+	}
+	if (!CHECK(rl_settings_build(&f->s, req, rl_ncpus(), err, sizeof(err)) == 0,
+		   "settings: %s", err))
+		return false;
+	f->skel = ratelimit_test__open();
+	if (!CHECK(f->skel, "open test skeleton: %s", strerror(errno)))
+		return false;
+	if (!CHECK_EQ(rl_loader_prepare(f->skel->obj, &f->skel->rodata->settings,
+					&f->s), 0, "loader prepare"))
+		return false;
+	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program"))
+		return false;
+	if (!CHECK_EQ(rl_maps_from_obj(f->skel->obj, &f->m), 0, "maps"))
+		return false;
+	if (!CHECK(rl_loader_init(&f->m, &f->s, RL_UNLIMITED, RL_UNLIMITED, err,
+				  sizeof(err)) == 0, "init: %s", err))
+		return false;
+	f->prog_fd = bpf_program__fd(f->skel->progs.xdp_ratelimit);
+	return true;
+}
+
+void fixture_close(struct fixture *f)
+{
+	/* the fds belong to the skeleton */
+	ratelimit_test__destroy(f->skel);
+	f->skel = NULL;
+}
+
+static bool pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return CHECK(sched_setaffinity(0, sizeof(set), &set) == 0,
+		     "pin to CPU %d: %s", cpu, strerror(errno));
+}
+
+int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
+		__u64 now)
+{
+	struct rl_config cfg;
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = frame,
+		.data_size_in = len,
+		.repeat = 1,
+	);
+
+	if (!CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return -1;
+	cfg.test_now_ns = now;
+	if (!CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config"))
+		return -1;
+	if (!pin_cpu(cpu))
+		return -1;
+	if (!CHECK(bpf_prog_test_run_opts(f->prog_fd, &opts) == 0,
+		   "BPF_PROG_TEST_RUN: %s", strerror(errno)))
+		return -1;
+	return (int)opts.retval;
+}
+
+bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
+		   __u64 bps, __u64 agg_pps, __u64 agg_bps)
+{
+	struct rl_rule_change c = {
+		.have_pps = pps != RL_UNLIMITED, .pps = pps,
+		.have_bps = bps != RL_UNLIMITED, .bps = bps,
+		.have_agg_pps = agg_pps != RL_UNLIMITED, .agg_pps = agg_pps,
+		.have_agg_bps = agg_bps != RL_UNLIMITED, .agg_bps = agg_bps,
+	};
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+
+	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0,
+		   "prefix %s: %s", prefix, err))
+		return false;
+	if (!c.have_pps && !c.have_bps && !c.have_agg_pps && !c.have_agg_bps)
+		c.have_pps = true;	/* pps = unlimited: allow-list */
+	return CHECK(rl_rule_set(&f->m, &f->s, &p, &c, err, sizeof(err)) == 0,
+		     "quota set %s: %s", prefix, err);
+}
+
+struct rl_counters fixture_totals(struct fixture *f)
+{
+	struct rl_counters c;
+
+	CHECK_EQ(rl_counters_sum(&f->m, &c), 0, "sum counters");
+	return c;
+}
+
+bool fixture_source(struct fixture *f, const char *addr, __u64 now,
+		    struct rl_source_sum *out)
+{
+	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+	if (strchr(addr, ':')) {
+		if (inet_pton(AF_INET6, addr, key.addr) != 1)
+			return CHECK(false, "bad address %s", addr);
+	} else if (inet_pton(AF_INET, addr, &key.addr[12]) != 1) {
+		return CHECK(false, "bad address %s", addr);
+	}
+	return CHECK(rl_source_read(&f->m, &f->s, &key, now, out) == 0,
+		     "source %s is not tracked", addr);
+}
+
+size_t frame_l3(int nvlan)
+{
+	return sizeof(struct ethhdr) + 4 * nvlan;
+}
+
+static void frame_l2(struct frame *fr, int nvlan, __u16 proto)
+{
+	struct ethhdr *eth = (struct ethhdr *)fr->data;
+	__u8 *p = fr->data + sizeof(*eth);
+	__u16 tpid[3] = { nvlan >= 2 ? ETH_P_8021AD : ETH_P_8021Q, ETH_P_8021Q,
+			  ETH_P_8021Q };
+
+	memset(fr, 0, sizeof(*fr));
+	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
+	eth->h_proto = htons(nvlan ? tpid[0] : proto);
+	for (int i = 0; i < nvlan; i++) {
+		__u16 tci = htons(100 + i);
+		__u16 next = htons(i + 1 < nvlan ? tpid[i + 1] : proto);
+
+		memcpy(p, &tci, 2);
+		memcpy(p + 2, &next, 2);
+		p += 4;
+	}
+}
+
+void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)
+{
+	bool v6 = strchr(src, ':');
+	size_t l3 = frame_l3(nvlan);
+
+	frame_l2(fr, nvlan, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	fr->len = len;
+	if (v6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)(fr->data + l3);
+
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->payload_len = htons(len - l3 - sizeof(*ip6));
+		inet_pton(AF_INET6, src, &ip6->saddr);
+		inet_pton(AF_INET6, "2001:db8:ffff::1", &ip6->daddr);
+	} else {
+		struct iphdr *ip = (struct iphdr *)(fr->data + l3);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(len - l3);
+		inet_pton(AF_INET, src, &ip->saddr);
+		inet_pton(AF_INET, "198.19.255.1", &ip->daddr);
+	}
+}
+
+void frame_arp(struct frame *fr)
+{
+	frame_l2(fr, 0, ETH_P_ARP);
+	fr->len = 60;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Program tests: the test-clock build of bpf/ratelimit.bpf.c loaded with
+ * the loader's own steps, and frames run through BPF_PROG_TEST_RUN on a
+ * chosen CPU at a chosen time.
+ */
+#ifndef RL_PROG_FIXTURE_H
+#define RL_PROG_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "maps.h"
+#include "rules.h"
+#include "settings.h"
+
+struct fixture {
+	struct ratelimit_test *skel;
+	struct rl_maps m;
+	struct rl_settings s;
+	int prog_fd;
+};
+
+/* Load with `req` (NULL: defaults); false (and a failed check) on error. */
+bool fixture_open(struct fixture *f, const struct rl_attach_req *req);
+void fixture_close(struct fixture *f);
+
+/* Run one frame on `cpu` at time `now`; returns the XDP verdict or -1. */
+int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
+		__u64 now);
+
+/* quota set PREFIX with the given rates (RL_UNLIMITED: leave unset). */
+bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
+		   __u64 bps, __u64 agg_pps, __u64 agg_bps);
+
+struct rl_counters fixture_totals(struct fixture *f);
+/* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
+bool fixture_source(struct fixture *f, const char *addr, __u64 now,
+		    struct rl_source_sum *out);
+
+/* ---- frames ---- */
+#define FRAME_MAX 2048
+struct frame {
+	__u8 data[FRAME_MAX];
+	size_t len;
+};
+
+/* UDP over IPv4 or IPv6 (by the address family of `src`), `len` bytes in
+ * all (padded), behind `nvlan` tags (0..3; 802.1ad outer when 2 or more). */
+void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan);
+/* Offset of the L3 header in a frame built with nvlan tags. */
+size_t frame_l3(int nvlan);
+void frame_arp(struct frame *fr);
+
+#define NSEC_MS 1000000ULL
+#define NSEC_S 1000000000ULL
+/* A clock far from 0 so that nothing depends on starting at zero. */
+#define T0 (1000 * NSEC_S)
+
+#endif /* RL_PROG_FIXTURE_H */

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Verdicts of the XDP program on crafted frames, with a simulated clock. */
+#include <linux/bpf.h>
+#include "ratelimit.h"
+#include "../harness.h"
+#include "fixture.h"
+
+#define SRC "198.18.0.7"
+#define BUCKET (100 * NSEC_MS)	/* default: 1 s window, 10 buckets */
+
+/* Send n frames of `fr` on `cpu` at `now`; returns how many passed. */
+static int send_n(struct fixture *f, const struct frame *fr, int n, int cpu,
+		  __u64 now)
+{
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int v = fixture_run(f, fr->data, fr->len, cpu, now);
+
+		if (v == XDP_PASS)
+			passed++;
+		else if (!CHECK_EQ(v, XDP_DROP, "verdict is pass or drop"))
+			return -1;
+	}
+	return passed;
+}
+
+TEST(quota_exact_at_edge)
+{
+	struct fixture f;
+	struct frame fr;
+	struct rl_counters c;
+	struct rl_source_sum s;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 5, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 100, 0);
+	CHECK_EQ(send_n(&f, &fr, 5, 0, T0), 5, "first 5 frames pass");
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "6th drops");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.passed_pkts, 5, "total passed");
+	CHECK_EQ(c.passed_bytes, 500, "total passed bytes");
+	CHECK_EQ(c.dropped_pkts, 1, "total dropped");
+	CHECK_EQ(c.dropped_bytes, 100, "total dropped bytes");
+	CHECK_EQ(c.malformed_pkts + c.non_ip_pkts, 0, "no malformed or non-IP");
+	CHECK_EQ(c.new_sources, 1, "one new source");
+	if (fixture_source(&f, SRC, T0, &s)) {
+		CHECK_EQ(s.passed_pkts, 5, "source passed");
+		CHECK_EQ(s.dropped_pkts, 1, "source dropped");
+		CHECK_EQ(s.window_pkts, 5, "window holds the passes only");
+		CHECK_EQ(s.window_bytes, 500, "window bytes");
+	}
+out:
+	fixture_close(&f);
+}
+
+TEST(window_slides_bucket_by_bucket)
+{
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	/* 4 passes in bucket 0, 6 in bucket 3: the window is full */
+	CHECK_EQ(send_n(&f, &fr, 4, 0, T0), 4, "bucket 0");
+	CHECK_EQ(send_n(&f, &fr, 8, 0, T0 + 3 * BUCKET), 6, "bucket 3 fills the window");
+	/* until bucket 0 leaves the window (at T0 + 10 buckets), nothing */
+	CHECK_EQ(send_n(&f, &fr, 3, 0, T0 + 10 * BUCKET - 1), 0, "last ns of bucket 9");
+	CHECK_EQ(send_n(&f, &fr, 6, 0, T0 + 10 * BUCKET), 4, "bucket 0's 4 released");
+	/* bucket 3's 6 leave at bucket 13: no double burst at the edge */
+	CHECK_EQ(send_n(&f, &fr, 6, 0, T0 + 12 * BUCKET), 0, "bucket 12");
+	CHECK_EQ(send_n(&f, &fr, 8, 0, T0 + 13 * BUCKET), 6, "bucket 13");
+	/* an idle gap longer than the window resets it whole */
+	CHECK_EQ(send_n(&f, &fr, 12, 0, T0 + 1000 * NSEC_S), 10, "after a long gap");
+out:
+	fixture_close(&f);
+}
+
+TEST(byte_budget)
+{
+	struct fixture f;
+	struct frame big, small;
+	struct rl_source_sum s;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	/* 1000 B/s over 1 s: 1000 bytes per window */
+	if (!fixture_quota(&f, "default", RL_UNLIMITED, 1000, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&big, SRC, 300, 0);
+	frame_udp(&small, SRC, 100, 0);
+	CHECK_EQ(send_n(&f, &big, 3, 0, T0), 3, "900 bytes pass");
+	CHECK_EQ(send_n(&f, &big, 1, 0, T0), 0, "1200 would not fit");
+	CHECK_EQ(send_n(&f, &small, 1, 0, T0), 1, "exactly 1000 fits");
+	CHECK_EQ(send_n(&f, &small, 1, 0, T0), 0, "1100 does not");
+	if (fixture_source(&f, SRC, T0, &s)) {
+		CHECK_EQ(s.window_bytes, 1000, "window bytes");
+		CHECK_EQ(s.dropped_bytes, 400, "dropped bytes");
+	}
+out:
+	fixture_close(&f);
+}
+
+TEST(packet_and_byte_budgets_together)
+{
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 3, 10000, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 100, 0);
+	CHECK_EQ(send_n(&f, &fr, 5, 0, T0), 3, "packet budget binds");
+	if (!fixture_quota(&f, "default", 100, 250, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_n(&f, &fr, 5, 0, T0 + 2 * NSEC_S), 2, "byte budget binds");
+out:
+	fixture_close(&f);
+}
+
+TEST(sources_are_independent)
+{
+	struct fixture f;
+	struct frame a, b;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&a, "198.18.0.1", 64, 0);
+	frame_udp(&b, "198.18.0.2", 64, 0);
+	CHECK_EQ(send_n(&f, &a, 5, 0, T0), 2, "source a");
+	CHECK_EQ(send_n(&f, &b, 5, 0, T0), 2, "source b untouched by a");
+	CHECK_EQ(fixture_totals(&f).new_sources, 2, "two sources");
+out:
+	fixture_close(&f);
+}
+
+TEST(longest_prefix_wins)
+{
+	struct fixture f;
+	struct frame in24, in15, out;
+	struct rl_source_sum s;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 1, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.0.0/15", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.5.0/24", 6, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&in24, "198.18.5.9", 64, 0);
+	frame_udp(&in15, "198.19.5.9", 64, 0);
+	frame_udp(&out, "2001:db8::1", 80, 0);
+	CHECK_EQ(send_n(&f, &in24, 10, 0, T0), 6, "/24 rule");
+	CHECK_EQ(send_n(&f, &in15, 10, 0, T0), 3, "/15 rule");
+	CHECK_EQ(send_n(&f, &out, 10, 0, T0), 1, "IPv6 default rule");
+	if (fixture_source(&f, "198.18.5.9", T0, &s))
+		CHECK_EQ(s.dropped_pkts, 4, "/24 source dropped");
+out:
+	fixture_close(&f);
+}
+
+TEST(block_and_allow_list)
+{
+	struct fixture f;
+	struct frame blocked, allowed, other;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.9.7", RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&blocked, "198.18.9.8", 64, 0);
+	frame_udp(&allowed, "198.18.9.7", 64, 0);
+	frame_udp(&other, "198.18.10.1", 64, 0);
+	CHECK_EQ(send_n(&f, &blocked, 5, 0, T0), 0, "--pps 0 blocks");
+	CHECK_EQ(send_n(&f, &allowed, 500, 0, T0), 500, "unlimited exempts");
+	CHECK_EQ(send_n(&f, &other, 5, 0, T0), 2, "default still applies");
+out:
+	fixture_close(&f);
+}
+
+TEST(unruled_sources_pass_and_count)
+{
+	struct fixture f;
+	struct frame fr;
+	struct rl_source_sum s;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 50, 0, T0), 50, "no rule: not limited");
+	if (fixture_source(&f, SRC, T0, &s)) {
+		CHECK_EQ(s.passed_pkts, 50, "still counted");
+		CHECK_EQ(s.window_pkts, 50, "and in its window");
+	}
+out:
+	fixture_close(&f);
+}
+
+TEST(aggregate_budget_caps_a_prefix)
+{
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+	int passed = 0;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	/* each source may send 100, the /16 as a whole 50 */
+	if (!fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 50, RL_UNLIMITED))
+		goto out;
+	for (int i = 0; i < 200; i++) {
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
+		frame_udp(&fr, addr, 64, 0);
+		passed += send_n(&f, &fr, 1, i % rl_ncpus(), T0);
+	}
+	CHECK_EQ(passed, 50, "aggregate holds many sources");
+	/* a source dropped by the aggregate kept its own budget untouched */
+	CHECK_EQ(fixture_totals(&f).dropped_pkts, 150, "dropped by aggregate");
+	frame_udp(&fr, "198.18.0.1", 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 60, 0, T0 + 2 * NSEC_S), 50, "next window");
+out:
+	fixture_close(&f);
+}
+
+TEST(dry_run_counts_but_passes)
+{
+	struct rl_attach_req req;
+	struct fixture f;
+	struct frame fr;
+	struct rl_counters c;
+
+	rl_attach_req_defaults(&req);
+	req.flags = RL_F_DRY_RUN;
+	if (!fixture_open(&f, &req))
+		goto out;
+	if (!fixture_quota(&f, "default", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 10, 0, T0), 10, "everything passes");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.passed_pkts, 3, "would pass");
+	CHECK_EQ(c.dropped_pkts, 7, "would drop");
+	/* would-be drops do not fill the window: the same 3 per window */
+	CHECK_EQ(send_n(&f, &fr, 10, 0, T0 + 2 * NSEC_S), 10, "next window passes");
+	CHECK_EQ(fixture_totals(&f).passed_pkts, 6, "3 more would pass");
+out:
+	fixture_close(&f);
+}
+
+TEST(live_quota_change_keeps_counters)
+{
+	struct fixture f;
+	struct frame fr;
+	struct rl_source_sum s;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 20, 0, T0), 20, "under 100");
+	/* lowered below what the window already holds: takes effect at once */
+	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_n(&f, &fr, 5, 0, T0 + 1), 0, "lowered quota applies at once");
+	if (fixture_source(&f, SRC, T0 + 1, &s)) {
+		CHECK_EQ(s.passed_pkts, 20, "passed kept");
+		CHECK_EQ(s.dropped_pkts, 5, "dropped kept");
+		CHECK_EQ(s.window_pkts, 20, "window kept");
+	}
+	/* raised: the same window continues */
+	if (!fixture_quota(&f, "default", 25, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_n(&f, &fr, 10, 0, T0 + 2), 5, "raised quota: 5 more");
+	/* a new, more specific rule reaches the existing source too */
+	if (!fixture_quota(&f, SRC, 40, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_n(&f, &fr, 20, 0, T0 + 3), 15, "new /32 rule");
+	if (fixture_source(&f, SRC, T0 + 3, &s))
+		CHECK_EQ(s.passed_pkts, 40, "nothing lost");
+out:
+	fixture_close(&f);
+}
+
+/* One source spread over every CPU in turn: the quota holds as a whole. */
+TEST(cross_cpu_quota)
+{
+	int ncpus = rl_ncpus();
+	struct fixture f;
+	struct frame fr;
+	int passed = 0, v;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!CHECK_GE(ncpus, 2, "this test needs 2 CPUs or more"))
+		goto out;
+	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	/* rotate CPUs every frame, then in runs of 7 */
+	for (int i = 0; i < 300; i++) {
+		v = fixture_run(&f, fr.data, fr.len, i % ncpus, T0 + i);
+		passed += v == XDP_PASS;
+	}
+	CHECK_EQ(passed, 100, "alternating CPUs: exactly the quota");
+	passed = 0;
+	for (int i = 0; i < 300; i++) {
+		v = fixture_run(&f, fr.data, fr.len, (i / 7) % ncpus,
+				T0 + 5 * NSEC_S + i);
+		passed += v == XDP_PASS;
+	}
+	CHECK_EQ(passed, 100, "runs of 7 per CPU: exactly the quota");
+	/* sliding across CPUs: passes made on CPU 0 hold CPU 1 back */
+	passed = send_n(&f, &fr, 100, 0, T0 + 10 * NSEC_S);
+	CHECK_EQ(passed, 100, "CPU 0 takes the whole window");
+	CHECK_EQ(send_n(&f, &fr, 10, 1, T0 + 10 * NSEC_S + 5 * BUCKET), 0,
+		 "CPU 1 sees CPU 0's passes");
+	CHECK_EQ(send_n(&f, &fr, 150, 1, T0 + 11 * NSEC_S), 100,
+		 "CPU 1 gets them when they leave the window");
+out:
+	fixture_close(&f);
+}
+
+TEST(cross_cpu_aggregate)
+{
+	int ncpus = rl_ncpus();
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+	int passed = 0;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "198.18.0.0/16", RL_UNLIMITED, RL_UNLIMITED, 30, RL_UNLIMITED))
+		goto out;
+	for (int i = 0; i < 100; i++) {
+		snprintf(addr, sizeof(addr), "198.18.1.%d", i);
+		frame_udp(&fr, addr, 64, 0);
+		passed += send_n(&f, &fr, 1, (i / 3) % ncpus, T0 + i);
+	}
+	CHECK_EQ(passed, 30, "aggregate across CPUs");
+out:
+	fixture_close(&f);
+}

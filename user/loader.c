@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "loader.h"
+#include "rules.h"
+#include "settings.h"
+
+int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
+		      const struct rl_settings *s)
+{
+	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_SOURCES);
+
+	if (!sources)
+		return -ENOENT;
+	*rodata = *s;
+	return bpf_map__set_max_entries(sources,
+					rl_sources_map_size(s->max_sources, s->ncpus));
+}
+
+int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
+		   __u64 default_pps, __u64 default_bps, char *err,
+		   size_t errlen)
+{
+	struct rl_config cfg = { .set = *s, .rules_gen = 1 };
+	struct rl_prefix def = { .is_default = true };
+	struct rl_rule_change c = {
+		.have_pps = default_pps != RL_UNLIMITED, .pps = default_pps,
+		.have_bps = default_bps != RL_UNLIMITED, .bps = default_bps,
+	};
+	int ret = rl_config_write(m, &cfg);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot write the config map: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	if (!c.have_pps && !c.have_bps)
+		return 0;
+	return rl_rule_set(m, s, &def, &c, err, errlen);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Quota rules in the running program's maps (SPEC "Rules"). A rule lives in
+ * a slot of `rules`; rules_v4/rules_v6 map its prefix to the slot. Every
+ * change bumps config.rules_gen so sources re-resolve their rule on their
+ * next packet, keeping their counters. Callers hold the interface lock.
+ */
+#ifndef RL_RULES_H
+#define RL_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "maps.h"
+#include "units.h"
+
+/* Fields of `quota set`: only those with have_* are changed. A value of
+ * RL_UNLIMITED removes that limit. */
+struct rl_rule_change {
+	bool have_pps, have_bps, have_agg_pps, have_agg_bps;
+	__u64 pps, bps, agg_pps, agg_bps;
+};
+
+int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
+		const struct rl_prefix *p, const struct rl_rule_change *c,
+		char *err, size_t errlen);
+int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
+		char *err, size_t errlen);
+
+/* All rules, IPv4 first, then by prefix length and address. Returns the
+ * count (at most max) or a negative errno. */
+int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
+
+/* The rule that covers a tracked source (longest prefix), or -ENOENT. */
+int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
+		   bool v6, struct rl_rule *out);
+
+/* A rule's prefix in rl_prefix form. */
+void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p);
+
+/* True when a tracked key is IPv4 (::ffff:a.b.c.d). */
+bool rl_key_is_v4(const struct rl_key *key);
+
+#endif /* RL_RULES_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <stdio.h>
+#include <string.h>
+#include "settings.h"
+#include "units.h"
+
+void rl_attach_req_defaults(struct rl_attach_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->window_ns = RL_DEFAULT_WINDOW_NS;
+	r->nbuckets = RL_DEFAULT_BUCKETS;
+	r->v6_prefix = RL_DEFAULT_V6_PREFIX;
+	r->max_sources = RL_DEFAULT_MAX_SOURCES;
+}
+
+static void v6_mask(__u32 mask[4], __u32 prefix)
+{
+	__u8 *b = (__u8 *)mask;
+
+	memset(mask, 0, 16);
+	for (__u32 i = 0; i < 16; i++) {
+		if (prefix >= 8 * (i + 1))
+			b[i] = 0xff;
+		else if (prefix > 8 * i)
+			b[i] = (__u8)(0xff << (8 - (prefix - 8 * i)));
+	}
+}
+
+int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
+		      int ncpus, char *err, size_t errlen)
+{
+	char w[32], minw[32];
+
+	memset(s, 0, sizeof(*s));
+	if (r->nbuckets < 1 || r->nbuckets > RL_MAX_BUCKETS) {
+		snprintf(err, errlen, "--buckets %u is out of range: use 1 to %u",
+			 r->nbuckets, RL_MAX_BUCKETS);
+		return -1;
+	}
+	rl_format_duration(r->window_ns, w, sizeof(w));
+	if (r->window_ns > RL_MAX_WINDOW_NS) {
+		snprintf(err, errlen, "--window %s is too long: use at most 1m", w);
+		return -1;
+	}
+	if (r->window_ns / r->nbuckets < RL_MIN_BUCKET_NS) {
+		rl_format_duration(RL_MIN_BUCKET_NS * r->nbuckets, minw, sizeof(minw));
+		snprintf(err, errlen,
+			 "--window %s is too short for %u buckets: each bucket must be at least 1ms wide; use --window %s or more, or fewer --buckets",
+			 w, r->nbuckets, minw);
+		return -1;
+	}
+	if (r->v6_prefix < 1 || r->v6_prefix > 128) {
+		snprintf(err, errlen, "--ipv6-prefix %u is out of range: use 1 to 128",
+			 r->v6_prefix);
+		return -1;
+	}
+	if (r->max_sources < RL_MIN_MAX_SOURCES || r->max_sources > RL_MAX_MAX_SOURCES) {
+		snprintf(err, errlen, "--max-sources %llu is out of range: use %u to %u",
+			 (unsigned long long)r->max_sources, RL_MIN_MAX_SOURCES,
+			 RL_MAX_MAX_SOURCES);
+		return -1;
+	}
+	if (ncpus < 1 || ncpus > RL_MAX_CPUS) {
+		snprintf(err, errlen, "%d possible CPUs: xdp-ratelimit supports 1 to %u",
+			 ncpus, RL_MAX_CPUS);
+		return -1;
+	}
+	s->window_ns = r->window_ns;
+	s->bucket_ns = r->window_ns / r->nbuckets;
+	s->nbuckets = r->nbuckets;
+	s->ncpus = ncpus;
+	s->v6_prefix = r->v6_prefix;
+	s->flags = r->flags;
+	s->max_sources = r->max_sources;
+	v6_mask(s->v6_mask, r->v6_prefix);
+	return 0;
+}
+
+__u32 rl_sources_map_size(__u64 max_sources, int ncpus)
+{
+	/* placeholder until measured */
+	return (__u32)(max_sources * 2 + (__u64)ncpus * 256);
+}
+
+__u64 rl_budget(__u64 rate, __u64 window_ns)
+{
+	unsigned __int128 b;
+
+	if (rate == RL_UNLIMITED)
+		return RL_UNLIMITED;
+	if (rate == 0)
+		return 0;
+	b = (unsigned __int128)rate * window_ns / RL_NSEC_PER_SEC;
+	if (b == 0)
+		return 1;
+	if (b >= RL_UNLIMITED)
+		return RL_UNLIMITED - 1;
+	return (__u64)b;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Attach-time settings: validated here, before anything reaches a map. */
+#ifndef RL_SETTINGS_H
+#define RL_SETTINGS_H
+
+#include <stddef.h>
+#include "ratelimit.h"
+
+/* What the operator asked for at attach (SPEC "Commands", attach). */
+struct rl_attach_req {
+	__u64 window_ns;
+	__u32 nbuckets;
+	__u32 v6_prefix;
+	__u64 max_sources;
+	__u32 flags;		/* RL_F_* */
+};
+
+void rl_attach_req_defaults(struct rl_attach_req *r);
+
+/* Check every value's range and fill `s`; on error, a message that names
+ * the option and its allowed range. */
+int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
+		      int ncpus, char *err, size_t errlen);
+
+/* max_entries of the `sources` LRU for `max_sources` tracked sources: the
+ * per-CPU LRU evicts well before it is full, so it needs headroom
+ * (measured: README "Memory"). */
+__u32 rl_sources_map_size(__u64 max_sources, int ncpus);
+
+/* Budget per window for a rate per second (SPEC "Quota"): rounded down, at
+ * least 1 when the rate is not 0; RL_UNLIMITED stays unlimited. */
+__u64 rl_budget(__u64 rate, __u64 window_ns);
+
+#endif /* RL_SETTINGS_H */
