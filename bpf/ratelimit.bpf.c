@@ -270,8 +270,12 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!cnt || !cfg)
 		return XDP_PASS;	/* cannot happen: arrays */
 
-	kind = rl_parse_frame(data, data_end, &key,
-			      (const __u32 *)settings.v6_mask);
+	/* read through the volatile: a plain pointer to the const settings
+	 * would let the compiler fold in their initial value */
+	__u32 v6_mask[4] = { settings.v6_mask[0], settings.v6_mask[1],
+			     settings.v6_mask[2], settings.v6_mask[3] };
+
+	kind = rl_parse_frame(data, data_end, &key, v6_mask);
 	if (kind == RL_PKT_NON_IP) {
 		cnt->non_ip_pkts++;
 		pass = 1;
