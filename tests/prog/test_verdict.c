@@ -351,3 +351,24 @@ TEST(cross_cpu_aggregate)
 out:
 	fixture_close(&f);
 }
+
+/* bpf_ktime_get_ns() starts at boot, but the window must not care where
+ * the clock is: the same sliding behaviour across 2^64. */
+TEST(window_across_clock_wrap)
+{
+	const __u64 t1 = (__u64)-(150 * NSEC_MS);	/* 150 ms before the wrap */
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 12, 0, t1), 10, "before the wrap");
+	CHECK_EQ(send_n(&f, &fr, 5, 1, t1 + 500 * NSEC_MS), 0, "after the wrap, same window");
+	CHECK_EQ(send_n(&f, &fr, 12, 0, t1 + 9 * BUCKET), 0, "9 buckets on");
+	CHECK_EQ(send_n(&f, &fr, 12, 1, t1 + 10 * BUCKET), 10, "released 10 buckets on");
+out:
+	fixture_close(&f);
+}
