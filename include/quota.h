@@ -15,13 +15,15 @@
  * pass), not just its passes. Because a lease only ever hands out a 1/d
  * share of what was free, d concurrent refreshers together hand out at most
  * `free`: the sum of all leases never exceeds the budget, except that each
- * of them may round its share up to one packet. With d = number of CPUs the
- * worst excess per window is therefore ncpus-1 packets (or frames' bytes).
- * d counts the CPUs active on this budget, plus one for a newcomer, capped
- * at ncpus: on 2 CPUs that is always 2. On larger machines, when several
- * CPUs start on the same budget within one refresh of each other, the
- * first window can exceed by up to (CPUs joining at once - 2) / 2 budgets;
- * README "Accuracy" has the whole bound.
+ * of them may round its share up to one packet, so the worst excess per
+ * window is ncpus-1 packets (or frames' bytes).
+ *
+ * d: a CPU with nothing in its window yet (a newcomer) takes d = ncpus, so
+ * any number of CPUs starting together stay within the budget; a CPU
+ * already passing takes d = (other CPUs active) + 2, capped at ncpus, so a
+ * source on one CPU halves what is left per refresh instead of taking
+ * 1/ncpus (on 2 CPUs both are 2). README "One quota across CPUs" has the
+ * bound when newcomers join exactly while every active CPU refreshes.
  *
  * Within one bucket the others' usage only grows, so once the budget is
  * known to be full (free < packet), packets drop on the fast path too, and
@@ -139,7 +141,7 @@ RL_INLINE int rl_quota_refresh(struct rl_state *st, const struct rl_budget *b,
 			       __u32 gen, __u32 ncpus)
 {
 	struct rl_lease *l = &st->lease;
-	__u32 d = others->active + 2;
+	__u32 d = st->win.pkts ? others->active + 2 : ncpus;
 
 	if (d > ncpus)
 		d = ncpus;
