@@ -18,7 +18,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
+INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
 LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)

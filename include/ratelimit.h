@@ -40,6 +40,9 @@
 
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
 #define RL_UNLIMITED		(~0ULL)
+/* Bumped whenever a map key or value changes shape: a CLI refuses pins
+ * written by another layout instead of misreading them. */
+#define RL_LAYOUT_VERSION	1
 /* rule id stored in a source's cache when no rule covers it */
 #define RL_NO_RULE		(~0U)
 
@@ -179,7 +182,7 @@ struct rl_settings {
 struct rl_config {
 	struct rl_settings set;
 	__u32 rules_gen;	/* bumped by every quota set/del */
-	__u32 _pad;
+	__u32 layout;		/* RL_LAYOUT_VERSION of the CLI that attached */
 	__u64 test_now_ns;	/* only read by the test build (RL_TEST_CLOCK) */
 };
 
