@@ -20,14 +20,26 @@ int rl_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * getopt_long's complaint for an unknown option or missing argument,
- * turned into an rl_err() that points at `xdp-ratelimit CMD --help`.
- * Call from the '?' / ':' case with the command's name.
+ * getopt_long's complaint, as an rl_err() that points at
+ * `xdp-ratelimit CMD --help`; returns RL_EXIT_USAGE. Use an optstring that
+ * starts with ':' and opterr = 0, and call it from the default case with
+ * the value getopt_long returned ('?' unknown option, ':' missing value).
  */
-int rl_bad_option(const char *cmd, int argc, char **argv);
+int rl_bad_option(const char *cmd, int c, char **argv);
 
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
+
+/*
+ * Start a change under RL_PIN_ROOT (attach, detach, quota set/del): root,
+ * bpffs ready, not in a private mount namespace, the lock held. Returns
+ * the lock fd (rl_unlock() it), or -1 after reporting the problem.
+ */
+int rl_change_begin(void);
+
+/* {"interfaces": arr} on one line of stdout; takes the reference to arr. */
+typedef struct json_t json_t;
+void rl_print_interfaces_json(json_t *arr);
 
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);

@@ -32,6 +32,21 @@ void rl_unlock(int fd);
 /* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory). */
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name);
 
+/* Unpin everything in RL_PIN_ROOT/NAME and remove the directory (the
+ * link pin going away detaches the program). 0 or -errno. */
+int rl_pin_dir_remove(const char *name);
+
+/*
+ * attach pins into RL_PIN_ROOT/"IFACE attaching PID" and renames it to
+ * IFACE when complete. Interface names never contain spaces.
+ */
+#define RL_STAGE_TAG	" attaching "
+void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid);
+
+/* Remove staging directories of attaches that died; all
+ * interfaces when iface is NULL. Call with the lock held. */
+void rl_pin_dirs_reap(const char *iface);
+
 /* Names of the interfaces with a pin directory, sorted; count or -errno. */
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
 

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Pins under /sys/fs/bpf/xdp-ratelimit/IFACE/ (SPEC "Pins"). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include "pin.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+/*
+ * bpffs refuses names with a dot, which interface names may have
+ * (eth0.100): the directory uses ':' instead, which interface names can
+ * never contain, so the mapping is one to one.
+ */
+static void dir_name(char *out, size_t len, const char *iface, char from,
+		     char to)
+{
+	size_t i;
+
+	for (i = 0; iface[i] && i + 1 < len; i++)
+		out[i] = iface[i] == from ? to : iface[i];
+	out[i] = '\0';
+}
+
+void rl_pin_path(char *buf, size_t len, const char *iface, const char *name)
+{
+	char dir[NAME_MAX + 1];
+
+	dir_name(dir, sizeof(dir), iface, '.', ':');
+	if (name)
+		snprintf(buf, len, "%s/%s/%s", RL_PIN_ROOT, dir, name);
+	else
+		snprintf(buf, len, "%s/%s", RL_PIN_ROOT, dir);
+}
+
+void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid)
+{
+	snprintf(buf, len, "%s" RL_STAGE_TAG "%d", iface, pid);
+}
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+/*
+ * `ip netns exec NAME` unshares the mount namespace and mounts a sysfs
+ * named NAME on /sys: pins made there live in a bpffs that disappears
+ * with the command, and the program with them. Compare with init's mount
+ * namespace when we may read it; else look for that sysfs.
+ */
+static bool sysfs_from_ip_netns(void)
+{
+	char line[512], src[256], path[PATH_MAX];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - sysfs ");
+
+		if (!strstr(line, " /sys ") || !sep ||
+		    sscanf(sep, " - sysfs %255s", src) != 1 || !strcmp(src, "sysfs"))
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", src);
+		found = access(path, F_OK) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static bool private_mount_ns(void)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/mnt", &self) == 0 &&
+	    stat("/proc/1/ns/mnt", &init) == 0)
+		return self.st_ino != init.st_ino || self.st_dev != init.st_dev;
+	return sysfs_from_ip_netns();
+}
+
+int rl_pins_prepare(char *err, size_t errlen)
+{
+	if (private_mount_ns()) {
+		snprintf(err, errlen,
+			 "this command runs in a private mount namespace (as 'ip netns exec' gives), where pins vanish when it exits and the program would detach: run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead");
+		return -EPERM;
+	}
+	if (!is_bpffs(RL_BPFFS)) {
+		if (mount("bpf", RL_BPFFS, "bpf", 0, "mode=0700")) {
+			int e = errno;
+
+			snprintf(err, errlen,
+				 "no bpffs at %s and mounting one failed (%s): mount it with 'mount -t bpf bpf %s'",
+				 RL_BPFFS, strerror(e), RL_BPFFS);
+			return -e;
+		}
+	}
+	if (mkdir(RL_PIN_ROOT, 0700) && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot create %s: %s", RL_PIN_ROOT,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int rl_lock(char *err, size_t errlen)
+{
+	int fd = open(RL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		snprintf(err, errlen, "cannot lock %s: %s", RL_PIN_ROOT,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void rl_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* drops the flock */
+}
+
+int rl_pin_dir_remove(const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	int ret = 0;
+	DIR *d;
+
+	rl_pin_path(dir, sizeof(dir), name, NULL);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		rl_pin_path(path, sizeof(path), name, e->d_name);
+		if (unlink(path) && !ret)
+			ret = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+void rl_pin_dirs_reap(const char *iface)
+{
+	DIR *d = opendir(RL_PIN_ROOT);
+	char owner[NAME_MAX + 1], want[NAME_MAX + 1];
+	struct dirent *e;
+	int pid;
+
+	if (!d)
+		return;
+	if (iface)
+		dir_name(want, sizeof(want), iface, '.', ':');
+	while ((e = readdir(d))) {
+		const char *tag = strstr(e->d_name, RL_STAGE_TAG);
+
+		if (!tag)
+			continue;
+		snprintf(owner, sizeof(owner), "%.*s", (int)(tag - e->d_name),
+			 e->d_name);
+		pid = atoi(tag + strlen(RL_STAGE_TAG));
+		if (iface && strcmp(owner, want))
+			continue;
+		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+			continue;	/* its attach is still running */
+		rl_pin_dir_remove(e->d_name);
+	}
+	closedir(d);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
+{
+	DIR *d = opendir(RL_PIN_ROOT);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) && n < max) {
+		/* names with a space are attach's staging directories */
+		if (e->d_name[0] == '.' || strchr(e->d_name, ' ') ||
+		    e->d_type != DT_DIR || strlen(e->d_name) >= IF_NAMESIZE)
+			continue;
+		dir_name(names[n++], IF_NAMESIZE, e->d_name, ':', '.');
+	}
+	closedir(d);
+	qsort(names, n, IF_NAMESIZE, cmp_names);
+	return n;
+}
+
+int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
+		     size_t errlen)
+{
+	char names[RL_MAX_IFACES][IF_NAMESIZE];
+	char path[PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (iface) {
+		if (strlen(iface) >= IF_NAMESIZE) {
+			snprintf(err, errlen,
+				 "'%s' is not an interface name (at most %d characters)",
+				 iface, IF_NAMESIZE - 1);
+			return -EINVAL;
+		}
+		rl_pin_path(path, sizeof(path), iface, NULL);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen,
+				 "%s is not attached: run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
+				 iface, iface);
+			return -ENOENT;
+		}
+		strcpy(out, iface);
+		return 0;
+	}
+	n = rl_ifaces_list(names, RL_MAX_IFACES);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", RL_PIN_ROOT,
+			 strerror(-n));
+		return n;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, private_mount_ns() ?
+			 "no interface is attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'" :
+			 "no interface is attached: run 'xdp-ratelimit attach IFACE' first");
+		return -ENOENT;
+	}
+	if (n > 1) {
+		snprintf(err, errlen,
+			 "%d interfaces are attached (%s, %s%s): name one with --iface",
+			 n, names[0], names[1], n > 2 ? ", ..." : "");
+		return -EINVAL;
+	}
+	strcpy(out, names[0]);
+	return 0;
+}
+
+/* What each pinned map must be before the CLI reads or writes it. */
+struct map_shape {
+	__u32 type;
+	__u32 key_size;
+	__u32 value_size;
+};
+
+static const struct map_shape shapes[RL_NR_MAPS] = {
+	/* rl_map_names order */
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rl_config) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_counters) },
+	{ BPF_MAP_TYPE_LRU_PERCPU_HASH, sizeof(struct rl_key), sizeof(struct rl_source) },
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rl_rule) },
+	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v4), sizeof(__u32) },
+	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v6), sizeof(__u32) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_state) },
+};
+
+/* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
+ * cannot tell them apart: only a map's fdinfo has map_type, only a link's
+ * link_type. */
+static bool fd_is(int fd, const char *field)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, field, strlen(field));
+	fclose(f);
+	return found;
+}
+
+static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
+		    char *err, size_t errlen)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	char path[PATH_MAX];
+
+	rl_pin_path(path, sizeof(path), iface, rl_map_names[i]);
+	*fd = bpf_obj_get(path);
+	if (*fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen,
+			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
+			 path, strerror(e), iface, iface);
+		return -e;
+	}
+	if (!fd_is(*fd, "map_type:") ||
+	    bpf_obj_get_info_by_fd(*fd, &info, &info_len) ||
+	    info.type != shapes[i].type ||
+	    info.key_size != shapes[i].key_size ||
+	    info.value_size != shapes[i].value_size) {
+		snprintf(err, errlen,
+			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
+			 path, iface);
+		return -EPROTO;
+	}
+	if (max_entries)
+		*max_entries = info.max_entries;
+	return 0;
+}
+
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen)
+{
+	int ret;
+
+	memset(ifc, 0, sizeof(*ifc));
+	rl_maps_init(&ifc->m);
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	for (int i = 0; i < RL_NR_MAPS; i++) {
+		ret = open_map(name, i, rl_maps_fd(&ifc->m, i),
+			       i == 2 ? &ifc->sources_max_entries : NULL,
+			       err, errlen);
+		if (ret)
+			goto fail;
+	}
+	ret = rl_config_read(&ifc->m, &ifc->cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config of %s: %s", name,
+			 strerror(-ret));
+		goto fail;
+	}
+	if (ifc->cfg.layout != RL_LAYOUT_VERSION) {
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
+		ret = -EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	rl_maps_close(&ifc->m);
+	return ret;
+}
+
+void rl_iface_close(struct rl_iface *ifc)
+{
+	rl_maps_close(&ifc->m);
+}
+
+int rl_link_ifindex(const char *name, __u32 *prog_id)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (!fd_is(fd, "link_type:"))
+		ret = -EPROTO;
+	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	else if (info.type != BPF_LINK_TYPE_XDP)
+		ret = -EPROTO;
+	else
+		ret = (int)info.xdp.ifindex;
+	if (prog_id)
+		*prog_id = info.prog_id;
+	close(fd);
+	return ret;
+}
