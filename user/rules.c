@@ -62,6 +62,22 @@ static int find_exact(const struct rl_maps *m, const struct rl_prefix *p,
 	return (int)id;
 }
 
+/*
+ * A slot is live when its prefix leads back to it. A change killed between
+ * writing the slot and inserting the prefix leaves an orphan: it has no
+ * effect, is not listed and is reused.
+ */
+static bool slot_live(const struct rl_maps *m, __u32 id, const struct rl_rule *r)
+{
+	struct rl_rule again;
+	struct rl_prefix p;
+
+	if (!(r->flags & RL_RULE_F_USED))
+		return false;
+	rl_rule_prefix(r, &p);
+	return find_exact(m, &p, &again) == (int)id;
+}
+
 static int free_slot(const struct rl_maps *m)
 {
 	struct rl_rule r;
@@ -69,7 +85,7 @@ static int free_slot(const struct rl_maps *m)
 	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
 		if (bpf_map_lookup_elem(m->rules, &id, &r))
 			return -errno;
-		if (!(r.flags & RL_RULE_F_USED))
+		if (!slot_live(m, id, &r))
 			return (int)id;
 	}
 	return -ENOSPC;
@@ -208,6 +224,15 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 			 buf, s->v6_prefix, s->v6_prefix, p->len);
 		return -EINVAL;
 	}
+	/* Sources re-resolve their rule when the generation moves: bump it
+	 * before as well as after, so a change killed half way (prefix in,
+	 * final bump not yet) is completed by the next change. */
+	ret = bump_gen(m);
+	if (ret) {
+		snprintf(err, errlen, "quota set: cannot update the config map: %s",
+			 strerror(-ret));
+		return ret;
+	}
 	expand_default(p, each, &n);
 	for (int i = 0; i < n; i++) {
 		ret = set_one(m, s, &each[i], c, err, errlen);
@@ -226,6 +251,11 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	int n, id, found = 0, ret;
 	lpm_key_t k;
 
+	ret = bump_gen(m);	/* completes an interrupted change, as in set */
+	if (ret) {
+		id = ret;
+		goto fail;
+	}
 	expand_default(p, each, &n);
 	for (int i = 0; i < n; i++) {
 		id = find_exact(m, &each[i], &rule);
@@ -286,7 +316,7 @@ int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max)
 	for (__u32 id = 0; id < RL_MAX_RULES && n < max; id++) {
 		if (bpf_map_lookup_elem(m->rules, &id, &r))
 			return -errno;
-		if (r.flags & RL_RULE_F_USED)
+		if (slot_live(m, id, &r))
 			out[n++] = r;
 	}
 	qsort(out, n, sizeof(*out), rule_cmp);
