@@ -15,6 +15,8 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "pin.h"
+#include "settings.h"
+#include "units.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -335,6 +337,21 @@ static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
 	return 0;
 }
 
+/* Settings read back from a pin: what attach could have written. */
+static bool settings_sane(const struct rl_settings *s)
+{
+	struct rl_attach_req req = {
+		.window_ns = s->window_ns, .nbuckets = s->nbuckets,
+		.v6_prefix = s->v6_prefix, .max_sources = s->max_sources,
+		.flags = s->flags,
+	};
+	struct rl_settings again;
+	char err[RL_ERR_LEN];
+
+	return rl_settings_build(&again, &req, rl_ncpus(), err, sizeof(err)) == 0 &&
+	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_ncpus();
+}
+
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen)
 {
@@ -360,6 +377,13 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		snprintf(err, errlen,
 			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
 			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
+		ret = -EPROTO;
+		goto fail;
+	}
+	if (!settings_sane(&ifc->cfg.set)) {
+		snprintf(err, errlen,
+			 "the config map of %s holds settings out of range (changed by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+			 name, name);
 		ret = -EPROTO;
 		goto fail;
 	}
