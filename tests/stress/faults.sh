@@ -1,0 +1,189 @@
+#!/bin/bash
+# Concurrent use and faults under continuous traffic (issue: hardening).
+# After each fault: the operation happened fully or not at all, the program
+# keeps enforcing, counters never go backwards, and status/detach explain
+# and repair any broken state.
+# Usage: tests/stress/faults.sh BUILD_DIR
+set -u
+out=$(cd "${1:-build}" && pwd)
+cli=$out/xdp-ratelimit
+gen=$out/trafficgen
+id=rls$$
+tx=${id}t rx=${id}r			# namespaces
+vtx=${id}a vrx=${id}b			# veth ends
+pins=/sys/fs/bpf/xdp-ratelimit
+passed=0 failed=0
+bg=()
+
+cleanup() {
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$tx" 2>/dev/null
+	ip netns del "$rx" 2>/dev/null
+	rm -rf "$pins/$vrx" "$pins/$vrx "* 2>/dev/null
+}
+trap cleanup EXIT
+
+result() {	# NAME STATUS [why]
+	if [ "$2" = 0 ]; then
+		echo "ok   stress/$1"; passed=$((passed + 1))
+	else
+		echo "FAIL stress/$1${3:+: $3}"; failed=$((failed + 1))
+	fi
+}
+
+in_rx() { nsenter --net="/run/netns/$rx" "$@"; }
+in_tx() { nsenter --net="/run/netns/$tx" "$@"; }
+rl() { in_rx "$cli" "$@"; }
+
+setup_link() {
+	ip link add "$vtx" netns "$tx" type veth peer name "$vrx" netns "$rx" || return 1
+	ip -n "$tx" link set "$vtx" up && ip -n "$rx" link set "$vrx" up &&
+	ip -n "$tx" addr add 198.18.200.1/24 dev "$vtx" &&
+	ip -n "$rx" addr add 198.18.200.2/24 dev "$vrx"
+}
+
+total() {	# FIELD: interface total from stats --json
+	rl stats --iface "$vrx" --json --top 0 | jq -r ".interfaces[0].totals.$1"
+}
+
+# Traffic for the whole run: 200 sources, 20k pps, in the background.
+traffic() {
+	in_tx "$gen" --dev "$vtx" --src 198.18.0.1 --sources 200 --rate 20000 \
+		--duration "$1" >/dev/null 2>&1 &
+	bg+=($!)
+}
+
+ip netns add "$tx" && ip netns add "$rx" && setup_link || {
+	echo "FAIL stress/setup: cannot create namespaces"; echo "stress: 0 passed, 1 failed"; exit 1; }
+
+# ---- concurrent quota set/del and stats readers under traffic ----------
+rl attach "$vrx" --default-pps 50 >/dev/null
+traffic 60
+sleep 1
+workers=()
+for w in 1 2 3 4; do
+	(
+		for i in $(seq 1 40); do
+			rl quota set "198.18.$w.0/24" --pps $((i + 10)) >/dev/null || exit 1
+			rl quota del "198.18.$w.0/24" >/dev/null || exit 1
+		done
+		rl quota set "198.18.$w.0/24" --pps 77 >/dev/null || exit 1
+	) &
+	workers+=($!)
+done
+(
+	last=0
+	for i in $(seq 1 30); do
+		now=$(total passed_packets) || exit 1
+		[ -n "$now" ] && [ "$now" -ge "$last" ] || exit 2
+		last=$now
+	done
+) &
+readers=$!
+st=0
+for p in "${workers[@]}"; do wait "$p" || st=1; done
+wait "$readers"; rst=$?
+result concurrent_quota_changes "$st" "a quota set/del failed"
+result stats_readers_monotonic "$rst" "stats failed or counters went backwards"
+n=$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[] | select(.pps == 77)] | length')
+result rules_after_concurrency "$([ "$n" = 4 ] && echo 0 || echo 1)" "expected 4 rules at 77 pps, got $n"
+n=$(rl quota list --iface "$vrx" --json | jq '.interfaces[0].rules | length')
+result no_leaked_rules "$([ "$n" = 6 ] && echo 0 || echo 1)" "expected 6 rules (4 + default v4/v6), got $n"
+
+# ---- SIGKILL in the middle of quota set ---------------------------------
+before=$(total passed_packets)
+bad=0
+for i in $(seq 1 30); do
+	rl quota set 198.18.9.0/24 --pps $((100 + i)) >/dev/null 2>&1 &
+	p=$!
+	sleep "0.00$((RANDOM % 9))"
+	kill -9 "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	# the rule is there with one of the rates, or not there at all
+	r=$(rl quota list --iface "$vrx" --json |
+		jq -r '.interfaces[0].rules[] | select(.prefix == "198.18.9.0/24") | .pps')
+	case "$r" in ''|1[0-9][0-9]) ;; *) bad=1 ;; esac
+	rl quota del 198.18.9.0/24 >/dev/null 2>&1
+done
+after=$(total passed_packets)
+result kill_during_quota_set "$bad" "a killed quota set left a bad rule"
+result counters_survive_kills "$([ "$after" -ge "$before" ] && echo 0 || echo 1)"
+# a clean change still works and is enforced
+rl quota set 198.18.9.0/24 --pps 5 >/dev/null
+n=$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[] | select(.prefix == "198.18.9.0/24")] | length')
+result quota_set_after_kills "$([ "$n" = 1 ] && echo 0 || echo 1)"
+rl detach "$vrx" >/dev/null
+
+# ---- SIGKILL in the middle of attach ------------------------------------
+bad=0
+for i in $(seq 1 15); do
+	rl attach "$vrx" >/dev/null 2>&1 &
+	p=$!
+	sleep "0.0$((RANDOM % 6))"
+	kill -9 "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	# either attached fully (status ok) or not at all (no pins), never half
+	if [ -d "$pins/$vrx" ]; then
+		s=$(rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .state")
+		[ "$s" = ok ] || bad=1
+		rl detach "$vrx" >/dev/null 2>&1 || bad=1
+	else
+		ip -n "$rx" -d link show "$vrx" | grep -q "prog/xdp" && {
+			# a killed attach must not leave a program on the interface
+			# once its process is gone (the link was not pinned yet)
+			bad=1; }
+	fi
+done
+result kill_during_attach "$bad" "an interrupted attach left a half state"
+# the next attach reaps staging directories of dead attaches and works
+rl attach "$vrx" --default-pps 50 >/dev/null
+st=$?
+leftover=$(ls "$pins" | grep -c " attaching ")
+result attach_after_kills "$([ "$st" = 0 ] && [ "$leftover" = 0 ] && echo 0 || echo 1)" \
+	"attach rc=$st, staging dirs left: $leftover"
+
+# ---- pins removed by hand ------------------------------------------------
+rm -f "$pins/$vrx/rules_v6"
+rl status | grep -q "BROKEN"; s1=$?
+rl quota set 198.18.0.0/16 --pps 1 >/dev/null 2>&1; s2=$?
+rl quota list --iface "$vrx" >/dev/null 2>&1; s3=$?
+rl detach "$vrx" >/dev/null; s4=$?
+[ -e "$pins/$vrx" ]; s5=$?
+ip -n "$rx" -d link show "$vrx" | grep -q "prog/xdp"; s6=$?
+result removed_pin_flagged "$s1" "status does not flag a missing pin"
+result removed_pin_refused "$([ "$s2" = 1 ] && [ "$s3" = 1 ] && echo 0 || echo 1)" \
+	"quota commands did not refuse (set rc=$s2, list rc=$s3)"
+result removed_pin_detach_repairs "$([ "$s4" = 0 ] && [ "$s5" = 1 ] && [ "$s6" = 1 ] && echo 0 || echo 1)"
+
+# a foreign object under the pin path is refused, never written to
+rl attach "$vrx" >/dev/null
+rm -f "$pins/$vrx/rules"
+bpftool map create "$pins/$vrx/rules" type hash key 4 value 8 entries 4 name foreign
+rl quota set 198.18.0.0/16 --pps 1 2>&1 >/dev/null | grep -q "not a map this version"; s1=$?
+n=$(bpftool map dump pinned "$pins/$vrx/rules" | grep -c key)
+result foreign_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && echo 0 || echo 1)"
+rl detach "$vrx" >/dev/null
+
+# ---- interface deleted while attached, detach, re-attach -----------------
+rl attach "$vrx" --default-pps 50 >/dev/null
+ip -n "$rx" link del "$vrx"
+rl status | grep -q "BROKEN"; s1=$?
+rl detach "$vrx" >/dev/null; s2=$?
+result deleted_iface_flagged "$s1"
+result deleted_iface_detach "$([ "$s2" = 0 ] && [ ! -e "$pins/$vrx" ] && echo 0 || echo 1)"
+setup_link
+ok=0
+for i in 1 2 3; do
+	rl attach "$vrx" --default-pps 10 >/dev/null || ok=1
+	rl detach "$vrx" >/dev/null || ok=1
+done
+rl attach "$vrx" --default-pps 10 >/dev/null || ok=1
+in_tx "$gen" --dev "$vtx" --src 198.18.0.1 --count 100 >/dev/null 2>&1
+p=$(total passed_packets)
+result reattach_enforces "$([ "$ok" = 0 ] && [ "$p" = 10 ] && echo 0 || echo 1)" \
+	"passed $p of 100 with quota 10"
+rl detach "$vrx" >/dev/null
+
+echo "stress: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

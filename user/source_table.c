@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "source_table.h"
+#include "window.h"
+
+/* One batch of per-CPU values stays around this size whatever the CPU
+ * count: 1M sources on 2 CPUs are read in ~100 syscalls of 4 MiB. */
+#define BATCH_BYTES		(4U << 20)
+#define BATCH_MIN		64U
+#define BATCH_MAX		8192U
+/* Rows preallocated for a bounded top; more only when sources are seen. */
+#define TOP_PREALLOC		4096U
+
+#define VALUE_STRIDE	((sizeof(struct rl_source) + 7) & ~(size_t)7)
+
+int rl_source_busier(const struct rl_source_sum *a,
+		     const struct rl_source_sum *b)
+{
+	if (a->dropped_pkts != b->dropped_pkts)
+		return a->dropped_pkts > b->dropped_pkts ? -1 : 1;
+	if (a->passed_pkts != b->passed_pkts)
+		return a->passed_pkts > b->passed_pkts ? -1 : 1;
+	return memcmp(a->key.addr, b->key.addr, sizeof(a->key.addr));
+}
+
+static int busier_qsort(const void *a, const void *b)
+{
+	const struct rl_source_row *x = a, *y = b;
+
+	return rl_source_busier(&x->sum, &y->sum);
+}
+
+/*
+ * The rows kept so far. Bounded: a min-heap on "busier" of at most
+ * `limit` rows whose root is the least busy, replaced when a busier source
+ * comes along. Unbounded (limit 0): every row.
+ */
+struct selector {
+	struct rl_source_row *rows;
+	size_t n, alloc, limit;
+};
+
+static int sel_grow(struct selector *sel)
+{
+	size_t alloc = sel->alloc ? sel->alloc * 2 : TOP_PREALLOC;
+	struct rl_source_row *rows;
+
+	if (sel->limit && alloc > sel->limit)
+		alloc = sel->limit;
+	rows = realloc(sel->rows, alloc * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	sel->rows = rows;
+	sel->alloc = alloc;
+	return 0;
+}
+
+/* heap order: a parent is never busier than its children */
+static bool heap_above(const struct rl_source_row *a,
+		       const struct rl_source_row *b)
+{
+	return rl_source_busier(&a->sum, &b->sum) > 0;
+}
+
+static void heap_swap(struct rl_source_row *rows, size_t i, size_t j)
+{
+	struct rl_source_row t = rows[i];
+
+	rows[i] = rows[j];
+	rows[j] = t;
+}
+
+static void sift_up(struct rl_source_row *rows, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!heap_above(&rows[i], &rows[parent]))
+			break;
+		heap_swap(rows, i, parent);
+		i = parent;
+	}
+}
+
+static void sift_down(struct rl_source_row *rows, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, top = i;
+
+		if (l < n && heap_above(&rows[l], &rows[top]))
+			top = l;
+		if (r < n && heap_above(&rows[r], &rows[top]))
+			top = r;
+		if (top == i)
+			return;
+		heap_swap(rows, i, top);
+		i = top;
+	}
+}
+
+static int sel_offer(struct selector *sel, const struct rl_source_row *row)
+{
+	int err;
+
+	if (sel->limit && sel->n == sel->limit) {
+		if (rl_source_busier(&row->sum, &sel->rows[0].sum) >= 0)
+			return 0;
+		sel->rows[0] = *row;
+		sift_down(sel->rows, sel->n, 0);
+		return 0;
+	}
+	if (sel->n == sel->alloc) {
+		err = sel_grow(sel);
+		if (err)
+			return err;
+	}
+	sel->rows[sel->n++] = *row;
+	if (sel->limit)
+		sift_up(sel->rows, sel->n - 1);
+	return 0;
+}
+
+/* What rl_source_read() computes, from values already read, and the rule
+ * any CPU resolved for the source in the current rules generation. */
+static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
+		       const struct rl_settings *s, __u32 rules_gen, __u64 now,
+		       struct rl_source_row *row)
+{
+	struct rl_source_sum *out = &row->sum;
+
+	memset(row, 0, sizeof(*row));
+	row->rule_id = RL_NO_RULE;
+	out->key = *key;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct rl_source *src = (const void *)
+			((const char *)vals + cpu * VALUE_STRIDE);
+		__u64 p, b;
+
+		/* a CPU that never saw the source holds zeroes; generation
+		 * 0 is never a resolved one */
+		if (!row->rule_cached && rules_gen && src->rule_gen == rules_gen &&
+		    (src->passed_pkts || src->dropped_pkts)) {
+			row->rule_cached = true;
+			row->rule_id = src->rule_id;
+		}
+		out->passed_pkts += src->passed_pkts;
+		out->passed_bytes += src->passed_bytes;
+		out->dropped_pkts += src->dropped_pkts;
+		out->dropped_bytes += src->dropped_bytes;
+		rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets,
+				   &p, &b);
+		out->window_pkts += p;
+		out->window_bytes += b;
+	}
+}
+
+struct scan {
+	const struct rl_maps *m;
+	const struct rl_settings *s;
+	__u32 rules_gen;
+	__u64 now;
+	int ncpus;
+	struct selector *sel;
+	__u64 seen;
+};
+
+static int take(struct scan *sc, const struct rl_key *key, const void *vals)
+{
+	struct rl_source_row row;
+
+	sum_source(key, vals, sc->ncpus, sc->s, sc->rules_gen, sc->now, &row);
+	sc->seen++;
+	return sel_offer(sc->sel, &row);
+}
+
+static bool batch_unsupported(int err)
+{
+	/* ENOTSUPP (524) is what kernels without the map op return */
+	return err == -EINVAL || err == -EOPNOTSUPP || err == -524 ||
+	       err == -ENOSYS;
+}
+
+/*
+ * BPF_MAP_LOOKUP_BATCH over the hash: -EOPNOTSUPP when the kernel cannot
+ * (before anything was taken), 0 when done, or another negative errno.
+ */
+static int scan_batched(struct scan *sc)
+{
+	size_t stride = sc->ncpus * VALUE_STRIDE;
+	__u32 batch = BATCH_BYTES / stride, count;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	/* the hash's resume token is a bucket index; key-sized is ample */
+	struct rl_key token;
+	struct rl_key *keys = NULL;
+	char *vals = NULL;
+	bool first = true;
+	int err = 0, ret;
+
+	if (batch < BATCH_MIN)
+		batch = BATCH_MIN;
+	if (batch > BATCH_MAX)
+		batch = BATCH_MAX;
+	for (;;) {
+		if (!keys) {
+			keys = calloc(batch, sizeof(*keys));
+			vals = calloc(batch, stride);
+			if (!keys || !vals) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		count = batch;
+		ret = bpf_map_lookup_batch(sc->m->sources, first ? NULL : &token,
+					   &token, keys, vals, &count, &opts);
+		if (ret && ret != -ENOENT) {
+			if (ret == -ENOSPC && batch < RL_MAX_MAX_SOURCES) {
+				/* one hash bucket holds more than a batch */
+				free(keys);
+				free(vals);
+				keys = NULL;
+				vals = NULL;
+				batch *= 2;
+				continue;
+			}
+			err = first && batch_unsupported(ret) ? -EOPNOTSUPP : ret;
+			goto out;
+		}
+		first = false;
+		for (__u32 i = 0; i < count; i++) {
+			err = take(sc, &keys[i], vals + i * stride);
+			if (err)
+				goto out;
+		}
+		if (ret == -ENOENT)	/* that was the last batch */
+			break;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* One key at a time, for kernels without batch lookups of this map. */
+static int scan_by_key(struct scan *sc)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	struct rl_key key, next;
+	const struct rl_key *prev = NULL;
+	__u64 steps = 0, bound;
+	void *vals;
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(sc->m->sources, &info, &info_len))
+		return -errno;
+	/* a key evicted under us restarts the walk: bound the repeats */
+	bound = 2ULL * info.max_entries + 1;
+	vals = rl_percpu_alloc(sizeof(struct rl_source));
+	if (!vals)
+		return -ENOMEM;
+	while (steps++ < bound) {
+		if (bpf_map_get_next_key(sc->m->sources, prev, &next)) {
+			if (errno != ENOENT)
+				err = -errno;
+			break;
+		}
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(sc->m->sources, &key, vals)) {
+			if (errno == ENOENT)	/* evicted meanwhile */
+				continue;
+			err = -errno;
+			break;
+		}
+		err = take(sc, &key, vals);
+		if (err)
+			break;
+	}
+	free(vals);
+	return err;
+}
+
+int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
+		       __u32 rules_gen, __u64 now, size_t limit,
+		       struct rl_source_top *top)
+{
+	struct selector sel = { .limit = limit };
+	struct scan sc = {
+		.m = m, .s = s, .rules_gen = rules_gen, .now = now,
+		.ncpus = rl_ncpus(), .sel = &sel,
+	};
+	int err;
+
+	memset(top, 0, sizeof(*top));
+	if (sc.ncpus <= 0)
+		return sc.ncpus ? sc.ncpus : -EINVAL;
+	err = scan_batched(&sc);
+	if (err == -EOPNOTSUPP) {
+		sel.n = 0;
+		sc.seen = 0;
+		err = scan_by_key(&sc);
+	}
+	qsort(sel.rows, sel.n, sizeof(*sel.rows), busier_qsort);
+	top->rows = sel.rows;
+	top->n = sel.n;
+	top->tracked = sc.seen;
+	return err;
+}
+
+void rl_source_top_free(struct rl_source_top *top)
+{
+	free(top->rows);
+	memset(top, 0, sizeof(*top));
+}

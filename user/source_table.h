@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The busiest tracked sources of an interface (SPEC "Commands", stats):
+ * one pass over the per-CPU `sources` LRU hash, in batches, keeping only
+ * the top N so memory stays proportional to N plus one batch, however many
+ * sources are tracked (up to RL_MAX_MAX_SOURCES). Reads only.
+ */
+#ifndef RL_SOURCE_TABLE_H
+#define RL_SOURCE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "maps.h"
+
+/* A source as read, with the rule its CPUs cached for it. */
+struct rl_source_row {
+	struct rl_source_sum sum;
+	__u32 rule_id;		/* slot in `rules`, or RL_NO_RULE */
+	bool rule_cached;	/* rule_id was resolved under rules_gen */
+};
+
+struct rl_source_top {
+	struct rl_source_row *rows;	/* busiest first */
+	size_t n;
+	__u64 tracked;			/* sources in the table when read */
+};
+
+/*
+ * "Busier" order of stats: dropped packets, then passed packets, both
+ * descending, then address ascending so that output is stable. Negative
+ * when a comes first.
+ */
+int rl_source_busier(const struct rl_source_sum *a,
+		     const struct rl_source_sum *b);
+
+/*
+ * Read every source, summed over CPUs with windows taken at `now`, and keep
+ * the `limit` busiest (0: all), busiest first. `rules_gen` is config's
+ * current rules generation: a rule id cached under it is still right.
+ * Returns 0 or a negative errno; free with rl_source_top_free() either way.
+ */
+int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
+		       __u32 rules_gen, __u64 now, size_t limit,
+		       struct rl_source_top *top);
+void rl_source_top_free(struct rl_source_top *top);
+
+#endif /* RL_SOURCE_TABLE_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What `xdp-ratelimit stats` shows, as one struct, and its two renderings:
+ * aligned tables for people and the JSON object of SPEC "JSON". Reading the
+ * maps is cmd_stats.c's job; nothing here touches them.
+ */
+#ifndef RL_STATS_VIEW_H
+#define RL_STATS_VIEW_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+#include <net/if.h>
+#include "maps.h"
+#include "units.h"
+
+/* Per-second rates over the interval since the previous --watch frame;
+ * !valid when there is no previous reading to compare with. Bytes per
+ * second are "bps", as in `quota set --bps`. */
+struct rl_rates {
+	bool valid;
+	double passed_pps, passed_bps, dropped_pps, dropped_bps;
+};
+
+struct rl_stats_source {
+	struct rl_source_sum sum;
+	bool has_rule;			/* some rule covers the source */
+	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
+	struct rl_rates rates;
+};
+
+struct rl_stats_iface {
+	char name[IF_NAMESIZE];
+	struct rl_settings set;
+	__u64 max_sources;		/* size of the source table */
+	__u64 now;			/* CLOCK_MONOTONIC ns of the reading */
+	struct rl_counters tot;
+	struct rl_rates rates;		/* of tot */
+	__u64 rates_ns;			/* interval the rates are over */
+	__u64 tracked;			/* sources in the table */
+	struct rl_stats_source *src;	/* shown sources, busiest first */
+	size_t nsrc;
+};
+
+struct rl_stats_view {
+	struct rl_stats_iface *ifs;
+	size_t n;
+	bool watch;			/* show rates (and a title line) */
+	__u64 interval_ns;		/* of --watch */
+	time_t wall;			/* when read, for the title */
+};
+
+/* An IPv4 source as "198.18.0.7"; an IPv6 one as its tracked prefix
+ * "2001:db8:1:2::/64", or the bare address when tracked per /128. */
+#define RL_SOURCE_STRLEN 64
+void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
+			    char *buf, size_t len);
+
+void rl_stats_print_table(FILE *f, const struct rl_stats_view *v);
+/* The SPEC's object on one line; -ENOMEM or -EIO on failure. */
+int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
+
+#endif /* RL_STATS_VIEW_H */
