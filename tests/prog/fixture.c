@@ -177,25 +177,25 @@ void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)
 
 	frame_l2(fr, nvlan, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	fr->len = len;
+	/* headers built aligned, then copied: in the frame they are not */
 	if (v6) {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)(fr->data + l3);
+		struct ipv6hdr ip6 = {
+			.version = 6, .nexthdr = IPPROTO_UDP, .hop_limit = 64,
+			.payload_len = htons(len - l3 - sizeof(ip6)),
+		};
 
-		ip6->version = 6;
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 64;
-		ip6->payload_len = htons(len - l3 - sizeof(*ip6));
-		inet_pton(AF_INET6, src, &ip6->saddr);
-		inet_pton(AF_INET6, "2001:db8:ffff::1", &ip6->daddr);
+		inet_pton(AF_INET6, src, &ip6.saddr);
+		inet_pton(AF_INET6, "2001:db8:ffff::1", &ip6.daddr);
+		memcpy(fr->data + l3, &ip6, sizeof(ip6));
 	} else {
-		struct iphdr *ip = (struct iphdr *)(fr->data + l3);
+		struct iphdr ip = {
+			.version = 4, .ihl = 5, .ttl = 64, .protocol = IPPROTO_UDP,
+			.tot_len = htons(len - l3),
+		};
 
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons(len - l3);
-		inet_pton(AF_INET, src, &ip->saddr);
-		inet_pton(AF_INET, "198.19.255.1", &ip->daddr);
+		inet_pton(AF_INET, src, &ip.saddr);
+		inet_pton(AF_INET, "198.19.255.1", &ip.daddr);
+		memcpy(fr->data + l3, &ip, sizeof(ip));
 	}
 }
 

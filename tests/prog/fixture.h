@@ -40,6 +40,7 @@ bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 /* ---- frames ---- */
 #define FRAME_MAX 2048
 struct frame {
+	__u8 _align[2];		/* as NET_IP_ALIGN: IP headers 4-byte aligned */
 	__u8 data[FRAME_MAX];
 	size_t len;
 };
