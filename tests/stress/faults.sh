@@ -95,7 +95,10 @@ result no_leaked_rules "$([ "$n" = 6 ] && echo 0 || echo 1)" "expected 6 rules (
 before=$(total passed_packets)
 bad=0
 for i in $(seq 1 30); do
-	rl quota set 198.18.9.0/24 --pps $((100 + i)) >/dev/null 2>&1 &
+	# not through rl(): $! must be the CLI itself (nsenter execs it), not
+	# a subshell whose death would leave the CLI running
+	nsenter --net="/run/netns/$rx" "$cli" quota set 198.18.9.0/24 \
+		--pps $((100 + i)) >/dev/null 2>&1 &
 	p=$!
 	sleep "0.00$((RANDOM % 9))"
 	kill -9 "$p" 2>/dev/null
@@ -118,7 +121,7 @@ rl detach "$vrx" >/dev/null
 # ---- SIGKILL in the middle of attach ------------------------------------
 bad=0
 for i in $(seq 1 15); do
-	rl attach "$vrx" >/dev/null 2>&1 &
+	nsenter --net="/run/netns/$rx" "$cli" attach "$vrx" >/dev/null 2>&1 &
 	p=$!
 	sleep "0.0$((RANDOM % 6))"
 	kill -9 "$p" 2>/dev/null
@@ -180,7 +183,9 @@ for i in 1 2 3; do
 done
 rl attach "$vrx" --default-pps 10 >/dev/null || ok=1
 in_tx "$gen" --dev "$vtx" --src 198.18.0.1 --count 100 >/dev/null 2>&1
-p=$(total passed_packets)
+# per source: a fresh link also carries the kernel's own IPv6 ND/MLD frames
+p=$(rl stats --iface "$vrx" --json |
+	jq '.interfaces[0].sources[] | select(.address == "198.18.0.1") | .passed_packets')
 result reattach_enforces "$([ "$ok" = 0 ] && [ "$p" = 10 ] && echo 0 || echo 1)" \
 	"passed $p of 100 with quota 10"
 rl detach "$vrx" >/dev/null

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The traffic generator's frame: the settings trafficgen.bpf.c reads to
+ * rewrite the source address of every frame, and (host side only) the
+ * builder trafficgen.c uses to make the first frame.
+ *
+ * Live-frame test runs copy the first frame into page-pool pages once and
+ * recycle the pages without copying it again, so a page holds whatever the
+ * program wrote into it last time: every field that varies is written in
+ * full on every run (address and checksum), never patched incrementally.
+ */
+#ifndef TG_FRAMES_H
+#define TG_FRAMES_H
+
+#include <linux/types.h>
+
+enum tg_mode {
+	TG_MODE_FIXED,		/* the frame as built (one source, or --hex) */
+	TG_MODE_CYCLE,		/* sources in order, wrapping */
+	TG_MODE_RANDOM,		/* uniform among the sources, xorshift64* */
+};
+
+/* Read by the program on every frame; written by userspace through the
+ * skeleton's .bss before the first run and never changed during one. */
+struct tg_settings {
+	__u32 mode;		/* enum tg_mode */
+	__u32 ipv6;
+	__u32 nsources;
+	__u32 src_off;		/* source address, from the start of the frame */
+	__u32 csum_off;		/* IPv4 header checksum, or IPv6 UDP checksum */
+	__u32 csum_base;	/* unfolded sum of that checksum's words but the source address */
+	__u32 shift;		/* IPv6: source i is base + (i << shift) */
+	__u32 v4_base;		/* host order */
+	__u64 v6_base_hi;	/* host order */
+	__u64 v6_base_lo;
+};
+
+/* Advanced by the program, seeded by userspace; carried across runs. */
+struct tg_state {
+	__u64 rng;		/* xorshift64* state, never 0 */
+	__u32 next;		/* next index in TG_MODE_CYCLE */
+	__u32 pad;
+};
+
+/* Header offsets are masked with this so the verifier sees a bounded
+ * offset; the largest (QinQ + IPv6 + UDP checksum) is 14 + 8 + 40 + 6. */
+#define TG_OFF_MASK		0x7f
+
+#define TG_ETH_HLEN		14
+#define TG_SRC_MAC_OFF		6
+#define TG_VLAN_HLEN		4
+#define TG_IPV4_HLEN		20
+#define TG_IPV6_HLEN		40
+#define TG_UDP_HLEN		8
+#define TG_MAX_VLANS		2
+#define TG_ETH_P_IP		0x0800
+#define TG_ETH_P_IPV6		0x86dd
+#define TG_ETH_P_ARP		0x0806
+#define TG_ETH_P_8021Q		0x8100
+#define TG_ETH_P_8021AD		0x88a8
+#define TG_IPPROTO_UDP		17
+#define TG_TTL			64
+#define TG_UDP_SPORT		9000
+#define TG_UDP_DPORT		9	/* discard */
+
+/* Offsets of the fields the program rewrites, inside the IP header. */
+#define TG_IPV4_SADDR_OFF	12
+#define TG_IPV4_CSUM_OFF	10
+#define TG_IPV6_SADDR_OFF	8
+#define TG_UDP_CSUM_OFF		6
+
+#ifndef __bpf__
+#include <string.h>
+
+/* What to build: addresses in network order (IPv4 in the first 4 bytes). */
+struct tg_frame_spec {
+	__u8 dst_mac[6];
+	__u8 src_mac[6];
+	unsigned int nvlans;
+	__u16 vlan[TG_MAX_VLANS];	/* outermost first */
+	int ipv6;
+	__u8 src[16];
+	__u8 dst[16];
+	unsigned int size;		/* whole frame, Ethernet header included */
+};
+
+static inline unsigned int tg_l3_off(unsigned int nvlans)
+{
+	return TG_ETH_HLEN + nvlans * TG_VLAN_HLEN;
+}
+
+static inline unsigned int tg_headers_len(unsigned int nvlans, int ipv6)
+{
+	return tg_l3_off(nvlans) + (ipv6 ? TG_IPV6_HLEN : TG_IPV4_HLEN) +
+	       TG_UDP_HLEN;
+}
+
+static inline void tg_put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+/* One's-complement sum of big-endian 16-bit words, not folded. */
+static inline __u32 tg_csum_add(__u32 sum, const __u8 *p, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (__u32)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	return sum;
+}
+
+static inline __u16 tg_csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/*
+ * Build a UDP frame of s->size bytes (zero payload) into buf, which holds
+ * at least that many, with valid checksums for s->src (the IPv4 UDP
+ * checksum is left 0, "none"). Fills the offsets and csum_base of set.
+ */
+static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
+				  struct tg_settings *set)
+{
+	unsigned int l3 = tg_l3_off(s->nvlans);
+	unsigned int l3_len = s->size - l3;
+	unsigned int i, udp, udp_len;
+	__u8 *p = buf;
+	__u32 sum;
+
+	memset(buf, 0, s->size);
+	memcpy(p, s->dst_mac, 6);
+	memcpy(p + 6, s->src_mac, 6);
+	p += 12;
+	for (i = 0; i < s->nvlans; i++) {
+		/* Two tags: S-tag outside, C-tag inside; one tag: C-tag. */
+		tg_put16(p, s->nvlans == 2 && i == 0 ? TG_ETH_P_8021AD :
+						      TG_ETH_P_8021Q);
+		tg_put16(p + 2, s->vlan[i]);
+		p += TG_VLAN_HLEN;
+	}
+	tg_put16(p, s->ipv6 ? TG_ETH_P_IPV6 : TG_ETH_P_IP);
+	p = buf + l3;
+
+	if (!s->ipv6) {
+		udp = l3 + TG_IPV4_HLEN;
+		p[0] = 0x45;			/* version 4, 5 words */
+		tg_put16(p + 2, l3_len);
+		p[8] = TG_TTL;
+		p[9] = TG_IPPROTO_UDP;
+		memcpy(p + 16, s->dst, 4);
+		/* Everything but the source address and the checksum. */
+		set->csum_base = tg_csum_add(0, p, TG_IPV4_HLEN);
+		memcpy(p + TG_IPV4_SADDR_OFF, s->src, 4);
+		sum = tg_csum_add(set->csum_base, p + TG_IPV4_SADDR_OFF, 4);
+		tg_put16(p + TG_IPV4_CSUM_OFF, tg_csum_fold(sum));
+		set->src_off = l3 + TG_IPV4_SADDR_OFF;
+		set->csum_off = l3 + TG_IPV4_CSUM_OFF;
+	} else {
+		udp = l3 + TG_IPV6_HLEN;
+		p[0] = 0x60;			/* version 6 */
+		tg_put16(p + 4, l3_len - TG_IPV6_HLEN);
+		p[6] = TG_IPPROTO_UDP;
+		p[7] = TG_TTL;
+		memcpy(p + 24, s->dst, 16);
+	}
+	udp_len = s->size - udp;
+	tg_put16(buf + udp, TG_UDP_SPORT);
+	tg_put16(buf + udp + 2, TG_UDP_DPORT);
+	tg_put16(buf + udp + 4, udp_len);
+
+	if (s->ipv6) {
+		/* Pseudo-header length and next header, destination, UDP
+		 * header; the payload is zeros and adds nothing. */
+		__u8 pseudo[8] = { 0 };
+
+		tg_put16(pseudo + 2, udp_len);
+		pseudo[7] = TG_IPPROTO_UDP;
+		sum = tg_csum_add(0, pseudo, sizeof(pseudo));
+		sum = tg_csum_add(sum, s->dst, 16);
+		set->csum_base = tg_csum_add(sum, buf + udp, TG_UDP_HLEN);
+		memcpy(p + TG_IPV6_SADDR_OFF, s->src, 16);
+		sum = tg_csum_add(set->csum_base, s->src, 16);
+		/* 0 means "no checksum", which IPv6 forbids: send ~0. */
+		tg_put16(buf + udp + TG_UDP_CSUM_OFF,
+			 tg_csum_fold(sum) ?: 0xffff);
+		set->src_off = l3 + TG_IPV6_SADDR_OFF;
+		set->csum_off = udp + TG_UDP_CSUM_OFF;
+	}
+}
+#endif /* !__bpf__ */
+
+#endif /* TG_FRAMES_H */

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Capacity of the `sources` table: --max-sources N sources cycled through
+ * the program, alternating CPUs, all stay tracked (no source is re-created,
+ * each keeps its window), and a population far above N keeps working.
+ *
+ * BPF_PROG_TEST_RUN of an XDP program adds it to the kernel's XDP
+ * dispatcher and removes it again on every run, each a synchronize_rcu()
+ * (~17 ms here): tens of thousands of frames would take minutes. With the
+ * program also attached in native mode to a veth pair nobody sends on, the
+ * dispatcher keeps it and a run costs microseconds.
+ */
+#define _GNU_SOURCE
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ratelimit.h"
+#include "ratelimit_test.skel.h"
+#include "maps.h"
+#include "settings.h"
+#include "../harness.h"
+#include "fixture.h"
+
+/* A veth pair holding the program in the XDP dispatcher (see above). */
+struct hold {
+	char name[IF_NAMESIZE];
+	int ifindex;
+};
+
+static void hold_dispatcher(struct hold *h, int prog_fd)
+{
+	char cmd[128];
+
+	h->ifindex = 0;
+	snprintf(h->name, sizeof(h->name), "rlcap%da", (int)(getpid() % 100000));
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add %s type veth peer name rlcap%db >/dev/null 2>&1",
+		 h->name, (int)(getpid() % 100000));
+	if (system(cmd) != 0)
+		return;
+	h->ifindex = (int)if_nametoindex(h->name);
+	if (h->ifindex &&
+	    bpf_xdp_attach(h->ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL) == 0)
+		return;
+	fprintf(stderr, "  (no native XDP on veth: test runs will be slow)\n");
+}
+
+static void release_dispatcher(struct hold *h)
+{
+	char cmd[128];
+
+	if (!h->ifindex)
+		return;
+	bpf_xdp_detach(h->ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	snprintf(cmd, sizeof(cmd), "ip link del %s >/dev/null 2>&1", h->name);
+	if (system(cmd) != 0)
+		fprintf(stderr, "  (could not delete %s)\n", h->name);
+	h->ifindex = 0;
+}
+
+/* Source i: the i-th address of 198.18.0.0/15 (i < 2^17), written into the
+ * frame's IPv4 header. */
+static void set_source(struct frame *fr, __u32 i)
+{
+	__u8 *saddr = fr->data + frame_l3(0) + 12;
+
+	saddr[0] = 198;
+	saddr[1] = (__u8)(18 + ((i >> 16) & 1));
+	saddr[2] = (__u8)(i >> 8);
+	saddr[3] = (__u8)i;
+}
+
+struct pass_result {
+	__u64 passed;
+	__u64 dropped;
+	__u64 failed;
+};
+
+/*
+ * Send one frame for each source in [first, first + n) at `now`; source i
+ * goes to CPU (i + shift) % ncpus. Sources i with i % skip_mod == 0 (when
+ * skip_mod) are replaced by fresh ones numbered from `fresh`.
+ */
+static struct pass_result send_pass(struct fixture *f, struct frame *fr,
+				    __u32 first, __u32 n, int shift, __u64 now,
+				    __u32 skip_mod, __u32 fresh)
+{
+	struct pass_result r = { 0 };
+	int ncpus = rl_ncpus() > 1 ? 2 : 1;
+
+	for (__u32 i = first; i < first + n; i++) {
+		int v;
+
+		set_source(fr, skip_mod && i % skip_mod == 0 ? fresh + i : i);
+		v = fixture_run(f, fr->data, fr->len, (int)((i + shift) % ncpus), now);
+		if (v == XDP_PASS)
+			r.passed++;
+		else if (v == XDP_DROP)
+			r.dropped++;
+		else
+			r.failed++;
+	}
+	return r;
+}
+
+static bool open_sized(struct fixture *f, __u64 max_sources, struct hold *h)
+{
+	struct rl_attach_req req;
+
+	h->ifindex = 0;
+	rl_attach_req_defaults(&req);
+	req.max_sources = max_sources;
+	if (!fixture_open(f, &req))
+		return false;
+	if (!CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources),
+		      rl_sources_map_size(max_sources, rl_ncpus()),
+		      "sources map sized by rl_sources_map_size"))
+		return false;
+	hold_dispatcher(h, f->prog_fd);
+	/* 1 packet per 1 s window per source: a tracked source drops its
+	 * second packet within the window, a re-created one passes it */
+	return fixture_quota(f, "default", 1, RL_UNLIMITED, RL_UNLIMITED,
+			     RL_UNLIMITED);
+}
+
+/* N sources, three passes within one window: the first passes, the
+ * second (same CPU) and third (the other CPU) drop for every source. */
+static void all_tracked(__u32 n)
+{
+	struct fixture f;
+	struct frame fr;
+	struct pass_result r;
+	struct rl_counters c;
+	struct hold h;
+
+	if (!open_sized(&f, n, &h))
+		goto out;
+	frame_udp(&fr, "198.18.0.0", 64, 0);
+	r = send_pass(&f, &fr, 0, n, 0, T0, 0, 0);
+	CHECK_EQ(r.failed, 0, "pass 1: runs failed");
+	CHECK_EQ(r.passed, n, "pass 1: every source's first packet passes");
+	r = send_pass(&f, &fr, 0, n, 0, T0 + NSEC_MS, 0, 0);
+	CHECK_EQ(r.failed, 0, "pass 2: runs failed");
+	CHECK_EQ(r.dropped, n, "pass 2 (same CPU): every source kept its window");
+	r = send_pass(&f, &fr, 0, n, 1, T0 + 2 * NSEC_MS, 0, 0);
+	CHECK_EQ(r.failed, 0, "pass 3: runs failed");
+	CHECK_EQ(r.dropped, n, "pass 3 (other CPU): every source kept its window");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.new_sources, n, "no source re-created after the first pass");
+	CHECK_EQ(c.untracked_pkts, 0, "no packet judged untracked");
+	CHECK_EQ(c.passed_pkts, n, "total passed");
+	CHECK_EQ(c.dropped_pkts, 2ULL * n, "total dropped");
+out:
+	release_dispatcher(&h);
+	fixture_close(&f);
+}
+
+TEST(capacity_4096_sources_stay_tracked)
+{
+	all_tracked(4096);
+}
+
+TEST(capacity_65536_sources_stay_tracked)
+{
+	all_tracked(65536);
+}
+
+/*
+ * Churn: each pass, a quarter of the N sources is replaced by sources never
+ * seen before (N distinct per pass, 7N/4 in all): the three quarters that
+ * return must keep their windows. The LRU is approximate: allow 0.1%.
+ */
+TEST(capacity_with_churn)
+{
+	const __u32 n = 4096, passes = 4;
+	struct fixture f;
+	struct frame fr;
+	struct pass_result r;
+	struct rl_counters c;
+	struct hold h;
+	__u64 stable = n - n / 4, passed_after = 0;
+
+	if (!open_sized(&f, n, &h))
+		goto out;
+	frame_udp(&fr, "198.18.0.0", 64, 0);
+	for (__u32 p = 0; p < passes; p++) {
+		/* fresh sources of pass p: n * (p + 1) + i, beyond the stable ones */
+		r = send_pass(&f, &fr, 0, n, (int)p, T0 + p * NSEC_MS, 4, n * (p + 1));
+		CHECK_EQ(r.failed, 0, "runs failed");
+		if (p == 0)
+			CHECK_EQ(r.passed, n, "first pass: all pass");
+		else
+			passed_after += r.passed - n / 4;	/* fresh ones pass */
+	}
+	CHECK_LE(passed_after, (stable * (passes - 1)) / 1000,
+		 "returning sources re-created (<= 0.1%)");
+	c = fixture_totals(&f);
+	CHECK_LE(c.new_sources, n + (n / 4) * (passes - 1) + passed_after,
+		 "sources created");
+	CHECK_EQ(c.passed_pkts + c.dropped_pkts, (__u64)n * passes,
+		 "every frame passed or dropped");
+out:
+	release_dispatcher(&h);
+	fixture_close(&f);
+}
+
+/* 4N distinct sources, twice, alternating CPUs: the table evicts, nothing
+ * fails, and every verdict is accounted for. */
+TEST(capacity_overpopulation)
+{
+	const __u32 n = 4096, total = 4 * n;
+	struct fixture f;
+	struct frame fr;
+	struct pass_result r1, r2;
+	struct rl_counters c;
+	struct hold h;
+
+	if (!open_sized(&f, n, &h))
+		goto out;
+	frame_udp(&fr, "198.18.0.0", 64, 0);
+	r1 = send_pass(&f, &fr, 0, total, 0, T0, 0, 0);
+	r2 = send_pass(&f, &fr, 0, total, 1, T0 + NSEC_MS, 0, 0);
+	CHECK_EQ(r1.failed + r2.failed, 0, "runs failed");
+	CHECK_EQ(r1.passed, total, "first pass: all new, all pass");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.passed_pkts + c.dropped_pkts, 2ULL * total,
+		 "passed + dropped = frames sent");
+	CHECK_EQ(c.passed_pkts, r1.passed + r2.passed, "passed as seen");
+	CHECK_EQ(c.dropped_pkts, r1.dropped + r2.dropped, "dropped as seen");
+	CHECK_EQ(c.malformed_pkts + c.non_ip_pkts, 0, "no malformed or non-IP");
+	/* a 1-packet budget passes exactly the packets that start a window:
+	 * a source (re)created, or one judged without state */
+	CHECK_EQ(c.passed_pkts, c.new_sources + c.untracked_pkts,
+		 "every pass is a new window");
+	CHECK_GE(c.new_sources, total, "every distinct source created");
+out:
+	release_dispatcher(&h);
+	fixture_close(&f);
+}
