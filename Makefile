@@ -1,6 +1,7 @@
-# xdp-ratelimit: `make` builds everything into build/, `make test` runs every
-# test suite, `make V=1` shows the commands. Debian packages: scripts/install-deps.sh.
-OUTPUT := build
+# xdp-ratelimit: `make` builds everything into build/ (OUTPUT=DIR for another),
+# `make test` runs every test suite, `make V=1` shows the commands. Debian
+# packages: scripts/install-deps.sh.
+OUTPUT ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= gcc
@@ -25,7 +26,7 @@ LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf 
 ifeq ($(SANITIZE),1)
 	CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 	LDFLAGS += -fsanitize=address,undefined
-	OUTPUT := build/sanitize
+	OUTPUT := $(OUTPUT)/sanitize
 endif
 
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
