@@ -47,6 +47,7 @@ UNIT := $(OUTPUT)/test_unit
 PROG := $(OUTPUT)/test_prog
 GEN := $(OUTPUT)/trafficgen
 HARNESS_OBJ := $(OUTPUT)/tests/harness.o
+HOLD_OBJ := $(OUTPUT)/tests/xdp_hold.o
 UNIT_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/unit/*.c))
 PROG_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/prog/*.c))
 GEN_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard tests/gen/*.c)))
@@ -132,11 +133,11 @@ $(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
 
-$(PROG): $(PROG_OBJS) $(HARNESS_OBJ) $(LIB)
+$(PROG): $(PROG_OBJS) $(HARNESS_OBJ) $(HOLD_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lpthread -o $@
 
-$(GEN): $(GEN_OBJS) $(LIB)
+$(GEN): $(GEN_OBJS) $(HOLD_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
