@@ -163,19 +163,43 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 	return rl_quota_refresh(st, b, &c.acc, len, gen, settings.ncpus);
 }
 
-/* A source's state: found, or created (an evicted source starts afresh). */
-static __always_inline struct rl_source *get_source(const struct rl_key *key,
-						    struct rl_counters *cnt)
+/* A new source's state (an evicted source starts afresh), its rule cached. */
+static __always_inline struct rl_source *new_source_state(const struct rl_key *key,
+							  struct rl_counters *cnt,
+							  __u32 rule_id, __u32 gen)
 {
-	struct rl_source *src = bpf_map_lookup_elem(&sources, key);
+	struct rl_source *src;
 
-	if (src)
-		return src;
 	bpf_map_update_elem(&sources, key, &new_source, BPF_NOEXIST);
 	src = bpf_map_lookup_elem(&sources, key);
-	if (src)
-		cnt->new_sources++;
+	if (!src)
+		return NULL;
+	cnt->new_sources++;
+	src->rule_gen = gen;
+	src->rule_id = rule_id;
 	return src;
+}
+
+/*
+ * Would the first packet of a source not in the table be dropped anyway?
+ * Then it is dropped without taking a table entry: a spoofed flood against
+ * a blocked prefix or a full aggregate budget cannot evict the sources that
+ * keep sending (their windows stay in force).
+ */
+static __always_inline int refused_untracked(const struct rl_rule *rule,
+					     __u32 rule_id, __u64 now,
+					     __u64 len, __u32 gen)
+{
+	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
+	struct rl_state *agg;
+
+	if (rule->pkt_budget == 0 ||
+	    (rule->byte_budget != RL_UNLIMITED && rule->byte_budget < len))
+		return 1;
+	if (!rl_budget_limited(&ab))
+		return 0;
+	agg = bpf_map_lookup_elem(&aggregates, &rule_id);
+	return agg && judge(agg, &ab, now, len, gen, NULL, rule_id) != RL_FITS;
 }
 
 /* The rule covering the source; the LPM trie is only consulted when the
@@ -288,14 +312,26 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 
 	now = rl_now(cfg);
-	src = get_source(&key, cnt);
-	if (!src)
-		cnt->untracked_pkts++;
+	src = bpf_map_lookup_elem(&sources, &key);
 	rule_id = find_rule(src, &key, kind, cfg->rules_gen);
 	if (rule_id != RL_NO_RULE) {
 		rule = bpf_map_lookup_elem(&rules, &rule_id);
-		if (rule && !(rule->flags & RL_RULE_F_USED))
+		if (rule && !(rule->flags & RL_RULE_F_USED)) {
 			rule = NULL;
+			/* keep the branch: clang would otherwise mask the
+			 * pointer, which the verifier refuses */
+			barrier_var(rule);
+		}
+	}
+	if (!src) {
+		if (rule && refused_untracked(rule, rule_id, now, len,
+					      cfg->rules_gen)) {
+			pass = 0;
+			goto out;
+		}
+		src = new_source_state(&key, cnt, rule_id, cfg->rules_gen);
+		if (!src)
+			cnt->untracked_pkts++;
 	}
 
 	if (rule) {

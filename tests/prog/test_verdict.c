@@ -231,6 +231,52 @@ out:
 	fixture_close(&f);
 }
 
+/* A new source whose first packet would be dropped anyway (blocked prefix,
+ * full aggregate) takes no table entry: a spoofed flood cannot evict the
+ * sources that keep sending. */
+TEST(refused_newcomers_take_no_entry)
+{
+	struct fixture f;
+	struct frame fr;
+	struct rl_source_sum ss;
+	struct rl_counters c;
+	char addr[32];
+	int passed = 0;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 50, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, "198.18.200.1", 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 1, 0, T0), 1, "the steady source's first packet");
+	for (int i = 0; i < 200; i++) {
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
+		frame_udp(&fr, addr, 64, 0);
+		passed += send_n(&f, &fr, 1, i % rl_ncpus(), T0);
+	}
+	CHECK_EQ(passed, 49, "the aggregate's remaining 49");
+	for (int i = 0; i < 20; i++) {
+		snprintf(addr, sizeof(addr), "198.19.9.%d", 1 + i);
+		frame_udp(&fr, addr, 64, 0);
+		CHECK_EQ(send_n(&f, &fr, 1, 0, T0), 0, "blocked prefix");
+	}
+	c = fixture_totals(&f);
+	CHECK_EQ(c.new_sources, 50, "entries only for sources that passed");
+	CHECK_EQ(c.untracked_pkts, 0, "refusals are not 'untracked'");
+	CHECK_EQ(c.dropped_pkts, 151 + 20, "every refusal counted as dropped");
+	CHECK_EQ(c.passed_pkts + c.dropped_pkts, 221, "every frame counted once");
+	/* the steady source kept its entry and window */
+	CHECK(fixture_source(&f, "198.18.200.1", T0, &ss) && ss.passed_pkts == 1 &&
+	      ss.window_pkts == 1, "the steady source is still tracked");
+	frame_udp(&fr, "198.18.200.1", 64, 0);
+	CHECK_EQ(send_n(&f, &fr, 120, 0, T0 + 2 * NSEC_S), 50,
+		 "next window: the aggregate again");
+out:
+	fixture_close(&f);
+}
+
 TEST(dry_run_counts_but_passes)
 {
 	struct rl_attach_req req;
