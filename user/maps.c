@@ -118,6 +118,20 @@ out:
 	return err;
 }
 
+void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
+		       const struct rl_settings *s, __u64 now)
+{
+	__u64 p, b;
+
+	out->passed_pkts += src->passed_pkts;
+	out->passed_bytes += src->passed_bytes;
+	out->dropped_pkts += src->dropped_pkts;
+	out->dropped_bytes += src->dropped_bytes;
+	rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets, &p, &b);
+	out->window_pkts += p;
+	out->window_bytes += b;
+}
+
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 		   const struct rl_key *key, __u64 now, struct rl_source_sum *out)
 {
@@ -132,19 +146,8 @@ int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 		err = -errno;
 		goto out;
 	}
-	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
-		const struct rl_source *src = RL_PERCPU_VAL(v, sizeof(*v), cpu);
-		__u64 p, b;
-
-		out->passed_pkts += src->passed_pkts;
-		out->passed_bytes += src->passed_bytes;
-		out->dropped_pkts += src->dropped_pkts;
-		out->dropped_bytes += src->dropped_bytes;
-		rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets,
-				   &p, &b);
-		out->window_pkts += p;
-		out->window_bytes += b;
-	}
+	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
+		rl_source_sum_add(out, RL_PERCPU_VAL(v, sizeof(*v), cpu), s, now);
 out:
 	free(v);
 	return err;

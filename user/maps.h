@@ -55,6 +55,9 @@ struct rl_source_sum {
 	__u64 window_pkts;
 	__u64 window_bytes;
 };
+/* Add one CPU's value of a source to `out` (window usage as of `now`). */
+void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
+		       const struct rl_settings *s, __u64 now);
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 		   const struct rl_key *key, __u64 now, struct rl_source_sum *out);
 

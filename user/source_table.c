@@ -138,7 +138,6 @@ static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		const struct rl_source *src = (const void *)
 			((const char *)vals + cpu * VALUE_STRIDE);
-		__u64 p, b;
 
 		/* a CPU that never saw the source holds zeroes; generation
 		 * 0 is never a resolved one */
@@ -147,14 +146,7 @@ static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
 			row->rule_cached = true;
 			row->rule_id = src->rule_id;
 		}
-		out->passed_pkts += src->passed_pkts;
-		out->passed_bytes += src->passed_bytes;
-		out->dropped_pkts += src->dropped_pkts;
-		out->dropped_bytes += src->dropped_bytes;
-		rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets,
-				   &p, &b);
-		out->window_pkts += p;
-		out->window_bytes += b;
+		rl_source_sum_add(out, src, s, now);
 	}
 }
 
