@@ -32,6 +32,7 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	char err[RL_ERR_LEN];
 
 	memset(f, 0, sizeof(*f));
+	f->hold.link_fd = -1;
 	rl_maps_init(&f->m);
 	if (!harness_require_root())
 		return false;
@@ -60,8 +61,18 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	return true;
 }
 
+void fixture_hold(struct fixture *f)
+{
+	int err = xdp_hold(&f->hold, f->prog_fd);
+
+	if (err)
+		fprintf(stderr, "  (cannot hold the program in the XDP dispatcher: %s;"
+			" test runs will be slow)\n", strerror(-err));
+}
+
 void fixture_close(struct fixture *f)
 {
+	xdp_hold_release(&f->hold);
 	/* the fds belong to the skeleton */
 	ratelimit_test__destroy(f->skel);
 	f->skel = NULL;

@@ -3,21 +3,15 @@
  * Capacity of the `sources` table: --max-sources N sources cycled through
  * the program, alternating CPUs, all stay tracked (no source is re-created,
  * each keeps its window), and a population far above N keeps working.
- *
- * BPF_PROG_TEST_RUN of an XDP program adds it to the kernel's XDP
- * dispatcher and removes it again on every run, each a synchronize_rcu()
- * (~17 ms here): tens of thousands of frames would take minutes. With the
- * program also attached in native mode to a veth pair nobody sends on, the
- * dispatcher keeps it and a run costs microseconds.
+ * Tens of thousands of frames: the program is held in the XDP dispatcher
+ * (fixture_hold) so that each run costs microseconds, not milliseconds.
  */
 #define _GNU_SOURCE
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
@@ -26,43 +20,6 @@
 #include "settings.h"
 #include "../harness.h"
 #include "fixture.h"
-
-/* A veth pair holding the program in the XDP dispatcher (see above). */
-struct hold {
-	char name[IF_NAMESIZE];
-	int ifindex;
-};
-
-static void hold_dispatcher(struct hold *h, int prog_fd)
-{
-	char cmd[128];
-
-	h->ifindex = 0;
-	snprintf(h->name, sizeof(h->name), "rlcap%da", (int)(getpid() % 100000));
-	snprintf(cmd, sizeof(cmd),
-		 "ip link add %s type veth peer name rlcap%db >/dev/null 2>&1",
-		 h->name, (int)(getpid() % 100000));
-	if (system(cmd) != 0)
-		return;
-	h->ifindex = (int)if_nametoindex(h->name);
-	if (h->ifindex &&
-	    bpf_xdp_attach(h->ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL) == 0)
-		return;
-	fprintf(stderr, "  (no native XDP on veth: test runs will be slow)\n");
-}
-
-static void release_dispatcher(struct hold *h)
-{
-	char cmd[128];
-
-	if (!h->ifindex)
-		return;
-	bpf_xdp_detach(h->ifindex, XDP_FLAGS_DRV_MODE, NULL);
-	snprintf(cmd, sizeof(cmd), "ip link del %s >/dev/null 2>&1", h->name);
-	if (system(cmd) != 0)
-		fprintf(stderr, "  (could not delete %s)\n", h->name);
-	h->ifindex = 0;
-}
 
 /* Source i: the i-th address of 198.18.0.0/15 (i < 2^17), written into the
  * frame's IPv4 header. */
@@ -109,11 +66,10 @@ static struct pass_result send_pass(struct fixture *f, struct frame *fr,
 	return r;
 }
 
-static bool open_sized(struct fixture *f, __u64 max_sources, struct hold *h)
+static bool open_sized(struct fixture *f, __u64 max_sources)
 {
 	struct rl_attach_req req;
 
-	h->ifindex = 0;
 	rl_attach_req_defaults(&req);
 	req.max_sources = max_sources;
 	if (!fixture_open(f, &req))
@@ -122,7 +78,7 @@ static bool open_sized(struct fixture *f, __u64 max_sources, struct hold *h)
 		      rl_sources_map_size(max_sources, rl_ncpus()),
 		      "sources map sized by rl_sources_map_size"))
 		return false;
-	hold_dispatcher(h, f->prog_fd);
+	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its
 	 * second packet within the window, a re-created one passes it */
 	return fixture_quota(f, "default", 1, RL_UNLIMITED, RL_UNLIMITED,
@@ -137,9 +93,8 @@ static void all_tracked(__u32 n)
 	struct frame fr;
 	struct pass_result r;
 	struct rl_counters c;
-	struct hold h;
 
-	if (!open_sized(&f, n, &h))
+	if (!open_sized(&f, n))
 		goto out;
 	frame_udp(&fr, "198.18.0.0", 64, 0);
 	r = send_pass(&f, &fr, 0, n, 0, T0, 0, 0);
@@ -157,7 +112,6 @@ static void all_tracked(__u32 n)
 	CHECK_EQ(c.passed_pkts, n, "total passed");
 	CHECK_EQ(c.dropped_pkts, 2ULL * n, "total dropped");
 out:
-	release_dispatcher(&h);
 	fixture_close(&f);
 }
 
@@ -183,10 +137,9 @@ TEST(capacity_with_churn)
 	struct frame fr;
 	struct pass_result r;
 	struct rl_counters c;
-	struct hold h;
 	__u64 stable = n - n / 4, passed_after = 0;
 
-	if (!open_sized(&f, n, &h))
+	if (!open_sized(&f, n))
 		goto out;
 	frame_udp(&fr, "198.18.0.0", 64, 0);
 	for (__u32 p = 0; p < passes; p++) {
@@ -206,7 +159,6 @@ TEST(capacity_with_churn)
 	CHECK_EQ(c.passed_pkts + c.dropped_pkts, (__u64)n * passes,
 		 "every frame passed or dropped");
 out:
-	release_dispatcher(&h);
 	fixture_close(&f);
 }
 
@@ -219,9 +171,8 @@ TEST(capacity_overpopulation)
 	struct frame fr;
 	struct pass_result r1, r2;
 	struct rl_counters c;
-	struct hold h;
 
-	if (!open_sized(&f, n, &h))
+	if (!open_sized(&f, n))
 		goto out;
 	frame_udp(&fr, "198.18.0.0", 64, 0);
 	r1 = send_pass(&f, &fr, 0, total, 0, T0, 0, 0);
@@ -240,6 +191,5 @@ TEST(capacity_overpopulation)
 		 "every pass is a new window");
 	CHECK_GE(c.new_sources, total, "every distinct source created");
 out:
-	release_dispatcher(&h);
 	fixture_close(&f);
 }
