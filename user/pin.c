@@ -238,9 +238,14 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		}
 		rl_pin_path(path, sizeof(path), iface, NULL);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen,
-				 "%s is not attached: run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
-				 iface, iface);
+			if (private_mount_ns())
+				snprintf(err, errlen,
+					 "%s is not attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'",
+					 iface);
+			else
+				snprintf(err, errlen,
+					 "%s is not attached: run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
+					 iface, iface);
 			return -ENOENT;
 		}
 		strcpy(out, iface);

@@ -5,47 +5,9 @@
 # and repair any broken state.
 # Usage: tests/stress/faults.sh BUILD_DIR
 set -u
-out=$(cd "${1:-build}" && pwd)
-cli=$out/xdp-ratelimit
-gen=$out/trafficgen
-id=rls$$
-tx=${id}t rx=${id}r			# namespaces
-vtx=${id}a vrx=${id}b			# veth ends
-pins=/sys/fs/bpf/xdp-ratelimit
-passed=0 failed=0
-bg=()
-
-cleanup() {
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$tx" 2>/dev/null
-	ip netns del "$rx" 2>/dev/null
-	rm -rf "$pins/$vrx" "$pins/$vrx "* 2>/dev/null
-}
-trap cleanup EXIT
-
-result() {	# NAME STATUS [why]
-	if [ "$2" = 0 ]; then
-		echo "ok   stress/$1"; passed=$((passed + 1))
-	else
-		echo "FAIL stress/$1${3:+: $3}"; failed=$((failed + 1))
-	fi
-}
-
-in_rx() { nsenter --net="/run/netns/$rx" "$@"; }
-in_tx() { nsenter --net="/run/netns/$tx" "$@"; }
-rl() { in_rx "$cli" "$@"; }
-
-setup_link() {
-	ip link add "$vtx" netns "$tx" type veth peer name "$vrx" netns "$rx" || return 1
-	ip -n "$tx" link set "$vtx" up && ip -n "$rx" link set "$vrx" up &&
-	ip -n "$tx" addr add 198.18.200.1/24 dev "$vtx" &&
-	ip -n "$rx" addr add 198.18.200.2/24 dev "$vrx"
-}
-
-total() {	# FIELD: interface total from stats --json
-	rl stats --iface "$vrx" --json --top 0 | jq -r ".interfaces[0].totals.$1"
-}
+suite=stress
+. "$(dirname "$0")/../lib.sh"
+lib_init "${1:-build}" rls
 
 # Traffic for the whole run: 200 sources, 20k pps, in the background.
 traffic() {
@@ -54,8 +16,7 @@ traffic() {
 	bg+=($!)
 }
 
-ip netns add "$tx" && ip netns add "$rx" && setup_link || {
-	echo "FAIL stress/setup: cannot create namespaces"; echo "stress: 0 passed, 1 failed"; exit 1; }
+lib_setup_ns && setup_link || lib_abort setup "cannot create namespaces"
 
 # ---- concurrent quota set/del and stats readers under traffic ----------
 rl attach "$vrx" --default-pps 50 >/dev/null
@@ -190,5 +151,4 @@ result reattach_enforces "$([ "$ok" = 0 ] && [ "$p" = 10 ] && echo 0 || echo 1)"
 	"passed $p of 100 with quota 10"
 rl detach "$vrx" >/dev/null
 
-echo "stress: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+lib_finish

@@ -1,0 +1,106 @@
+# Shell helpers shared by the privileged suites (tests/e2e/run.sh,
+# tests/stress/faults.sh): result lines, a sender and a receiver network
+# namespace joined by veth pairs, the CLI run in the receiver's namespace,
+# stats --json readers, and cleanup on exit whatever happens.
+#
+# Usage: suite=NAME; . tests/lib.sh; lib_init BUILD_DIR TAG
+# Then: lib_setup_ns && setup_link || lib_abort setup "why"; ...; lib_finish
+#
+# lib_init sets: out cli gen (absolute paths), id (TAG plus the shell's PID:
+# unique to the run), tx rx (namespaces), vtx vrx (the first veth pair's ends),
+# pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles.
+# shellcheck shell=bash
+
+lib_init() {	# BUILD_DIR TAG
+	out=$(cd "${1:-build}" && pwd) || exit 1
+	cli=$out/xdp-ratelimit
+	gen=$out/trafficgen
+	id=$2$$
+	tx=${id}t rx=${id}r
+	vtx=${id}a vrx=${id}b
+	pins=/sys/fs/bpf/xdp-ratelimit
+	passed=0 failed=0
+	bg=() tmpfiles=()
+	rx_ifaces=("$vrx")	# receiving ends whose pins cleanup removes
+	trap lib_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+lib_cleanup() {
+	local p i
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for i in "${rx_ifaces[@]}"; do
+		[ -e "$pins/$i" ] && [ -e "/run/netns/$rx" ] &&
+			rl detach "$i" >/dev/null 2>&1
+	done
+	ip netns del "$tx" 2>/dev/null
+	ip netns del "$rx" 2>/dev/null
+	for i in "${rx_ifaces[@]}"; do
+		rm -rf "${pins:?}/$i" "$pins/$i "* 2>/dev/null
+	done
+	[ ${#tmpfiles[@]} -eq 0 ] || rm -f "${tmpfiles[@]}"
+}
+
+result() {	# NAME STATUS [why]: STATUS 0 is a pass
+	if [ "$2" = 0 ]; then
+		echo "ok   $suite/$1"; passed=$((passed + 1))
+	else
+		echo "FAIL $suite/$1${3:+: $3}"; failed=$((failed + 1))
+	fi
+}
+check() {	# NAME CONDITION WHY: CONDITION is an arithmetic expression
+	result "$1" "$( (( $2 )) && echo 0 || echo 1)" "$3"
+}
+lib_finish() {
+	echo "$suite: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+lib_abort() {	# NAME WHY: setup failed, nothing else can run
+	result "$1" 1 "$2"
+	lib_finish
+	exit 1
+}
+
+in_rx() { nsenter --net="/run/netns/$rx" "$@"; }
+in_tx() { nsenter --net="/run/netns/$tx" "$@"; }
+rl() { in_rx "$cli" "$@"; }
+
+# Two namespaces; the sender's IPv6 is off so that the kernel sends no
+# ND/MLD frames of its own: the receiver sees only what a test sends.
+lib_setup_ns() {
+	ip netns add "$tx" && ip netns add "$rx" &&
+		ip netns exec "$tx" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1
+}
+
+# A veth pair TXDEV (in tx) - RXDEV (in rx), up, with 198.18.NET.1/24 on
+# the sender and .2 on the receiver. Defaults: $vtx $vrx, net 200.
+setup_link() {	# [TXDEV RXDEV NET]
+	local a=${1:-$vtx} b=${2:-$vrx} net=${3:-200}
+	ip link add "$a" netns "$tx" type veth peer name "$b" netns "$rx" || return 1
+	ip -n "$tx" link set "$a" up && ip -n "$rx" link set "$b" up &&
+		ip -n "$tx" addr add "198.18.$net.1/24" dev "$a" &&
+		ip -n "$rx" addr add "198.18.$net.2/24" dev "$b"
+}
+
+mac_of() {	# RXDEV: its MAC address
+	ip -n "$rx" -j link show "$1" | jq -r '.[0].address'
+}
+
+# ID of the XDP program on RXDEV, empty when there is none.
+xdp_prog_id() {	# RXDEV
+	ip -n "$rx" -j -d link show "$1" | jq -r '.[0].xdp.prog.id // empty'
+}
+
+stats_json() {	# [IFACE [TOP]]
+	rl stats --iface "${1:-$vrx}" --json --top "${2:-1000}"
+}
+total() {	# FIELD [IFACE]: an interface total from stats --json
+	stats_json "${2:-$vrx}" 0 | jq -r ".interfaces[0].totals.$1"
+}
+# A source's FIELD from stats --json (0 if it is not listed).
+src_stat() {	# ADDRESS FIELD [IFACE]
+	stats_json "${3:-$vrx}" |
+		jq -r --arg a "$1" "[.interfaces[0].sources[] | select(.address == \$a) | .$2][0] // 0"
+}
