@@ -5,62 +5,32 @@
 # independently of xdp-ratelimit's counters.
 # Usage: tests/stress/spoof.sh BUILD_DIR
 set -u
-out=$(cd "${1:-build}" && pwd)
-cli=$out/xdp-ratelimit
-gen=$out/trafficgen
-id=rlf$$
-tx=${id}t rx=${id}r			# namespaces
-vtx=${id}a vrx=${id}b			# veth ends
-pins=/sys/fs/bpf/xdp-ratelimit
+suite=stress
+. "$(dirname "$0")/../lib.sh"
+lib_init "${1:-build}" rlf
 secs=3					# per flood phase
 max=1024				# --max-sources
 agg=5000				# aggregate budget, pps
 steady=198.19.7.7 allowed=198.19.8.8	# outside the flood's 198.18.0.0/16
-passed=0 failed=0
-bg=()
+tmpfiles+=("/tmp/$id.allowed" "/tmp/$id.flood")
 
-cleanup() {
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -e "/run/netns/$rx" ] &&
-		nsenter --net="/run/netns/$rx" "$cli" detach "$vrx" >/dev/null 2>&1
-	ip netns del "$tx" 2>/dev/null
-	ip netns del "$rx" 2>/dev/null
-	rm -rf "${pins:?}/$vrx"
-}
-trap cleanup EXIT
-
-result() {	# NAME STATUS [why]
-	if [ "$2" = 0 ]; then
-		echo "ok   stress/$1"; passed=$((passed + 1))
-	else
-		echo "FAIL stress/$1${3:+: $3}"; failed=$((failed + 1))
-	fi
-}
-check() {	# NAME CONDITION WHY: CONDITION is an arithmetic expression
-	result "$1" "$( (( $2 )) && echo 0 || echo 1)" "$3"
-}
-
-rl() { nsenter --net="/run/netns/$rx" "$cli" "$@"; }
 gen_tx() { nsenter --net="/run/netns/$tx" "$gen" --dev "$vtx" --dst-mac "$mac" "$@"; }
 # packets the receiving stack saw from one source set (nft counter NAME)
 seen() { ip netns exec "$rx" nft -j list counter inet rlspoof "$1" |
 	jq '.nftables[] | select(.counter) | .counter.packets'; }
-total() { rl stats --iface "$vrx" --json --top 0 | jq ".interfaces[0].totals.$1"; }
 # frames the receiving veth took in (every one runs the XDP program)
 rx_frames() { ip -n "$rx" -j -s link show "$vrx" | jq '.[0].stats64.rx.packets'; }
 
-ip netns add "$tx" && ip netns add "$rx" &&
+lib_setup_ns &&
 	# two queues: frames sent on CPU 1 (the paced sources) get their own
 	# ring, so the flood on CPU 0 cannot crowd them out before XDP
 	ip link add "$vtx" netns "$tx" numtxqueues 2 numrxqueues 2 type veth \
 		peer name "$vrx" netns "$rx" numtxqueues 2 numrxqueues 2 &&
 	ip -n "$tx" link set "$vtx" up && ip -n "$rx" link set "$vrx" up &&
-	ip -n "$rx" addr add 198.19.1.1/24 dev "$vrx" || {
-	echo "FAIL stress/spoof_setup: cannot create namespaces"
-	echo "stress: 0 passed, 1 failed"; exit 1; }
+	ip -n "$rx" addr add 198.19.1.1/24 dev "$vrx" ||
+	lib_abort spoof_setup "cannot create namespaces"
 mac=$(ip -n "$rx" -br link show "$vrx" | awk '{print $3}')
-ip netns exec "$rx" nft -f - <<'EOF' || { echo "FAIL stress/spoof_setup: nft"; exit 1; }
+ip netns exec "$rx" nft -f - <<'EOF' || lib_abort spoof_setup nft
 table inet rlspoof {
 	counter flood4 {}
 	counter flood6 {}
@@ -78,8 +48,8 @@ EOF
 
 rl attach "$vrx" --max-sources "$max" --default-pps 10 >/dev/null &&
 	rl quota set 198.19.7.0/24 --pps 10 >/dev/null &&
-	rl quota set "$allowed" --pps unlimited >/dev/null || {
-	echo "FAIL stress/spoof_setup: attach"; echo "stress: 0 passed, 1 failed"; exit 1; }
+	rl quota set "$allowed" --pps unlimited >/dev/null ||
+	lib_abort spoof_setup attach
 
 # The memory the kernel charges for the table is the README's formula.
 ncpus=$(nproc --all)
@@ -167,7 +137,4 @@ p=$(total passed_packets) d=$(total dropped_packets) r=$(rx_frames)
 check spoof_counted_once "p + d <= r && r - (p + d) <= 10" \
 	"passed $p + dropped $d, but the veth received $r"
 echo "  steady source during the flood without aggregate: $((steady1 - steady0)) passed in ${secs}+ s (limit 10 pps; an eviction by the churn restarts its window)"
-rm -f "/tmp/$id.allowed" "/tmp/$id.flood"
-
-echo "stress: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+lib_finish
