@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Keep an XDP program in the XDP dispatcher: see xdp_hold.h. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,42 +12,55 @@
 #include <bpf/bpf.h>
 #include "xdp_hold.h"
 
-static int ip_link(const char *verb, const struct xdp_hold *h)
-{
-	char cmd[128];
+#define NETNS_SELF "/proc/thread-self/ns/net"
 
-	if (verb[0] == 'a')
-		snprintf(cmd, sizeof(cmd),
-			 "ip link add %sa type veth peer name %sb >/dev/null 2>&1",
-			 h->name, h->name);
-	else
-		snprintf(cmd, sizeof(cmd), "ip link del %sa >/dev/null 2>&1",
-			 h->name);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-int xdp_hold(struct xdp_hold *h, int prog_fd)
+/* In a new network namespace (this thread only), make the veth pair and
+ * attach; h->netns_fd keeps the namespace. */
+static int hold_in_new_netns(struct xdp_hold *h, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_DRV_MODE);
-	char dev[IF_NAMESIZE];
-	int err;
+	char cmd[128], dev[IF_NAMESIZE];
 
-	h->ifindex = 0;
-	h->link_fd = -1;
-	/* "xh<pid>" + "a"/"b": unique per process in the namespace */
-	snprintf(h->name, sizeof(h->name), "xh%d", (int)getpid());
-	if (ip_link("add", h))
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	h->netns_fd = open(NETNS_SELF, O_RDONLY | O_CLOEXEC);
+	if (h->netns_fd < 0)
+		return -errno;
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add %sa type veth peer name %sb >/dev/null 2>&1",
+		 h->name, h->name);
+	if (system(cmd) != 0)
 		return -ENODEV;
 	h->ifindex = (int)if_nametoindex(strcat(strcpy(dev, h->name), "a"));
 	if (!h->ifindex)
 		return -ENODEV;
 	h->link_fd = bpf_link_create(prog_fd, h->ifindex, BPF_XDP, &opts);
-	if (h->link_fd < 0) {
+	return h->link_fd < 0 ? -errno : 0;
+}
+
+int xdp_hold(struct xdp_hold *h, int prog_fd)
+{
+	int home = open(NETNS_SELF, O_RDONLY | O_CLOEXEC), err;
+
+	h->ifindex = 0;
+	h->link_fd = -1;
+	h->netns_fd = -1;
+	if (home < 0)
+		return -errno;
+	snprintf(h->name, sizeof(h->name), "xh%d", (int)getpid());
+	err = hold_in_new_netns(h, prog_fd);
+	if (setns(home, CLONE_NEWNET) && !err)
 		err = -errno;
-		xdp_hold_release(h);
-		return err;
+	close(home);
+	if (err) {
+		if (h->link_fd >= 0)
+			close(h->link_fd);
+		if (h->netns_fd >= 0)
+			close(h->netns_fd);
+		h->link_fd = h->netns_fd = -1;
+		h->ifindex = 0;
 	}
-	return 0;
+	return err;
 }
 
 void xdp_hold_release(struct xdp_hold *h)
@@ -52,7 +68,9 @@ void xdp_hold_release(struct xdp_hold *h)
 	if (h->link_fd >= 0)
 		close(h->link_fd);
 	h->link_fd = -1;
-	if (h->ifindex)
-		ip_link("del", h);
+	/* the last reference to the namespace: it goes, with the pair */
+	if (h->ifindex && h->netns_fd >= 0)
+		close(h->netns_fd);
+	h->netns_fd = -1;
 	h->ifindex = 0;
 }

@@ -9,8 +9,10 @@
  * that make thousands of short runs (a paced generator, per-frame program
  * tests) cannot afford that. While the program is also attached in native
  * mode to a device, the dispatcher keeps it and a run only takes a
- * reference. The device is a veth pair made for the purpose in the current
- * network namespace and deleted again by xdp_hold_release().
+ * reference. The device is a veth pair made for the purpose in a network
+ * namespace of its own, which only an open fd keeps: xdp_hold_release()
+ * closes it, and so does the process's death, even by SIGKILL, deleting
+ * the pair and the attachment with it.
  */
 #ifndef RL_XDP_HOLD_H
 #define RL_XDP_HOLD_H
@@ -19,8 +21,9 @@
 
 struct xdp_hold {
 	char name[IF_NAMESIZE - 1];	/* the pair: NAME"a", NAME"b" */
-	int ifindex;
+	int ifindex;		/* in netns_fd; 0: nothing held */
 	int link_fd;
+	int netns_fd;		/* valid while ifindex */
 };
 
 /* Best effort: 0 when held, else -errno (runs still work, only slower). */

@@ -111,6 +111,37 @@ int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 	return (int)opts.retval;
 }
 
+int fixture_run_counted(struct fixture *f, const void *frame, size_t len,
+			int cpu, __u64 now, struct rl_counters *moved)
+{
+	struct rl_counters before = fixture_totals(f), after;
+	__u64 *b = (__u64 *)&before, *a = (__u64 *)&after, *m = (__u64 *)moved;
+	int v = fixture_run(f, frame, len, cpu, now);
+
+	after = fixture_totals(f);
+	for (size_t i = 0; i < sizeof(*moved) / sizeof(__u64); i++)
+		m[i] = a[i] - b[i];
+	return v;
+}
+
+static cpu_set_t start_cpus;
+
+__attribute__((constructor)) static void save_start_cpus(void)
+{
+	if (sched_getaffinity(0, sizeof(start_cpus), &start_cpus))
+		CPU_SET(0, &start_cpus);
+}
+
+int fixture_cpus(int *cpus, int max)
+{
+	int n = 0;
+
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &start_cpus))
+			cpus[n++] = c;
+	return n;
+}
+
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps)
 {

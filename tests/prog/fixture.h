@@ -40,6 +40,14 @@ void fixture_hold(struct fixture *f);
 int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 		__u64 now);
 
+/* fixture_run, and what the frame added to the interface totals. */
+int fixture_run_counted(struct fixture *f, const void *frame, size_t len,
+			int cpu, __u64 now, struct rl_counters *moved);
+
+/* The CPUs this process could run on when it started (fixture_run pins
+ * the thread to one): fills up to max, returns how many. */
+int fixture_cpus(int *cpus, int max);
+
 /* quota set PREFIX with the given rates (RL_UNLIMITED: leave unset). */
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps);
