@@ -126,17 +126,29 @@ static bool clear_host_bits(__u8 *addr, __u32 bytes, __u32 len)
 	return had;
 }
 
-int rl_parse_prefix(const char *s, struct rl_prefix *p, char *err,
+/* ::ffff:0:0/96: IPv4 addresses as IPv6 sockets show them. IPv4 traffic
+ * is matched by IPv4 rules only, so a rule here would never apply to it. */
+static bool is_v4_mapped(const struct rl_prefix *p)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return p->v6 && p->len >= 96 && !memcmp(p->addr, mapped, sizeof(mapped));
+}
+
+int rl_parse_prefix(const char *s, struct rl_prefix *out, char *err,
 		    size_t errlen)
 {
 	static const char hint[] =
 		"use an address or CIDR prefix such as 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or 'default'";
 	char buf[RL_PREFIX_INPUT_MAX], *slash;
+	struct rl_prefix pr = { 0 }, *p = &pr, net;
+	char want[RL_PREFIX_STRLEN];
 	__u32 maxlen;
 
-	memset(p, 0, sizeof(*p));
+	/* *out is written only on success */
 	if (!strcmp(s, "default")) {
 		p->is_default = true;
+		*out = pr;
 		return 0;
 	}
 	if (strlen(s) >= sizeof(buf))
@@ -167,17 +179,23 @@ int rl_parse_prefix(const char *s, struct rl_prefix *p, char *err,
 				    p->v6 ? "IPv6" : "IPv4", maxlen);
 		p->len = (__u32)len;
 	}
-	{
-		struct rl_prefix net = *p;
-		char want[RL_PREFIX_STRLEN];
-
-		if (clear_host_bits(net.addr, maxlen / 8, net.len)) {
-			rl_format_prefix(&net, want, sizeof(want));
-			return fail(err, errlen,
-				    "'%s' has host bits set: did you mean %s?",
-				    s, want);
-		}
+	net = *p;
+	if (clear_host_bits(net.addr, maxlen / 8, net.len)) {
+		rl_format_prefix(&net, want, sizeof(want));
+		return fail(err, errlen, "'%s' has host bits set: did you mean %s?",
+			    s, want);
 	}
+	if (is_v4_mapped(p)) {
+		net.v6 = false;
+		memmove(net.addr, p->addr + 12, 4);
+		memset(net.addr + 4, 0, 12);
+		net.len = p->len - 96;
+		rl_format_prefix(&net, want, sizeof(want));
+		return fail(err, errlen,
+			    "'%s' is an IPv4-mapped IPv6 prefix, which IPv4 traffic never matches: use %s",
+			    s, want);
+	}
+	*out = pr;
 	return 0;
 }
 

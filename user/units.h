@@ -3,7 +3,7 @@
  * Parsing and printing of the CLI's value syntax (SPEC.md "Commands"):
  * RATE, DURATION, PREFIX and addresses. Parsers never exit: they return
  * 0, or -1 with a message in `err` that names the bad value and the fix,
- * ready to follow "xdp-ratelimit: ".
+ * ready to follow "xdp-ratelimit: ", leaving their output untouched.
  */
 #ifndef RL_UNITS_H
 #define RL_UNITS_H
@@ -38,7 +38,9 @@ int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 /*
  * PREFIX: "198.18.0.7" (a /32), "198.18.0.0/15", "2001:db8::/32",
  * "2001:db8::1" (a /128), or "default". Host bits below the prefix length
- * must be zero ("198.18.0.1/15" is refused, naming 198.18.0.0/15).
+ * must be zero ("198.18.0.1/15" is refused, naming 198.18.0.0/15). An
+ * IPv4-mapped IPv6 prefix ("::ffff:198.18.0.7") is refused, naming the IPv4
+ * one: IPv4 traffic is matched by IPv4 rules only.
  */
 int rl_parse_prefix(const char *s, struct rl_prefix *p, char *err,
 		    size_t errlen);
