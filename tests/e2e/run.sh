@@ -375,6 +375,49 @@ t_bpftool() {
 	check bpftool_maps_btf "${#bad[@]} == 0" "${bad[*]}"
 }
 
+# ---- stats --watch: redraws in place, with rates ----------------------------------
+t_watch() {
+	fresh --default-pps 10 || { result stats_watch 1 "attach"; return; }
+	local f=/tmp/$id.watch o=/tmp/$id.watchout rc frames rates g p d
+	tmpfiles+=("$o")
+	send_bg "$f" --src 198.18.20.1 --rate 100 --burst 1 --duration 3
+	g=$!
+	sleep 0.3
+	# on a terminal (script gives one), stopped with Ctrl-C after 2.5 s
+	script -qec "timeout --preserve-status -s INT 2.5 nsenter --net=/run/netns/$rx $cli stats --iface $vrx --watch 1" \
+		/dev/null >"$o"; rc=$?
+	frames=$(grep -c $'\e\[H' "$o")
+	# packets/s of the last complete redraw: passed ~10, dropped ~90
+	rates=$(tr -d '\r' <"$o" | awk '$1 == "passed" && $4 != "-" { p = $4 }
+		$1 == "dropped" && $4 != "-" { d = $4 } END { print p + 0, d + 0 }')
+	wait "$g"
+	read -r p d <<<"$rates"
+	check stats_watch "rc == 0 && frames >= 2 && p >= 5 && p <= 15 && d >= 70 && d <= 100" \
+		"exit $rc after Ctrl-C, $frames redraws, rates passed $p/s dropped $d/s (want 10, 90)"
+}
+
+# ---- help, version, status ------------------------------------------------------
+t_help() {
+	local bad=() c out err rc
+	for c in "" attach detach quota stats status; do
+		out=$(rl $c --help 2>/tmp/$id.err); rc=$?
+		err=$(cat /tmp/$id.err)
+		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ -z "$err" ] ||
+			bad+=("'$c --help': exit $rc")
+	done
+	rm -f "/tmp/$id.err"
+	[[ $(rl --version) == "xdp-ratelimit "[0-9]* ]] || bad+=("--version")
+	err=$(rl 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 2 ] && [[ $err == *Usage:* ]] || bad+=("no command: exit $rc")
+	check help_and_version "${#bad[@]} == 0" "${bad[*]}"
+	fresh --window 500ms --buckets 5 --max-sources 100 --ipv6-prefix 56 ||
+		{ result status_json 1 "attach"; return; }
+	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
+	[ "$out" = '["native",500,5,100,56,"ok"]' ]
+	result status_json $? "status --json: $out"
+}
+
 # ---- detach leaves nothing behind ----------------------------------------------
 t_detach() {
 	fresh --default-pps 10 && quota 198.18.17.0/24 --pps 5 || { result detach 1 "attach"; return; }
@@ -531,6 +574,8 @@ t_vlan
 t_frames
 t_dry_run
 t_bpftool
+t_help
+t_watch
 t_live_change
 t_sliding
 t_multi
