@@ -53,9 +53,14 @@ PROG_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/prog/*.c))
 GEN_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard tests/gen/*.c)))
 BENCH_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 BENCH := $(if $(BENCH_OBJS),$(OUTPUT)/ratelimit-bench)
-BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH)
+# libFuzzer harnesses: tests/fuzz/fuzz_NAME.c fuzzes user/NAME.c
+FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS)
 
-.PHONY: all deps test test-unit test-prog test-e2e test-stress demo run bench clean
+.PHONY: all deps test test-unit test-prog test-e2e test-stress test-fuzz fuzz valgrind \
+	demo run bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -78,6 +83,16 @@ test-e2e: all
 
 test-stress: all
 	$(Q)tests/run.sh $(OUTPUT) stress
+
+# short bounded fuzzing (as in make test); make fuzz: FUZZ_TIME seconds each
+test-fuzz: $(FUZZERS)
+	$(Q)tests/fuzz/run.sh $(OUTPUT)
+
+fuzz: $(FUZZERS)
+	$(Q)tests/fuzz/run.sh $(OUTPUT) long
+
+valgrind: $(CLI) $(UNIT)
+	$(Q)tests/valgrind.sh $(OUTPUT)
 
 demo: all
 	$(Q)scripts/demo.sh $(OUTPUT)
@@ -140,6 +155,10 @@ $(PROG): $(PROG_OBJS) $(HARNESS_OBJ) $(HOLD_OBJ) $(LIB)
 $(GEN): $(GEN_OBJS) $(HOLD_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c user/%.c user/%.h include/ratelimit.h | $(OUTPUT)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 $(OUTPUT)/ratelimit-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)
