@@ -339,7 +339,8 @@ t_sliding() {
 			if (t3 - last > gap) gap = t3 - last
 			printf "%d %d %d %d %d\n", max, p1, p2, first, gap * 1000
 		}' "$cap")"
-	local p=$(src_stat 198.18.14.1 passed_packets) d=$(src_stat 198.18.14.1 dropped_packets)
+	local p d
+	p=$(src_stat 198.18.14.1 passed_packets) d=$(src_stat 198.18.14.1 dropped_packets)
 	echo "  sliding: phase 1 $p1 of $n1 passed; phase 2 $p2 of $n2, $first in its first 0.15 s, then longest gap $gap ms; most in 0.85 s: $s"
 	check sliding_window_never_over "s > 0 && s <= 20" \
 		"$s passes within 0.85 s (quota 20 per 1 s)"
@@ -398,14 +399,13 @@ t_watch() {
 
 # ---- help, version, status ------------------------------------------------------
 t_help() {
-	local bad=() c out err rc
+	local bad=() c out err=/tmp/$id.err rc
+	tmpfiles+=("$err")
 	for c in "" attach detach quota stats status; do
-		out=$(rl $c --help 2>/tmp/$id.err); rc=$?
-		err=$(cat /tmp/$id.err)
-		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ -z "$err" ] ||
+		out=$(rl $c --help 2>"$err"); rc=$?
+		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ ! -s "$err" ] ||
 			bad+=("'$c --help': exit $rc")
 	done
-	rm -f "/tmp/$id.err"
 	[[ $(rl --version) == "xdp-ratelimit "[0-9]* ]] || bad+=("--version")
 	err=$(rl 2>&1 >/dev/null); rc=$?
 	[ "$rc" = 2 ] && [[ $err == *Usage:* ]] || bad+=("no command: exit $rc")
@@ -489,8 +489,8 @@ t_generic() {
 	rl detach "$vrx" >/dev/null
 	out=$(rl attach "$dummy" 2>&1)
 	m=$(rl status --json | jq -r --arg i "$dummy" '.interfaces[] | select(.ifname == $i) | .mode')
-	grep -q "falling back to generic" <<<"$out"
-	result auto_falls_back_to_generic "$([ $? = 0 ] && [ "$m" = generic ] && echo 0 || echo 1)" \
+	grep -q "falling back to generic" <<<"$out" && [ "$m" = generic ]
+	result auto_falls_back_to_generic $? \
 		"mode $m; said: $out"
 	rl detach "$dummy" >/dev/null
 }
@@ -520,39 +520,39 @@ t_bad_input() {
 	fresh --default-pps 10 && quota 198.18.19.0/24 --pps 5 ||
 		{ result bad_input 1 "attach"; return; }
 	send --src 198.18.19.1 --count 20 >/dev/null
-	local q="quota set" i=(--iface "$vrx")
+	local q=(quota set) i=(--iface "$vrx")
 	state0=$(state)
-	bad address 2 "198.18.300.1" rl $q 198.18.300.1 --pps 5 "${i[@]}"
-	bad address_v6 2 "2001:db8::g" rl $q 2001:db8::g/64 --pps 5 "${i[@]}"
-	bad prefix_length 2 "/33" rl $q 198.18.0.0/33 --pps 5 "${i[@]}"
-	bad prefix_length_v6 2 "/129" rl $q 2001:db8::/129 --pps 5 "${i[@]}"
-	bad host_bits 2 "198.18.19.0/24" rl $q 198.18.19.1/24 --pps 5 "${i[@]}"
-	bad rate 2 "5x" rl $q 198.18.19.0/24 --pps 5x "${i[@]}"
-	bad rate_negative 2 "-1" rl $q 198.18.19.0/24 --bps -1 "${i[@]}"
-	bad rate_too_large 2 "too large" rl $q 198.18.19.0/24 --pps 99999999999999999999 "${i[@]}"
-	bad no_limit 2 "--pps" rl $q 198.18.19.0/24 "${i[@]}"
-	bad missing_value 2 "--pps" rl $q 198.18.19.0/24 "${i[@]}" --pps
-	bad ipv6_longer_than_tracked 1 "/64" rl $q 2001:db8::/96 --pps 5 "${i[@]}"
+	bad address 2 "198.18.300.1" rl "${q[@]}" 198.18.300.1 --pps 5 "${i[@]}"
+	bad address_v6 2 "2001:db8::g" rl "${q[@]}" 2001:db8::g/64 --pps 5 "${i[@]}"
+	bad prefix_length 2 "/33" rl "${q[@]}" 198.18.0.0/33 --pps 5 "${i[@]}"
+	bad prefix_length_v6 2 "/129" rl "${q[@]}" 2001:db8::/129 --pps 5 "${i[@]}"
+	bad host_bits 2 "198.18.19.0/24" rl "${q[@]}" 198.18.19.1/24 --pps 5 "${i[@]}"
+	bad rate 2 "5x" rl "${q[@]}" 198.18.19.0/24 --pps 5x "${i[@]}"
+	bad rate_negative 2 "-1" rl "${q[@]}" 198.18.19.0/24 --bps -1 "${i[@]}"
+	bad rate_too_large 2 "too large" rl "${q[@]}" 198.18.19.0/24 --pps 99999999999999999999 "${i[@]}"
+	bad no_limit 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}"
+	bad missing_value 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}" --pps
+	bad ipv6_longer_than_tracked 1 "/64" rl "${q[@]}" 2001:db8::/96 --pps 5 "${i[@]}"
 	bad duration 2 "5x" rl attach "$vrx2" --window 5x
 	bad duration_too_long 2 "1m" rl attach "$vrx2" --window 2m
 	bad buckets 2 "16" rl attach "$vrx2" --buckets 17
 	bad mode 2 "turbo" rl attach "$vrx2" --mode turbo
 	bad unknown_interface 1 "nosuch$$" rl attach "nosuch$$"
 	bad attach_twice 1 "already attached" rl attach "$vrx"
-	bad quota_not_attached 1 "$vrx2" rl $q 198.18.19.0/24 --pps 5 --iface "$vrx2"
-	bad quota_unknown_interface 1 "nosuch$$" rl $q 198.18.19.0/24 --pps 5 --iface "nosuch$$"
+	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
+	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
 	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
 	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
 	bad unknown_command 2 "frobnicate" rl frobnicate
 	bad unknown_subcommand 2 "frob" rl quota frob 198.18.19.0/24
-	bad unknown_flag 2 "--ppz" rl $q 198.18.19.0/24 --ppz 5 "${i[@]}"
+	bad unknown_flag 2 "--ppz" rl "${q[@]}" 198.18.19.0/24 --ppz 5 "${i[@]}"
 	bad unknown_flag_attach 2 "--bogus" rl attach "$vrx2" --bogus
 	bad native_unsupported 1 "generic" rl attach "$dummy" --mode native
-	bad not_root_quota 1 "root" in_rx "${nobody[@]}" "$cli" $q 198.18.19.0/24 --pps 1 "${i[@]}"
+	bad not_root_quota 1 "root" in_rx "${nobody[@]}" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
 	bad not_root_attach 1 "root" in_rx "${nobody[@]}" "$cli" attach "$vrx2"
 	bad not_root_detach 1 "root" in_rx "${nobody[@]}" "$cli" detach "$vrx"
 	bad ip_netns_exec_attach 1 "nsenter --net=" ip netns exec "$rx" "$cli" attach "$vrx2"
-	bad ip_netns_exec_quota 1 "nsenter --net=" ip netns exec "$rx" "$cli" $q 198.18.19.0/24 --pps 1 "${i[@]}"
+	bad ip_netns_exec_quota 1 "nsenter --net=" ip netns exec "$rx" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
 	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"
 	bad ip_netns_exec_stats 1 "nsenter --net=" ip netns exec "$rx" "$cli" stats --iface "$vrx"
 	# the rule and the counters still work after all that
