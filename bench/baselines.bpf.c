@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What `make bench` measures xdp-ratelimit against, built like it:
+ *
+ * - xdp_pass, xdp_drop: bare programs, the floor of any XDP program.
+ * - xdp_minimal: the floor of any per-source limiter: one per-CPU LRU hash
+ *   lookup and increment, a fixed window, no cross-CPU sum, IPv4 only.
+ * - xdp_churn: writes a new IPv6 source (one /64 per index, cycling through
+ *   churn_n of them inside 2001:db8::/32) into the frame, then tail-calls
+ *   the program under test: BPF_PROG_TEST_RUN repeats one frame, this makes
+ *   every repeat a different source.
+ * - xdp_xcpu: the refresh step of the verdict (include/quota.h) on every
+ *   packet, with the other CPUs' values read in a bpf_loop as the program
+ *   does, for xcpu_loops iterations: its cost and how it grows per CPU.
+ * - sock_record: a socket filter on the accuracy receiver's UDP socket:
+ *   records (time, source) of every packet that got through the limiter
+ *   under test, and drops it (nobody reads the socket).
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "ratelimit.h"
+#include "window.h"
+#include "quota.h"
+#include "bench_bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+SEC("xdp")
+int xdp_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_drop(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_DROP;
+}
+
+/* ---- minimal per-source limiter ------------------------------------- */
+
+const volatile __u64 min_limit = 1;		/* packets per window */
+const volatile __u64 min_window_ns = 1000000000ULL;
+
+struct min_entry {
+	__u64 start;
+	__u64 count;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct min_entry);
+} min_sources SEC(".maps");
+
+SEC("xdp")
+int xdp_minimal(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	struct min_entry *e;
+	__u64 now;
+	__u32 key;
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return XDP_PASS;
+	key = ip->saddr;
+	now = bpf_ktime_get_ns();
+	e = bpf_map_lookup_elem(&min_sources, &key);
+	if (!e) {
+		struct min_entry n = { .start = now, .count = 1 };
+
+		bpf_map_update_elem(&min_sources, &key, &n, BPF_ANY);
+		return XDP_PASS;
+	}
+	if (now - e->start >= min_window_ns) {
+		e->start = now;
+		e->count = 0;
+	}
+	if (e->count >= min_limit)
+		return XDP_DROP;
+	e->count++;
+	return XDP_PASS;
+}
+
+/* ---- churn driver ----------------------------------------------------- */
+
+const volatile __u32 churn_n = 1000000;
+__u32 churn_next;	/* one pinned CPU runs it: no race */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} churn_target SEC(".maps");
+
+SEC("xdp")
+int xdp_churn(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	/* Ethernet, then the IPv6 source address at 8: its bytes 4..7 are
+	 * bits 32..63, so source i is 2001:db8:HHHH:LLLL::/64 */
+	__u8 *saddr = data + BENCH_V6_SADDR_OFF;
+	__u32 i = churn_next;
+
+	if ((void *)(saddr + 16) > data_end)
+		return XDP_ABORTED;
+	churn_next = i + 1 >= churn_n ? 0 : i + 1;
+	*(__u32 *)(saddr + 4) = bpf_htonl(i);
+	bpf_tail_call(ctx, &churn_target, 0);
+	return XDP_ABORTED;
+}
+
+/* ---- the refresh step (cross-CPU part of the verdict) ------------------ */
+
+const volatile __u32 xcpu_loops;	/* iterations of the loop, 0: none */
+const volatile __u32 xcpu_skip_self;	/* skip this CPU, as the program's loop does */
+const volatile __u32 xcpu_ncpus = 1;	/* possible CPUs */
+const volatile __u64 xcpu_bucket_ns = 100000000ULL;
+const volatile __u32 xcpu_nbuckets = 10;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct rl_key);
+	__type(value, struct rl_source);
+} xcpu_sources SEC(".maps");
+
+struct xcpu_ctx {
+	struct rl_usage acc;
+	__u64 now;
+	__u64 start;
+	__u32 self;
+	struct rl_key key;
+};
+
+static long xcpu_one(__u32 i, struct xcpu_ctx *c)
+{
+	struct rl_source *o;
+	__u32 cpu = i % xcpu_ncpus;
+
+	if (xcpu_skip_self && cpu == c->self)
+		return 0;
+	o = bpf_map_lookup_percpu_elem(&xcpu_sources, &c->key, cpu);
+	if (o)
+		rl_usage_add(&c->acc, &o->st, c->now, c->start, xcpu_bucket_ns,
+			     xcpu_nbuckets, 1);
+	return 0;
+}
+
+SEC("xdp")
+int xdp_xcpu(struct xdp_md *ctx)
+{
+	struct xcpu_ctx c = { .key = { .addr = { [10] = 0xff, [11] = 0xff,
+						  [12] = 198, [13] = 18, [15] = 1 } } };
+	struct rl_budget b = { .pkts = 1000000000ULL, .bytes = RL_UNLIMITED };
+	struct rl_source *src;
+
+	(void)ctx;
+	src = bpf_map_lookup_elem(&xcpu_sources, &c.key);
+	if (!src)
+		return XDP_ABORTED;	/* userspace creates the entry */
+	c.now = bpf_ktime_get_ns();
+	rl_window_roll(&src->st.win, c.now, xcpu_bucket_ns, xcpu_nbuckets);
+	c.start = src->st.win.start;
+	c.self = bpf_get_smp_processor_id();
+	if (xcpu_loops)
+		bpf_loop(xcpu_loops, xcpu_one, &c, 0);
+	return rl_quota_refresh(&src->st, &b, &c.acc, 64, 1, xcpu_ncpus) ==
+	       RL_FITS ? XDP_PASS : XDP_DROP;
+}
+
+/* ---- accuracy: what got through ---------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} passed SEC(".maps");
+
+__u64 record_lost;
+
+SEC("socket")
+int sock_record(struct __sk_buff *skb)
+{
+	struct bench_pass ev;
+
+	ev.ts = bpf_ktime_get_ns();
+	ev.saddr = 0;
+	ev.len = skb->len;
+	/* IPv4 source address: 12 bytes into the network header */
+	if (bpf_skb_load_bytes_relative(skb, 12, &ev.saddr, 4,
+					BPF_HDR_START_NET) == 0 &&
+	    bpf_ringbuf_output(&passed, &ev, sizeof(ev), 0))
+		__sync_fetch_and_add(&record_lost, 1);
+	return 0;	/* recorded; nobody reads the socket */
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * ratelimit-bench: the C half of `make bench` (bench/run.sh drives it).
+ * Subcommands print JSON on stdout; run.sh assembles the table.
+ */
+#ifndef RL_BENCH_H
+#define RL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include <linux/types.h>
+
+#define BENCH_FRAME_MAX 128
+
+struct bench_frame {
+	__u8 _align[2];		/* IP header 4-byte aligned, as NET_IP_ALIGN */
+	__u8 data[BENCH_FRAME_MAX];
+	size_t len;
+};
+
+/* A UDP frame from `src` (IPv4 or IPv6 text: the family follows) behind
+ * `nvlan` tags (0..2, 802.1ad outer when 2), padded to 60 bytes. */
+int bench_frame_udp(struct bench_frame *f, const char *src, int nvlan);
+
+/* Pin the calling thread to `cpu`. */
+int bench_pin_cpu(int cpu);
+__u64 bench_now_ns(void);
+
+/* median, min and max of n values (n > 0); as a JSON object */
+struct bench_summary {
+	double median, min, max;
+};
+struct bench_summary bench_summarize(const double *v, int n);
+json_t *bench_summary_json(struct bench_summary s);
+
+/* Print a JSON document on stdout; 0 or -1. */
+int bench_print_json(json_t *doc);
+
+/* Attach `prog_fd` in native mode to a new veth end in the current network
+ * namespace, keeping it in the XDP dispatcher (see tests/xdp_hold.h);
+ * the device goes with the namespace. */
+int bench_hold(int prog_fd);
+
+int bench_cost(int argc, char **argv);
+int bench_recv(int argc, char **argv);
+
+#endif /* RL_BENCH_H */

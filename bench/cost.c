@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ratelimit-bench cost: per-packet cost with BPF_PROG_TEST_RUN.
+ *
+ * The real program (build/ratelimit.bpf.o, configured with the loader's own
+ * steps) and the baselines of bench/baselines.bpf.c run the same frames on
+ * one pinned CPU. Each sample is one test run of `repeat` frames timed
+ * around the syscall (the kernel's own figure is whole nanoseconds per
+ * frame, too coarse for a 3 ns program); `repeat` is sized so that a sample
+ * lasts --ms milliseconds, against microseconds of syscall overhead. Every
+ * program is kept in the XDP dispatcher by a native attachment to a veth in
+ * a network namespace of our own (unshare), otherwise each run would wait
+ * for two RCU grace periods. Rounds run every case once, in turn, so that
+ * load from elsewhere hits every case alike; ratios are taken within a
+ * round, then summarised (median, min, max) over rounds.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ratelimit.h"
+#include "ratelimit.skel.h"
+#include "baselines.skel.h"
+#include "loader.h"
+#include "maps.h"
+#include "rules.h"
+#include "settings.h"
+#include "units.h"
+#include "bench.h"
+
+#define CHURN_SOURCES	1000000
+#define CHURN_MAX	65536
+/* "under quota": a budget no sample can fill (1e9 packets per 1 s window) */
+#define HUGE_PPS	1000000000ULL
+#define XCPU_MAX_K	64
+
+struct cost_case {
+	const char *name;
+	const char *label;
+	int fd;			/* program run by BPF_PROG_TEST_RUN */
+	int tail_fd;		/* churn: the program the driver tail-calls */
+	int expect;		/* XDP verdict every sample must end with, or -1:
+				 * emulated reads count this CPU's lease again
+				 * and again, and may run the budget out */
+	int base;		/* case to compare with (minimal limiter), -1 */
+	struct bench_frame fr;
+	__u64 repeat;
+	double *ns;		/* per round */
+	__u32 bad_verdicts;
+};
+
+static struct baselines *bu, *bo;	/* minimal limiter: under, over quota */
+static int ncpus;
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* loops, skip: the xcpu program's loop (fixed at load: the verifier
+ * needs the bound of the loop over a callback with a loop inside) */
+static struct baselines *load_baselines(__u64 limit, int loops, int skip)
+{
+	struct baselines *b = baselines__open();
+
+	if (!b)
+		return NULL;
+	b->rodata->min_limit = limit;
+	b->rodata->xcpu_loops = (__u32)loops;
+	b->rodata->xcpu_skip_self = (__u32)skip;
+	b->rodata->churn_n = CHURN_SOURCES;
+	b->rodata->xcpu_ncpus = (__u32)ncpus;
+	b->rodata->xcpu_bucket_ns = RL_DEFAULT_WINDOW_NS / RL_DEFAULT_BUCKETS;
+	b->rodata->xcpu_nbuckets = RL_DEFAULT_BUCKETS;
+	/* the accuracy receiver's ring is not used here */
+	bpf_map__set_max_entries(b->maps.passed, 4096);
+	if (baselines__load(b)) {
+		baselines__destroy(b);
+		return NULL;
+	}
+	return b;
+}
+
+struct rl_inst {
+	struct ratelimit *skel;
+	struct rl_maps m;
+	struct rl_settings s;
+};
+
+static int load_rl(struct rl_inst *r, __u64 max_sources)
+{
+	struct rl_attach_req req;
+	char err[RL_ERR_LEN];
+
+	rl_maps_init(&r->m);
+	rl_attach_req_defaults(&req);
+	req.max_sources = max_sources;
+	if (rl_settings_build(&r->s, &req, ncpus, err, sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: settings: %s\n", err);
+		return -1;
+	}
+	r->skel = ratelimit__open();
+	if (!r->skel ||
+	    rl_loader_prepare(r->skel->obj, &r->skel->rodata->settings, &r->s) ||
+	    ratelimit__load(r->skel) || rl_maps_from_obj(r->skel->obj, &r->m) ||
+	    rl_loader_init(&r->m, &r->s, RL_UNLIMITED, RL_UNLIMITED, err,
+			   sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: loading xdp-ratelimit failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* quota set PREFIX --pps PPS (RL_UNLIMITED: unlimited) */
+static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = pps };
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+
+	if (rl_parse_prefix(prefix, &p, err, sizeof(err)) ||
+	    rl_rule_set(&r->m, &r->s, &p, &c, err, sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: quota set %s: %s\n", prefix, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* One test run; ns per frame by the wall clock, or < 0. */
+static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = c->fr.data,
+		    .data_size_in = (__u32)c->fr.len, .repeat = (__u32)repeat);
+	__u64 t0, t1;
+
+	if (c->tail_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(bu->maps.churn_target), &zero,
+					&c->tail_fd, BPF_ANY))
+			return -1;
+	}
+	t0 = bench_now_ns();
+	if (bpf_prog_test_run_opts(c->fd, &o))
+		return -1;
+	t1 = bench_now_ns();
+	*retval = o.retval;
+	return (double)(t1 - t0) / (double)repeat;
+}
+
+/* The xcpu program needs its source's entry. */
+static int make_xcpu_entry(struct baselines *b)
+{
+	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff, [12] = 198,
+					[13] = 18, [15] = 1 } };
+	void *val = rl_percpu_alloc(sizeof(struct rl_source));
+	int ret;
+
+	if (!val)
+		return -1;
+	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &key, val,
+				  BPF_ANY);
+	free(val);
+	return ret;
+}
+
+static void add_case(struct cost_case *cs, int *n, const char *name,
+		     const char *label, int fd, const char *src, int nvlan,
+		     int expect, int base)
+{
+	struct cost_case *c = &cs[(*n)++];
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->label = label;
+	c->fd = fd;
+	c->tail_fd = -1;
+	c->expect = expect;
+	c->base = base;
+	bench_frame_udp(&c->fr, src, nvlan);
+}
+
+static int find(struct cost_case *cs, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(cs[i].name, name))
+			return i;
+	return -1;
+}
+
+static json_t *ratio_json(const struct cost_case *cs, int a, int b, int rounds)
+{
+	double *r = calloc((size_t)rounds, sizeof(*r));
+	json_t *j;
+
+	if (!r)
+		return NULL;
+	for (int i = 0; i < rounds; i++)
+		r[i] = cs[a].ns[i] / cs[b].ns[i];
+	j = bench_summary_json(bench_summarize(r, rounds));
+	free(r);
+	return j;
+}
+
+/* Least squares y = a + b k over the emulated loops of one round. */
+static void fit(const double *k, const double *y, int n, double *a, double *b)
+{
+	double sk = 0, sy = 0, skk = 0, sky = 0;
+
+	for (int i = 0; i < n; i++) {
+		sk += k[i];
+		sy += y[i];
+		skk += k[i] * k[i];
+		sky += k[i] * y[i];
+	}
+	*b = (n * sky - sk * sy) / (n * skk - sk * sk);
+	*a = (sy - *b * sk) / n;
+}
+
+static const int xcpu_ks[] = { 1, 2, 4, 8, 16, 32, 64 };
+#define NKS ((int)(sizeof(xcpu_ks) / sizeof(xcpu_ks[0])))
+
+/* The cross-CPU part: measured here, and its growth with CPUs. */
+static json_t *xcpu_json(struct cost_case *cs, int n, int rounds)
+{
+	int none = find(cs, n, "xcpu_none"), prog = find(cs, n, "xcpu_program");
+	double *a = calloc((size_t)rounds, sizeof(double));
+	double *b = calloc((size_t)rounds, sizeof(double));
+	double *here = calloc((size_t)rounds, sizeof(double));
+	double *pred = calloc((size_t)rounds, sizeof(double));
+	double *x64 = calloc((size_t)rounds, sizeof(double));
+	double k[NKS], y[NKS];
+	json_t *j = NULL;
+
+	if (!a || !b || !here || !pred || !x64 || none < 0 || prog < 0)
+		goto out;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < NKS; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "xcpu_k%d", xcpu_ks[i]);
+			k[i] = xcpu_ks[i];
+			y[i] = cs[find(cs, n, name)].ns[r];
+		}
+		fit(k, y, NKS, &a[r], &b[r]);
+		/* the cross-CPU part of one refresh: the loop and its reads */
+		a[r] -= cs[none].ns[r];
+		here[r] = cs[prog].ns[r] - cs[none].ns[r];
+		pred[r] = a[r] + b[r] * (ncpus - 1);
+		x64[r] = a[r] + b[r] * 63;
+	}
+	j = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}",
+		      "ncpus", ncpus,
+		      "fixed_ns", bench_summary_json(bench_summarize(a, rounds)),
+		      "per_cpu_ns", bench_summary_json(bench_summarize(b, rounds)),
+		      "measured_here_ns", bench_summary_json(bench_summarize(here, rounds)),
+		      "formula_here_ns", bench_summary_json(bench_summarize(pred, rounds)),
+		      "formula_64_ns", bench_summary_json(bench_summarize(x64, rounds)));
+out:
+	free(a);
+	free(b);
+	free(here);
+	free(pred);
+	free(x64);
+	return j;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n");
+	return 2;
+}
+
+int bench_cost(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "ms", required_argument, NULL, 'm' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int rounds = 11, cpu = 0, n = 0, opt, ret = 1;
+	double ms = 20;
+	struct cost_case cs[32];
+	struct rl_inst rl = { 0 }, rc = { 0 };
+	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
+	json_t *cases, *doc;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'r')
+			rounds = atoi(optarg);
+		else if (opt == 'm')
+			ms = atof(optarg);
+		else if (opt == 'c')
+			cpu = atoi(optarg);
+		else
+			return usage();
+	}
+	if (rounds < 1 || ms <= 0)
+		return usage();
+	libbpf_set_print(quiet);
+	ncpus = rl_ncpus();
+	if (bench_pin_cpu(cpu)) {
+		fprintf(stderr, "ratelimit-bench: cannot pin to CPU %d\n", cpu);
+		return 1;
+	}
+	/* our own network namespace: the veths holding the programs go with it */
+	if (unshare(CLONE_NEWNET)) {
+		fprintf(stderr, "ratelimit-bench: unshare: %s\n", strerror(errno));
+		return 1;
+	}
+	bu = load_baselines(~0ULL >> 1, 0, 0);
+	bo = load_baselines(1, 0, 0);
+	xprog = load_baselines(1, ncpus, 1);
+	for (int i = 0; i < NKS; i++)
+		if (!(xk[i] = load_baselines(1, xcpu_ks[i], 0)) || make_xcpu_entry(xk[i]))
+			goto out;
+	if (!bu || !bo || !xprog || load_rl(&rl, RL_DEFAULT_MAX_SOURCES) ||
+	    load_rl(&rc, CHURN_MAX) || make_xcpu_entry(bu) || make_xcpu_entry(xprog)) {
+		fprintf(stderr, "ratelimit-bench: loading the programs failed\n");
+		goto out;
+	}
+	/* the single-source cases: every rule they need, in one program */
+	if (quota(&rl, "default", HUGE_PPS) || quota(&rl, "198.18.200.0/24", 1) ||
+	    quota(&rl, "198.18.128.0/17", HUGE_PPS) ||
+	    quota(&rl, "198.18.7.7", RL_UNLIMITED) ||
+	    quota(&rc, "default", 1000))
+		goto out;
+
+	int pass_fd = bpf_program__fd(bu->progs.xdp_pass);
+	int rl_fd = bpf_program__fd(rl.skel->progs.xdp_ratelimit);
+	int churn_fd = bpf_program__fd(bu->progs.xdp_churn);
+	int xcpu_fd = bpf_program__fd(bu->progs.xdp_xcpu);
+
+	add_case(cs, &n, "xdp_pass", "bare XDP_PASS", pass_fd, "198.18.0.1", 0,
+		 XDP_PASS, -1);
+	add_case(cs, &n, "xdp_drop", "bare XDP_DROP",
+		 bpf_program__fd(bu->progs.xdp_drop), "198.18.0.1", 0, XDP_DROP, -1);
+	add_case(cs, &n, "minimal_under", "minimal limiter, under quota",
+		 bpf_program__fd(bu->progs.xdp_minimal), "198.18.0.1", 0, XDP_PASS, -1);
+	add_case(cs, &n, "minimal_over", "minimal limiter, over quota",
+		 bpf_program__fd(bo->progs.xdp_minimal), "198.18.0.1", 0, XDP_DROP, -1);
+	add_case(cs, &n, "under", "1 source under quota", rl_fd, "198.18.0.1", 0,
+		 XDP_PASS, 2);
+	add_case(cs, &n, "over", "1 source over quota (drops)", rl_fd,
+		 "198.18.200.1", 0, XDP_DROP, 3);
+	add_case(cs, &n, "ipv6", "IPv6 source under quota", rl_fd, "2001:db8::1",
+		 0, XDP_PASS, 2);
+	add_case(cs, &n, "vlan2", "two VLAN tags, under quota", rl_fd,
+		 "198.18.0.2", 2, XDP_PASS, 2);
+	add_case(cs, &n, "cidr", "source matched by a /17 rule", rl_fd,
+		 "198.18.130.5", 0, XDP_PASS, 2);
+	add_case(cs, &n, "unlimited", "allow-listed source", rl_fd, "198.18.7.7",
+		 0, XDP_PASS, 2);
+	add_case(cs, &n, "churn_driver", "churn driver -> XDP_PASS", churn_fd,
+		 "2001:db8::1", 0, XDP_PASS, -1);
+	cs[n - 1].tail_fd = pass_fd;
+	add_case(cs, &n, "churn", "churn 1M sources, --max-sources 64Ki",
+		 churn_fd, "2001:db8::1", 0, XDP_PASS, -1);
+	cs[n - 1].tail_fd = bpf_program__fd(rc.skel->progs.xdp_ratelimit);
+	add_case(cs, &n, "xcpu_none", "refresh without the loop", xcpu_fd,
+		 "198.18.0.1", 0, XDP_PASS, -1);
+	add_case(cs, &n, "xcpu_program", "refresh, the program's loop",
+		 bpf_program__fd(xprog->progs.xdp_xcpu), "198.18.0.1", 0,
+		 XDP_PASS, -1);
+	for (int i = 0; i < NKS; i++) {
+		static char names[NKS][16], labels[NKS][48];
+
+		snprintf(names[i], sizeof(names[i]), "xcpu_k%d", xcpu_ks[i]);
+		snprintf(labels[i], sizeof(labels[i]), "refresh, %d reads", xcpu_ks[i]);
+		add_case(cs, &n, names[i], labels[i],
+			 bpf_program__fd(xk[i]->progs.xdp_xcpu), "198.18.0.1", 0,
+			 -1, -1);
+	}
+
+	/* hold every program that is test-run in the dispatcher */
+	int held[32], nheld = 0;
+
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (int h = 0; h < nheld; h++)
+			seen |= held[h] == cs[i].fd;
+		if (seen)
+			continue;
+		if (bench_hold(cs[i].fd))
+			fprintf(stderr, "ratelimit-bench: program not held in the XDP dispatcher: runs are slower\n");
+		held[nheld++] = cs[i].fd;
+	}
+
+	/* calibrate: repeat for ~ms per sample; churn also fills the table
+	 * and starts cycling (more runs than sources) */
+	for (int i = 0; i < n; i++) {
+		struct cost_case *c = &cs[i];
+		__u64 cal = !strcmp(c->name, "churn") ? CHURN_SOURCES + CHURN_MAX * 2 : 20000;
+		__u32 rv;
+		double ns = run(c, cal, &rv);
+
+		if (ns <= 0) {
+			fprintf(stderr, "ratelimit-bench: test run of %s: %s\n",
+				c->name, strerror(errno));
+			goto out;
+		}
+		c->repeat = (__u64)(ms * 1e6 / ns);
+		if (c->repeat < 1000)
+			c->repeat = 1000;
+		if (c->repeat > 100000000)
+			c->repeat = 100000000;
+		c->ns = calloc((size_t)rounds, sizeof(double));
+		if (!c->ns)
+			goto out;
+	}
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < n; i++) {
+			__u32 rv;
+
+			cs[i].ns[r] = run(&cs[i], cs[i].repeat, &rv);
+			if (cs[i].ns[r] <= 0) {
+				fprintf(stderr, "ratelimit-bench: test run of %s: %s\n",
+					cs[i].name, strerror(errno));
+				goto out;
+			}
+			if (cs[i].expect >= 0 && (int)rv != cs[i].expect)
+				cs[i].bad_verdicts++;
+		}
+	}
+
+	cases = json_array();
+	for (int i = 0; i < n; i++) {
+		struct cost_case *c = &cs[i];
+		json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:i, s:o, s:o}",
+				      "name", c->name, "label", c->label,
+				      "repeat", (json_int_t)c->repeat,
+				      "verdict", c->expect == XDP_PASS ? "pass" :
+					 c->expect == XDP_DROP ? "drop" : "any",
+				      "wrong_verdicts", (int)c->bad_verdicts,
+				      "ns", bench_summary_json(bench_summarize(c->ns, rounds)),
+				      "ratio_pass", ratio_json(cs, i, 0, rounds));
+
+		if (c->base >= 0)
+			json_object_set_new(o, "ratio_minimal",
+					    ratio_json(cs, i, c->base, rounds));
+		json_array_append_new(cases, o);
+	}
+	{
+		/* churn net of its driver: churn - driver + bare pass */
+		int ch = find(cs, n, "churn"), dr = find(cs, n, "churn_driver");
+		double net[rounds], ratio[rounds];
+
+		for (int r = 0; r < rounds; r++) {
+			net[r] = cs[ch].ns[r] - cs[dr].ns[r] + cs[0].ns[r];
+			ratio[r] = net[r] / cs[0].ns[r];
+		}
+		json_array_append_new(cases, json_pack(
+			"{s:s, s:s, s:s, s:i, s:o, s:o}", "name", "churn_net",
+			"label", "churn, net of the driver", "verdict", "pass",
+			"wrong_verdicts", (int)cs[ch].bad_verdicts,
+			"ns", bench_summary_json(bench_summarize(net, rounds)),
+			"ratio_pass", bench_summary_json(bench_summarize(ratio, rounds))));
+	}
+	doc = json_pack("{s:i, s:i, s:i, s:f, s:o, s:o}", "cpu", cpu, "ncpus", ncpus,
+			"rounds", rounds, "ms_per_sample", ms, "cases", cases,
+			"cross_cpu", xcpu_json(cs, n, rounds));
+	ret = bench_print_json(doc) ? 1 : 0;
+out:
+	for (int i = 0; i < n; i++)
+		free(cs[i].ns);
+	if (rl.skel)
+		ratelimit__destroy(rl.skel);
+	if (rc.skel)
+		ratelimit__destroy(rc.skel);
+	baselines__destroy(bu);
+	baselines__destroy(bo);
+	baselines__destroy(xprog);
+	for (int i = 0; i < NKS; i++)
+		baselines__destroy(xk[i]);
+	return ret;
+}
