@@ -2,7 +2,8 @@
 /*
  * What `make bench` measures xdp-ratelimit against, built like it:
  *
- * - xdp_pass, xdp_drop: bare programs, the floor of any XDP program.
+ * - xdp_pass, xdp_drop: bare programs, the floor of any XDP program;
+ *   xdp_clock: the clock read alone.
  * - xdp_minimal: the floor of any per-source limiter: one per-CPU LRU hash
  *   lookup and increment, a fixed window, no cross-CPU sum, IPv4 only.
  * - xdp_churn: writes a new IPv6 source (one /64 per index, cycling through
@@ -40,6 +41,18 @@ int xdp_drop(struct xdp_md *ctx)
 {
 	(void)ctx;
 	return XDP_DROP;
+}
+
+/* The clock alone: what bpf_ktime_get_ns() costs here (kvm-clock in a VM
+ * is not the few ns of a bare-metal TSC read). */
+__u64 clock_sink;
+
+SEC("xdp")
+int xdp_clock(struct xdp_md *ctx)
+{
+	(void)ctx;
+	clock_sink = bpf_ktime_get_ns();
+	return XDP_PASS;
 }
 
 /* ---- minimal per-source limiter ------------------------------------- */

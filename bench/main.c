@@ -4,7 +4,7 @@
  *
  *   cost [--rounds N] [--ms MS] [--cpu CPU]   per-packet cost (cost.c)
  *   recv --duration S --budget N ...         accuracy receiver (recv.c)
- *   xdp IFACE pass|drop                      attach a bare program and exit
+ *   xdp IFACE pass|drop|minimal              attach a baseline and exit
  *   sizes MAX_SOURCES NCPUS                  the sources map's sizing
  */
 #include <net/if.h>
@@ -33,7 +33,8 @@ static int attach_bare(const char *dev, const char *what)
 	bpf_map__set_max_entries(b->maps.passed, 4096);
 	if (baselines__load(b))
 		goto out;
-	p = !strcmp(what, "drop") ? b->progs.xdp_drop : b->progs.xdp_pass;
+	p = !strcmp(what, "drop") ? b->progs.xdp_drop :
+	    !strcmp(what, "minimal") ? b->progs.xdp_minimal : b->progs.xdp_pass;
 	if (bpf_xdp_attach(ifindex, bpf_program__fd(p), XDP_FLAGS_DRV_MODE, NULL)) {
 		fprintf(stderr, "ratelimit-bench: attach to %s failed\n", dev);
 		goto out;
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
 		"                            [--buckets B] [--ready FILE]\n"
-		"       ratelimit-bench xdp IFACE pass|drop\n"
+		"       ratelimit-bench xdp IFACE pass|drop|minimal\n"
 		"       ratelimit-bench sizes MAX_SOURCES NCPUS\n"
 		"Run by bench/run.sh (make bench).\n");
 	return 2;

@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""The report of `make bench` (bench/run.sh): assembles what each part
+measured into results.json, prints the one table, a PASS/MISS line per
+target of issue 5 and, with --mode smoke, sanity checks ending in
+"bench: N passed, N failed"."""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+
+def load_jsonl(path):
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        rows.append(json.loads(line))
+                    except ValueError:
+                        pass
+    return rows
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def summary(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values),
+            "max": max(values), "n": len(values)}
+
+
+def fmt(s, digits=2, unit=""):
+    if not s:
+        return "-"
+    f = "%%.%df" % digits
+    return (f % s["median"]) + unit + " [" + (f % s["min"]) + "-" + (f % s["max"]) + "]"
+
+
+def machine(ncpus):
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"cpus": ncpus, "cpu_model": model, "kernel": platform.release(),
+            "memory_mb": mem, "hostname": platform.node()}
+
+
+CASE_LABEL = {
+    "a": "(a) bare XDP_DROP",
+    "m": "minimal per-source limiter (floor)",
+    "b": "(b) xdp-ratelimit, 1 pps/source",
+    "B": "(b) xdp-ratelimit, 1 pps/source",
+    "c": "(c) xdp-ratelimit --dry-run",
+    "C": "(c) xdp-ratelimit --dry-run",
+    "d": "(d) nftables meter, limit rate",
+    "e": "(e) iptables hashlimit srcip",
+    "f": "xdp-ratelimit, table 65,536",
+    "g": "xdp-ratelimit, table 65,536 + aggregate",
+}
+GROUP_LABEL = {
+    "v4_1": "1 source (IPv4)",
+    "v4_1024": "1,024 sources (IPv4)",
+    "v6_1": "1 source (IPv6, reference for the 1,000,000-source rows)",
+    "v6_1m": "1,000,000 sources (IPv6), --max-sources 1,048,576",
+    "spoof": "1,000,000 random (spoofed) sources (IPv6), --max-sources 65,536",
+}
+GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "spoof"]
+
+
+def throughput(rows):
+    """Per group and case: Mpps, and ratios to (a) and (d) taken per repeat."""
+    out = {}
+    by = {}
+    for r in rows:
+        by.setdefault((r["group"], r["rep"]), {})[r["case"]] = r
+    groups = sorted({r["group"] for r in rows}, key=lambda g: GROUP_ORDER.index(g)
+                    if g in GROUP_ORDER else 99)
+    for g in groups:
+        reps = sorted(rep for (gg, rep) in by if gg == g)
+        cases = []
+        for r in rows:
+            if r["group"] == g and r["case"] not in cases:
+                cases.append(r["case"])
+        res = {}
+        for c in cases:
+            mpps, ra, rd, frac = [], [], [], []
+            for rep in reps:
+                one = by[(g, rep)]
+                if c not in one:
+                    continue
+                v = one[c]["mpps"]
+                mpps.append(v)
+                if "a" in one and one["a"]["mpps"] > 0:
+                    ra.append(v / one["a"]["mpps"])
+                if "d" in one and one["d"]["mpps"] > 0:
+                    rd.append(v / one["d"]["mpps"])
+                frac.append(one[c].get("passed_fraction"))
+            res[c] = {"label": CASE_LABEL.get(c, c), "mpps": summary(mpps),
+                      "ratio_a": summary(ra), "ratio_d": summary(rd),
+                      "passed_fraction": summary(frac)}
+        out[g] = {"label": GROUP_LABEL.get(g, g), "cases": res}
+    return out
+
+
+def per_rep_ratio(rows, num, den):
+    """Ratio of two (group, case) rates, per repeat."""
+    a = {r["rep"]: r["mpps"] for r in rows if (r["group"], r["case"]) == num}
+    b = {r["rep"]: r["mpps"] for r in rows if (r["group"], r["case"]) == den}
+    return summary([a[k] / b[k] for k in a if k in b and b[k] > 0])
+
+
+def memory(rows, sizes64, ncpus):
+    """Measured memlock, the per-entry overhead worked out from it, and the
+    formula for this machine and for 64 CPUs."""
+    out = {"rows": []}
+    by = {}
+    for r in rows:
+        by.setdefault(r["max_sources"], []).append(r)
+    # memlock = E * (ncpus * V + h) + b * roundup_pow2(E): with two sizes,
+    # solve h (per entry: hash element) and b (per hash bucket)
+    pts = []
+    for n, rs in sorted(by.items()):
+        r = rs[0]
+        e, v = r["entries"], r["value_size"]
+        pts.append((e, 1 << (e - 1).bit_length(), r["memlock"] - e * ncpus * ((v + 7) // 8 * 8)))
+    h = b = None
+    if len(pts) >= 2:
+        (e1, p1, y1), (e2, p2, y2) = pts[0], pts[-1]
+        det = e1 * p2 - e2 * p1
+        if det:
+            h = (y1 * p2 - y2 * p1) / det
+            b = (e1 * y2 - e2 * y1) / det
+    out["overhead_per_entry"] = h
+    out["bytes_per_hash_bucket"] = b
+    s64 = {r["max_sources"]: r for r in sizes64}
+    for n, rs in sorted(by.items()):
+        r = rs[0]
+        e, v = r["entries"], (r["value_size"] + 7) // 8 * 8
+        hh = h if h is not None else (r["memlock"] - e * ncpus * v) / e
+        row = {"max_sources": n, "entries": e, "value_size": r["value_size"],
+               "memlock": summary([x["memlock"] for x in rs]),
+               "program_total": summary([x["program_total"] for x in rs]),
+               "overhead_per_entry_here": (r["memlock"] - e * ncpus * v) / e,
+               "bytes_per_source": r["memlock"] / n}
+        pw = 1 << (e - 1).bit_length()
+        row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
+        if n in s64:
+            e64 = s64[n]["entries"]
+            row["entries_64"] = e64
+            row["formula_64"] = e64 * (64 * v + hh) + (b or 0) * (1 << (e64 - 1).bit_length())
+        out["rows"].append(row)
+    return out
+
+
+def accuracy(rows, ncpus):
+    out = []
+    for r in rows:
+        allowed = math.floor(0.01 * r["budget"]) + ncpus
+        out.append({k: r.get(k) for k in (
+            "tool", "population", "quota_pps", "multiple", "offered_pps", "sent",
+            "passed", "lost", "sources", "budget", "full_windows", "per_window",
+            "worst_excess", "worst_excess_any_interval")} | {"allowed_excess": allowed})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="full")
+    ap.add_argument("--tmp", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ncpus", type=int, required=True)
+    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--seconds", type=int, default=0)
+    a = ap.parse_args()
+    t = a.tmp
+    ncpus = a.ncpus
+
+    cost = load_json(os.path.join(t, "cost.json"))
+    tp_rows = load_jsonl(os.path.join(t, "throughput.jsonl"))
+    mem = memory(load_jsonl(os.path.join(t, "memory.jsonl")),
+                 load_jsonl(os.path.join(t, "sizes64.jsonl")), ncpus)
+    acc = accuracy(load_jsonl(os.path.join(t, "accuracy.jsonl")), ncpus)
+    tp = throughput(tp_rows)
+
+    # ---- targets (issue 5) -------------------------------------------------
+    targets = []
+
+    def target(name, value, ok, text):
+        targets.append({"target": name, "value": value,
+                        "result": "n/a" if ok is None else ("PASS" if ok else "MISS"),
+                        "text": text})
+
+    cases = {c["name"]: c for c in (cost or {}).get("cases", [])}
+    for n, what in (("under", "under quota"), ("over", "over quota")):
+        r = cases.get(n, {}).get("ratio_minimal")
+        target("cost_vs_minimal_" + n, r, r and r["median"] <= 1.5,
+               "per-packet cost, 1 source %s: %s x the minimal limiter (<= 1.5)"
+               % (what, fmt(r)))
+
+    def tpv(g, c):
+        return tp.get(g, {}).get("cases", {}).get(c)
+
+    for g, b in (("v4_1", "b"), ("v4_1024", "b"), ("v6_1m", "B")):
+        x = tpv(g, b)
+        if not x:
+            continue
+        r = x["ratio_a"]
+        target("veth_vs_xdp_drop_" + g, r, r and r["median"] >= 0.8,
+               "veth, %s: (b) at %s of bare XDP_DROP (>= 0.80)"
+               % (GROUP_LABEL[g].split(" (")[0], fmt(r)))
+        for c, who in (("d", "nftables"), ("e", "hashlimit")):
+            r = per_rep_ratio(tp_rows, (g, b), (g, c))
+            if r:
+                target("veth_vs_%s_%s" % (who, g), r, r["median"] >= 4,
+                       "veth, %s: (b) at %s x %s (>= 4)"
+                       % (GROUP_LABEL[g].split(" (")[0], fmt(r), who))
+    for g, c, what in (("v6_1m", "B", "1,000,000 sources, table above them"),
+                       ("spoof", "f", "1,000,000 spoofed, table 65,536, no aggregate"),
+                       ("spoof", "g", "1,000,000 spoofed, table 65,536, aggregate budget")):
+        r = per_rep_ratio(tp_rows, (g, c), ("v6_1", "b"))
+        if r:
+            target("veth_%s_%s_vs_single" % (g, c), r, r["median"] >= 0.5,
+                   "veth, %s: %s of its single-source rate (>= 0.50)" % (what, fmt(r)))
+    for r in acc:
+        if r["tool"] != "xdp-ratelimit":
+            continue
+        target("excess_%s_%sx" % (r["population"], r["multiple"]), r["worst_excess"],
+               r["worst_excess"] is not None and r["worst_excess"] <= r["allowed_excess"],
+               "accuracy, %d source(s) at %gx: worst excess %s packets per window "
+               "(<= 1%% of %d + %d CPUs = %d)" % (
+                   r["population"], r["multiple"], r["worst_excess"], r["budget"],
+                   ncpus, r["allowed_excess"]))
+
+    results = {
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "mode": a.mode, "seconds": a.seconds, "cpu": a.cpu,
+        "machine": machine(ncpus),
+        "cost": cost, "throughput": tp, "throughput_runs": tp_rows,
+        "memory": mem, "accuracy": acc, "targets": targets,
+    }
+    with open(a.out, "w") as f:
+        json.dump(results, f, indent=1)
+
+    # ---- the table -----------------------------------------------------------
+    m = results["machine"]
+    w = sys.stdout.write
+    w("\nxdp-ratelimit benchmark (%s mode, %ds): %d CPUs (%s), kernel %s\n"
+      % (a.mode, a.seconds, m["cpus"], m["cpu_model"], m["kernel"]))
+    w("every figure: median [min-max] over repeats; ratios taken within a repeat\n")
+    if cost:
+        w("\nPer-packet cost, BPF_PROG_TEST_RUN on CPU %d, %d rounds     ns/packet"
+          "              x XDP_PASS           x minimal limiter\n" % (cost["cpu"], cost["rounds"]))
+        for c in cost["cases"]:
+            if c["name"].startswith("xcpu"):
+                continue
+            w("  %-40s %-22s %-20s %s\n" % (
+                c["label"], fmt(c["ns"]), fmt(c["ratio_pass"]),
+                fmt(c.get("ratio_minimal")) if c.get("ratio_minimal") else ""))
+        x = cost.get("cross_cpu")
+        if x:
+            w("  cross-CPU part of a refresh (bpf_loop over the other CPUs' values):\n")
+            for c in cost["cases"]:
+                if c["name"].startswith("xcpu"):
+                    w("    %-38s %s\n" % (c["label"], fmt(c["ns"])))
+            w("    fit t(n) = %s + %s x (n - 1) ns for n CPUs\n"
+              % (fmt(x["fixed_ns"]), fmt(x["per_cpu_ns"])))
+            w("    here (n = %d): measured %s ns, formula %s ns; n = 64: %s ns per refresh\n"
+              % (x["ncpus"], fmt(x["measured_here_ns"]), fmt(x["formula_here_ns"]),
+                 fmt(x["formula_64_ns"], 0)))
+    if tp:
+        w("\nThroughput on a veth pair, trafficgen at full speed, generator and receiver on CPU %d\n"
+          "  (what the receiving XDP hook ran on, per second)    Mpps                  x (a)"
+          "                x (d)                passed\n" % a.cpu)
+        for g, gv in tp.items():
+            w("  %s\n" % gv["label"])
+            for c, cv in gv["cases"].items():
+                pf = cv["passed_fraction"]
+                w("    %-40s %-21s %-20s %-20s %s\n" % (
+                    cv["label"], fmt(cv["mpps"]), fmt(cv["ratio_a"]), fmt(cv["ratio_d"]),
+                    ("%.1f%%" % (100 * pf["median"])) if pf else ""))
+    if mem["rows"]:
+        w("\nMemory of the sources map (bpftool map show: memlock), %d CPUs here\n" % ncpus)
+        w("  %-12s %-10s %-14s %-14s %-14s %-12s %s\n" % (
+            "max-sources", "entries", "memlock", "formula here", "whole program",
+            "per source", "64 CPUs (formula)"))
+        for r in mem["rows"]:
+            w("  %-12d %-10d %-14s %-14s %-14s %-12s %s\n" % (
+                r["max_sources"], r["entries"], "%.1f MB" % (r["memlock"]["median"] / 1e6),
+                "%.1f MB" % (r["formula_here"] / 1e6),
+                "%.1f MB" % (r["program_total"]["median"] / 1e6),
+                "%.0f B" % r["bytes_per_source"],
+                ("%.2f GB (E = %d)" % (r["formula_64"] / 1e9, r["entries_64"]))
+                if "formula_64" in r else "-"))
+        if mem["overhead_per_entry"] is not None:
+            w("  formula: E x (ncpus x %d + %.1f) + %.1f x roundup_pow2(E) bytes "
+              "(overhead per entry and per hash bucket worked out from the two sizes)\n"
+              % ((mem["rows"][0]["value_size"] + 7) // 8 * 8, mem["overhead_per_entry"],
+                 mem["bytes_per_hash_bucket"]))
+    if acc:
+        w("\nAccuracy: paced traffic, window 1 s in 10 buckets; packets passed per source per window\n")
+        w("  %-14s %-9s %-6s %-6s %-26s %-14s %s\n" % (
+            "tool", "sources", "rate", "quota", "passed/window", "worst excess",
+            "worst excess, any 1 s interval"))
+        for r in acc:
+            w("  %-14s %-9d %-6s %-6d %-26s %-14s %s\n" % (
+                r["tool"], r["population"], "%gx" % r["multiple"], r["budget"],
+                fmt(r["per_window"], 0) + " (%d)" % (r["full_windows"] or 0),
+                r["worst_excess"], r["worst_excess_any_interval"]))
+    w("\nTargets (issue 5)\n")
+    for tg in targets:
+        w("  %-4s %s\n" % (tg["result"], tg["text"]))
+    w("\nresults: %s\n" % a.out)
+
+    if a.mode != "smoke":
+        return 0
+    return smoke(results, ncpus)
+
+
+def smoke(r, ncpus):
+    """Each part produced sane numbers (not speed targets)."""
+    passed = failed = 0
+
+    def check(name, ok, why=""):
+        nonlocal passed, failed
+        if ok:
+            print("ok   bench/%s" % name)
+            passed += 1
+        else:
+            print("FAIL bench/%s%s" % (name, (": " + why) if why else ""))
+            failed += 1
+
+    cost = r["cost"]
+    check("cost_ran", bool(cost and cost.get("cases")), "no cost figures")
+    if cost:
+        cs = {c["name"]: c for c in cost["cases"]}
+        bad = [c["name"] for c in cost["cases"]
+               if not (0 < c["ns"]["median"] < 100000)]
+        check("cost_sane", not bad, "implausible ns/packet: %s" % bad)
+        wrong = [c["name"] for c in cost["cases"] if c["wrong_verdicts"]]
+        check("cost_verdicts", not wrong, "unexpected verdicts: %s" % wrong)
+        check("cost_above_pass", all(cs[n]["ns"]["median"] > cs["xdp_pass"]["ns"]["median"]
+                                     for n in ("under", "over", "minimal_under", "churn")),
+              "a limiter measured cheaper than XDP_PASS")
+        check("cost_cross_cpu", cost.get("cross_cpu", {}).get("per_cpu_ns", {})
+              .get("median", 0) > 0, "no per-CPU growth measured")
+    rows = r["memory"]["rows"]
+    check("memory_ran", bool(rows), "no memlock read")
+    for m in rows:
+        check("memory_%d" % m["max_sources"],
+              m["memlock"]["median"] >= m["entries"] * ncpus * m["value_size"],
+              "memlock below entries x ncpus x value")
+    tp = r["throughput"]
+    g = tp.get("v4_1", {}).get("cases", {})
+    check("throughput_ran", len(g) == 6, "cases measured: %s" % list(g))
+    for c, v in g.items():
+        check("throughput_%s" % c, v["mpps"] and v["mpps"]["median"] > 0.05,
+              "%s Mpps" % (v["mpps"] and v["mpps"]["median"]))
+    b = g.get("b", {}).get("passed_fraction")
+    check("throughput_b_drops", b is not None and b["median"] < 0.01,
+          "xdp-ratelimit at 1 pps passed %s" % b)
+    acc = r["accuracy"]
+    check("accuracy_ran", len(acc) == 3, "%d runs" % len(acc))
+    for a in acc:
+        ok = a["passed"] and a["passed"] > 0 and not a["lost"] and a["full_windows"]
+        check("accuracy_%s" % a["tool"], bool(ok),
+              "passed %s, lost %s, full windows %s" % (a["passed"], a["lost"],
+                                                      a["full_windows"]))
+        if a["tool"] == "xdp-ratelimit" and a["per_window"]:
+            med = a["per_window"]["median"]
+            check("accuracy_xdp_quota", 0.5 * a["budget"] <= med <= a["budget"] + ncpus,
+                  "median %s per window against a quota of %s" % (med, a["budget"]))
+    print("bench: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
