@@ -188,7 +188,8 @@ def accuracy(rows, ncpus):
         out.append({k: r.get(k) for k in (
             "tool", "population", "quota_pps", "multiple", "offered_pps", "sent",
             "passed", "lost", "sources", "budget", "full_windows", "per_window",
-            "worst_excess", "worst_excess_any_interval")} | {"allowed_excess": allowed})
+            "worst_excess", "worst_excess_any_interval",
+            "worst_excess_any_short_interval")} | {"allowed_excess": allowed})
     return out
 
 
@@ -270,6 +271,17 @@ def main():
                "(<= 1%% of %d + %d CPUs = %d)" % (
                    r["population"], r["multiple"], r["worst_excess"], r["budget"],
                    ncpus, r["allowed_excess"]))
+    for r in acc:
+        # the same bound on every 1 s interval, wherever it starts (not
+        # only the windows of the bucket grid that SPEC defines)
+        if r["tool"] != "xdp-ratelimit":
+            continue
+        v = r["worst_excess_any_interval"]
+        target("excess_any_%s_%sx" % (r["population"], r["multiple"]), v,
+               v is not None and v <= r["allowed_excess"],
+               "accuracy, %d source(s) at %gx, any 1 s interval (not only the "
+               "bucket grid): worst excess %s (<= %d)" % (
+                   r["population"], r["multiple"], v, r["allowed_excess"]))
 
     results = {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -344,14 +356,17 @@ def main():
                  mem["bytes_per_hash_bucket"]))
     if acc:
         w("\nAccuracy: paced traffic, window 1 s in 10 buckets; packets passed per source per window\n")
-        w("  %-14s %-9s %-6s %-6s %-26s %-14s %s\n" % (
-            "tool", "sources", "rate", "quota", "passed/window", "worst excess",
-            "worst excess, any 1 s interval"))
+        w("  %-14s %-8s %-5s %-6s %-24s %-15s %s\n" % (
+            "tool", "sources", "rate", "quota", "passed/window (n)", "worst excess",
+            "worst excess in any interval of 1 s / 0.9 s"))
         for r in acc:
-            w("  %-14s %-9d %-6s %-6d %-26s %-14s %s\n" % (
+            w("  %-14s %-8d %-5s %-6d %-24s %-15s %s / %s\n" % (
                 r["tool"], r["population"], "%gx" % r["multiple"], r["budget"],
                 fmt(r["per_window"], 0) + " (%d)" % (r["full_windows"] or 0),
-                r["worst_excess"], r["worst_excess_any_interval"]))
+                r["worst_excess"], r["worst_excess_any_interval"],
+                r.get("worst_excess_any_short_interval")))
+        w("  window: the bucket holding the packet and the 9 before it (SPEC), on "
+          "the program's clock; passes counted at a UDP socket behind the limiter\n")
     w("\nTargets (issue 5)\n")
     for tg in targets:
         w("  %-4s %s\n" % (tg["result"], tg["text"]))
