@@ -55,6 +55,15 @@ int xdp_clock(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* The jiffies clock, for comparison: what a coarser window could use. */
+SEC("xdp")
+int xdp_clock_coarse(struct xdp_md *ctx)
+{
+	(void)ctx;
+	clock_sink = bpf_ktime_get_coarse_ns();
+	return XDP_PASS;
+}
+
 /* ---- minimal per-source limiter ------------------------------------- */
 
 const volatile __u64 min_limit = 1;		/* packets per window */

@@ -41,8 +41,8 @@
 /* "under quota": a budget no sample can fill (1e9 packets per 1 s window) */
 #define HUGE_PPS	1000000000ULL
 /* indices of the minimal limiter's cases, the base of the ratios */
-#define MIN_UNDER	3
-#define MIN_OVER	4
+#define MIN_UNDER	4
+#define MIN_OVER	5
 
 struct cost_case {
 	const char *name;
@@ -354,6 +354,9 @@ int bench_cost(int argc, char **argv)
 		 bpf_program__fd(bu->progs.xdp_drop), "198.18.0.1", 0, XDP_DROP, -1);
 	add_case(cs, &n, "clock", "bpf_ktime_get_ns() alone",
 		 bpf_program__fd(bu->progs.xdp_clock), "198.18.0.1", 0, XDP_PASS, -1);
+	add_case(cs, &n, "clock_coarse", "bpf_ktime_get_coarse_ns() alone",
+		 bpf_program__fd(bu->progs.xdp_clock_coarse), "198.18.0.1", 0,
+		 XDP_PASS, -1);
 	add_case(cs, &n, "minimal_under", "minimal limiter, under quota",
 		 bpf_program__fd(bu->progs.xdp_minimal), "198.18.0.1", 0, XDP_PASS, -1);
 	add_case(cs, &n, "minimal_over", "minimal limiter, over quota",
