@@ -14,8 +14,10 @@
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define RL_HTONS(x)	((__be16)__builtin_bswap16(x))
+#define RL_HTONL(x)	((__be32)__builtin_bswap32(x))
 #else
 #define RL_HTONS(x)	((__be16)(x))
+#define RL_HTONL(x)	((__be32)(x))
 #endif
 
 /* Tags we look through: 802.1Q and 802.1ad (QinQ), at most two. */
@@ -104,6 +106,11 @@ RL_INLINE int rl_parse_ipv6(struct rl_cursor *c, void *end, struct rl_key *key,
 	if (ip6->version != 6)
 		return RL_PKT_MALFORMED;
 	__builtin_memcpy(w, &ip6->saddr, sizeof(w));
+	/* An IPv4-mapped source (::ffff:0:0/96) must not appear on the wire
+	 * (RFC 4291 2.5.5.2; Linux drops it in ipv6_rcv). Tracking it would
+	 * let a sender dodge its IPv4 rule, so it is malformed. */
+	if (w[0] == 0 && w[1] == 0 && w[2] == RL_HTONL(0xffff))
+		return RL_PKT_MALFORMED;
 #pragma unroll
 	for (i = 0; i < 4; i++)
 		w[i] &= mask[i];

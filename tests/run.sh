@@ -34,9 +34,9 @@ if [ "$mode" = stress ]; then
 else
 	run_suite "$out/test_unit"
 	run_suite "$out/test_prog"
-	for s in "$here"/e2e/run.sh; do
-		[ -e "$s" ] && run_suite "$s" "$out"
-	done
+	run_suite "$here/fuzz/run.sh" "$out"
+	run_suite "$here/e2e/run.sh" "$out"
+	run_suite "$here/../bench/run.sh" "$out" --smoke
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
