@@ -6,7 +6,7 @@ set -eu
 # libclang-rt-dev: the libFuzzer and sanitizer runtimes of clang (only
 # recommended by clang on Debian 12); valgrind: make valgrind
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
-libjansson-dev iproute2 nftables iptables jq libclang-rt-dev valgrind"
+libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind"
 
 missing=""
 for p in $PKGS; do
