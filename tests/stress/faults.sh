@@ -129,6 +129,29 @@ n=$(bpftool map dump pinned "$pins/$vrx/rules" | grep -c key)
 result foreign_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && echo 0 || echo 1)"
 rl detach "$vrx" >/dev/null
 
+# a config written by another layout version is refused, never rewritten:
+# bump the layout field (its offset from the object's BTF) by hand
+rl attach "$vrx" >/dev/null
+rl quota set 198.18.9.0/24 --pps 9 >/dev/null
+off=$(bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
+	awk "/STRUCT 'rl_config'/ { in_cfg = 1; next }
+	     in_cfg && /'layout'/ { sub(/.*bits_offset=/, \"\"); print \$0 / 8; exit }")
+cfg=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
+bumped=$(awk -v o="${off:-0}" '{ $(o + 1) = "0x63"; print }' <<<"$cfg")
+bpftool map update pinned "$pins/$vrx/config" key 0 0 0 0 value $bumped
+rl quota set 198.18.9.0/24 --pps 1 2>&1 >/dev/null | grep -q "different version"; s1=$?
+rl quota list --iface "$vrx" >/dev/null 2>&1; s2=$?
+rl stats --iface "$vrx" >/dev/null 2>&1; s3=$?
+rl status | grep -q BROKEN; s4=$?
+after=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
+n=$(bpftool -j map dump pinned "$pins/$vrx/rules" |
+	jq '[.[] | select(.formatted.value.pps == 9)] | length')
+result old_layout_refused "$([ -n "$off" ] && [ "$s1" = 0 ] && [ "$s2" = 1 ] && [ "$s3" = 1 ] &&
+	[ "$s4" = 0 ] && [ "$after" = "$bumped" ] && [ "$n" = 1 ] && echo 0 || echo 1)" \
+	"offset '$off'; quota set refused: $s1, list rc=$s2, stats rc=$s3, status flags: $s4, config untouched: $([ "$after" = "$bumped" ] && echo yes || echo no), rule kept: $n"
+rl detach "$vrx" >/dev/null; s1=$?
+result old_layout_detach_repairs "$([ "$s1" = 0 ] && [ ! -e "$pins/$vrx" ] && echo 0 || echo 1)"
+
 # ---- interface deleted while attached, detach, re-attach -----------------
 rl attach "$vrx" --default-pps 50 >/dev/null
 ip -n "$rx" link del "$vrx"
