@@ -437,7 +437,8 @@ static void prev_take(struct prev *p, struct snapshot *s)
 		o->tot = r->view.tot;
 		o->rows = r->top.rows;
 		o->n = r->top.n;
-		qsort(o->rows, o->n, sizeof(*o->rows), key_cmp);
+		if (o->n)	/* rows is NULL without sources */
+			qsort(o->rows, o->n, sizeof(*o->rows), key_cmp);
 		r->top.rows = NULL;
 		r->top.n = 0;
 	}

@@ -296,7 +296,8 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 		sc.seen = 0;
 		err = scan_by_key(&sc);
 	}
-	qsort(sel.rows, sel.n, sizeof(*sel.rows), busier_qsort);
+	if (sel.n)	/* rows is NULL when no source was seen */
+		qsort(sel.rows, sel.n, sizeof(*sel.rows), busier_qsort);
 	top->rows = sel.rows;
 	top->n = sel.n;
 	top->tracked = sc.seen;
