@@ -75,6 +75,15 @@ struct {
 	__type(value, struct rl_state);
 } aggregates SEC(".maps");
 
+/* Drops of sources refused before they took a `sources` entry: a small
+ * table of their own, so refused packets never evict a tracked source. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_REFUSED_ENTRIES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_refused);
+} refused SEC(".maps");
+
 /* Value for new sources: update needs a full value, too big for the stack. */
 static const struct rl_source new_source;
 
@@ -202,6 +211,25 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 	return agg && judge(agg, &ab, now, len, gen, NULL, rule_id) != RL_FITS;
 }
 
+/* Count a refused newcomer's drop against its address (SPEC: a dropped
+ * packet counts as dropped for its source). Shared entries, so atomic. */
+static __always_inline void count_refused(const struct rl_key *key, __u64 len)
+{
+	struct rl_refused first = { 1, len }, *r;
+
+	r = bpf_map_lookup_elem(&refused, key);
+	if (!r) {
+		if (!bpf_map_update_elem(&refused, key, &first, BPF_NOEXIST))
+			return;
+		/* another CPU inserted it first */
+		r = bpf_map_lookup_elem(&refused, key);
+		if (!r)
+			return;
+	}
+	__sync_fetch_and_add(&r->dropped_pkts, 1);
+	__sync_fetch_and_add(&r->dropped_bytes, len);
+}
+
 /* The rule covering the source; the LPM trie is only consulted when the
  * rules changed since the source last resolved it. */
 static __always_inline __u32 find_rule(struct rl_source *src,
@@ -326,6 +354,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
 					      cfg->rules_gen)) {
+			count_refused(&key, len);
 			pass = 0;
 			goto out;
 		}

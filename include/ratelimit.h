@@ -37,12 +37,15 @@
 #define RL_MIN_MAX_SOURCES	16
 #define RL_MAX_MAX_SOURCES	(16U << 20)
 #define RL_DEFAULT_V6_PREFIX	64
+/* Sources refused before they took a `sources` entry whose drops are kept
+ * (the most recently refused; see struct rl_refused). */
+#define RL_REFUSED_ENTRIES	16384
 
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	1
+#define RL_LAYOUT_VERSION	2
 /* rule id stored in a source's cache when no rule covers it */
 #define RL_NO_RULE		(~0U)
 
@@ -59,6 +62,7 @@
 #define RL_MAP_RULES_V4		"rules_v4"
 #define RL_MAP_RULES_V6		"rules_v6"
 #define RL_MAP_AGGREGATES	"aggregates"
+#define RL_MAP_REFUSED		"refused"
 
 /* ---- keys ----------------------------------------------------------- */
 
@@ -127,6 +131,17 @@ struct rl_source {
 	__u64 dropped_bytes;
 	__u32 rule_gen;		/* rules generation rule_id was resolved in */
 	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
+};
+
+/*
+ * Value of the `refused` LRU hash: drops of a source whose packets were
+ * refused before it had a `sources` entry (a blocked prefix, a full
+ * aggregate budget), so that a spoofed flood cannot take table entries
+ * from real sources. Shared by all CPUs, added to atomically.
+ */
+struct rl_refused {
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
 };
 
 /* ---- rules ---------------------------------------------------------- */

@@ -97,6 +97,8 @@ static void usage(FILE *f)
 		"Columns: PASSED and DROPPED count since attach; WINDOW is what the source\n"
 		"passed in the current sliding window; RULE is the prefix of the rule that\n"
 		"covers it (- when none does). IPv6 sources show as their tracked prefix.\n"
+		"A source refused on its first packet (a blocked prefix, a full aggregate\n"
+		"budget) takes no table entry: it is shown with its drops and WINDOW -.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit stats\n"
@@ -283,6 +285,7 @@ static int read_iface(const char *name, const struct stats_opts *o,
 		goto fail;
 	}
 	v->tracked = r->top.tracked;
+	v->refused_only = r->top.refused_only;
 	show = o->top && o->top < r->top.n ? o->top : r->top.n;
 	v->src = calloc(show ? show : 1, sizeof(*v->src));
 	if (!v->src) {
@@ -291,6 +294,7 @@ static int read_iface(const char *name, const struct stats_opts *o,
 	}
 	for (size_t i = 0; i < show; i++) {
 		v->src[i].sum = r->top.rows[i].sum;
+		v->src[i].tracked = r->top.rows[i].tracked;
 		source_rule(&ifc.m, &rc, &r->top.rows[i], &v->src[i]);
 	}
 	v->nsrc = show;

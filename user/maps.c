@@ -10,14 +10,14 @@
 
 const char *const rl_map_names[RL_NR_MAPS] = {
 	RL_MAP_CONFIG, RL_MAP_COUNTERS, RL_MAP_SOURCES, RL_MAP_RULES,
-	RL_MAP_RULES_V4, RL_MAP_RULES_V6, RL_MAP_AGGREGATES,
+	RL_MAP_RULES_V4, RL_MAP_RULES_V6, RL_MAP_AGGREGATES, RL_MAP_REFUSED,
 };
 
 int *rl_maps_fd(struct rl_maps *m, int i)
 {
 	int *fds[RL_NR_MAPS] = {
 		&m->config, &m->counters, &m->sources, &m->rules,
-		&m->rules_v4, &m->rules_v6, &m->aggregates,
+		&m->rules_v4, &m->rules_v6, &m->aggregates, &m->refused,
 	};
 
 	return fds[i];

@@ -289,6 +289,7 @@ static const struct map_shape shapes[RL_NR_MAPS] = {
 	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v4), sizeof(__u32) },
 	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v6), sizeof(__u32) },
 	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_state) },
+	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct rl_key), sizeof(struct rl_refused) },
 };
 
 /* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
@@ -365,13 +366,10 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
-	for (int i = 0; i < RL_NR_MAPS; i++) {
-		ret = open_map(name, i, rl_maps_fd(&ifc->m, i),
-			       i == 2 ? &ifc->sources_max_entries : NULL,
-			       err, errlen);
-		if (ret)
-			goto fail;
-	}
+	/* config first: another layout version may pin other maps */
+	ret = open_map(name, 0, &ifc->m.config, NULL, err, errlen);
+	if (ret)
+		goto fail;
 	ret = rl_config_read(&ifc->m, &ifc->cfg);
 	if (ret) {
 		snprintf(err, errlen, "cannot read the config of %s: %s", name,
@@ -384,6 +382,13 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
 		ret = -EPROTO;
 		goto fail;
+	}
+	for (int i = 1; i < RL_NR_MAPS; i++) {
+		ret = open_map(name, i, rl_maps_fd(&ifc->m, i),
+			       i == 2 ? &ifc->sources_max_entries : NULL,
+			       err, errlen);
+		if (ret)
+			goto fail;
 	}
 	if (!settings_sane(&ifc->cfg.set)) {
 		snprintf(err, errlen,

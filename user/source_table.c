@@ -150,6 +150,76 @@ static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
 	}
 }
 
+/* Drops of a source refused before it was tracked, as read. */
+struct refused_row {
+	struct rl_key key;
+	struct rl_refused val;
+	bool merged;		/* added to the source's tracked row */
+};
+
+struct refused_set {
+	struct refused_row *rows;	/* sorted by key */
+	size_t n;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* The whole `refused` table: small (RL_REFUSED_ENTRIES), read key by key. */
+static int refused_read(int fd, struct refused_set *set)
+{
+	struct rl_key key, next;
+	const struct rl_key *prev = NULL;
+	size_t alloc = 0, steps = 0;
+	int err = 0;
+
+	memset(set, 0, sizeof(*set));
+	/* an entry evicted under us restarts the walk: bound the repeats */
+	while (steps++ < 2 * RL_REFUSED_ENTRIES + 1) {
+		struct refused_row *r;
+
+		if (bpf_map_get_next_key(fd, prev, &next)) {
+			if (errno != ENOENT)
+				err = -errno;
+			break;
+		}
+		key = next;
+		prev = &key;
+		if (set->n == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			r = realloc(set->rows, alloc * sizeof(*r));
+			if (!r) {
+				err = -ENOMEM;
+				break;
+			}
+			set->rows = r;
+		}
+		r = &set->rows[set->n];
+		memset(r, 0, sizeof(*r));
+		r->key = key;
+		if (bpf_map_lookup_elem(fd, &key, &r->val)) {
+			if (errno == ENOENT)
+				continue;
+			err = -errno;
+			break;
+		}
+		set->n++;
+	}
+	if (set->n) {
+		/* a restarted walk may have met a key twice: keep one */
+		size_t out = 1;
+
+		qsort(set->rows, set->n, sizeof(*set->rows), key_cmp);
+		for (size_t i = 1; i < set->n; i++)
+			if (key_cmp(&set->rows[i].key, &set->rows[out - 1].key))
+				set->rows[out++] = set->rows[i];
+		set->n = out;
+	}
+	return err;
+}
+
 struct scan {
 	const struct rl_maps *m;
 	const struct rl_settings *s;
@@ -157,16 +227,54 @@ struct scan {
 	__u64 now;
 	int ncpus;
 	struct selector *sel;
+	struct refused_set refused;
 	__u64 seen;
 };
+
+static void refused_add(struct rl_source_row *row, const struct refused_row *r)
+{
+	row->sum.dropped_pkts += r->val.dropped_pkts;
+	row->sum.dropped_bytes += r->val.dropped_bytes;
+}
 
 static int take(struct scan *sc, const struct rl_key *key, const void *vals)
 {
 	struct rl_source_row row;
+	struct refused_row *r;
 
 	sum_source(key, vals, sc->ncpus, sc->s, sc->rules_gen, sc->now, &row);
+	row.tracked = true;
+	r = sc->refused.n ? bsearch(key, sc->refused.rows, sc->refused.n,
+				    sizeof(*r), key_cmp) : NULL;
+	if (r && !r->merged) {
+		refused_add(&row, r);
+		r->merged = true;
+	}
 	sc->seen++;
 	return sel_offer(sc->sel, &row);
+}
+
+/* Refused sources that have no window: rows of their own. */
+static int take_refused_only(struct scan *sc, __u64 *count)
+{
+	*count = 0;
+	for (size_t i = 0; i < sc->refused.n; i++) {
+		const struct refused_row *r = &sc->refused.rows[i];
+		struct rl_source_row row;
+		int err;
+
+		if (r->merged)
+			continue;
+		memset(&row, 0, sizeof(row));
+		row.rule_id = RL_NO_RULE;
+		row.sum.key = r->key;
+		refused_add(&row, r);
+		(*count)++;
+		err = sel_offer(sc->sel, &row);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static bool batch_unsupported(int err)
@@ -290,12 +398,19 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 	memset(top, 0, sizeof(*top));
 	if (sc.ncpus <= 0)
 		return sc.ncpus ? sc.ncpus : -EINVAL;
-	err = scan_batched(&sc);
+	err = refused_read(m->refused, &sc.refused);
+	if (!err)
+		err = scan_batched(&sc);
 	if (err == -EOPNOTSUPP) {
 		sel.n = 0;
 		sc.seen = 0;
+		for (size_t i = 0; i < sc.refused.n; i++)
+			sc.refused.rows[i].merged = false;
 		err = scan_by_key(&sc);
 	}
+	if (!err)
+		err = take_refused_only(&sc, &top->refused_only);
+	free(sc.refused.rows);
 	if (sel.n)	/* rows is NULL when no source was seen */
 		qsort(sel.rows, sel.n, sizeof(*sel.rows), busier_qsort);
 	top->rows = sel.rows;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The busiest tracked sources of an interface (SPEC "Commands", stats):
- * one pass over the per-CPU `sources` LRU hash, in batches, keeping only
- * the top N so memory stays proportional to N plus one batch, however many
- * sources are tracked (up to RL_MAX_MAX_SOURCES). Reads only.
+ * The busiest sources of an interface (SPEC "Commands", stats): one pass
+ * over the per-CPU `sources` LRU hash, in batches, keeping only the top N
+ * so memory stays proportional to N plus one batch, however many sources
+ * are tracked (up to RL_MAX_MAX_SOURCES); the drops in `refused` (at most
+ * RL_REFUSED_ENTRIES) are added to their source, or shown as sources of
+ * their own when the source has no window. Reads only.
  */
 #ifndef RL_SOURCE_TABLE_H
 #define RL_SOURCE_TABLE_H
@@ -17,12 +19,14 @@ struct rl_source_row {
 	struct rl_source_sum sum;
 	__u32 rule_id;		/* slot in `rules`, or RL_NO_RULE */
 	bool rule_cached;	/* rule_id was resolved under rules_gen */
+	bool tracked;		/* in `sources`; else only refused (no window) */
 };
 
 struct rl_source_top {
 	struct rl_source_row *rows;	/* busiest first */
 	size_t n;
 	__u64 tracked;			/* sources in the table when read */
+	__u64 refused_only;		/* refused sources not in the table */
 };
 
 /*

@@ -205,10 +205,16 @@ static void source_cell(const void *ctx, size_t row, int col, char *buf,
 		fmt_u64(buf, len, v->dropped_bytes);
 		break;
 	case SRC_WINDOW_PKTS:
-		fmt_u64(buf, len, v->window_pkts);
+		if (src->tracked)
+			fmt_u64(buf, len, v->window_pkts);
+		else
+			snprintf(buf, len, "-");
 		break;
 	case SRC_WINDOW_BYTES:
-		fmt_u64(buf, len, v->window_bytes);
+		if (src->tracked)
+			fmt_u64(buf, len, v->window_bytes);
+		else
+			snprintf(buf, len, "-");
 		break;
 	case SRC_PASSED_PPS:
 		fmt_rate(buf, len, r, r->passed_pps);
@@ -243,12 +249,14 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
 	table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
 	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 "), %" PRIu64
-		" created, %" PRIu64 " packets untracked\n",
+		" created, %" PRIu64 " packets untracked; %" PRIu64
+		" refused without an entry\n",
 		(uint64_t)s->tracked, (uint64_t)s->max_sources,
-		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts);
+		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
+		(uint64_t)s->refused_only);
 	fputc('\n', f);
 	if (!s->nsrc) {
-		fprintf(f, "no tracked sources\n");
+		fprintf(f, "no sources seen\n");
 		return;
 	}
 	table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
@@ -349,8 +357,13 @@ static json_t *source_json(const struct rl_stats_iface *s,
 	json_object_set_new(o, "dropped_bytes", jint(v->dropped_bytes));
 	json_object_set_new(o, "window_packets", jint(v->window_pkts));
 	json_object_set_new(o, "window_bytes", jint(v->window_bytes));
+	json_object_set_new(o, "tracked", json_boolean(src->tracked));
 	if (watch)
 		json_object_set_new(o, "rates", rates_json(&src->rates, 0));
+	if (json_object_size(o) != (watch ? 10U : 9U)) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -373,8 +386,9 @@ static json_t *iface_json(const struct rl_stats_iface *s, bool watch)
 	json_object_set_new(o, "ipv6_prefix", jint(set->v6_prefix));
 	json_object_set_new(o, "max_sources", jint(s->max_sources));
 	json_object_set_new(o, "tracked_sources", jint(s->tracked));
+	json_object_set_new(o, "refused_sources", jint(s->refused_only));
 	json_object_set_new(o, "totals", totals_json(s, watch));
-	if (json_object_size(o) != 11) {
+	if (json_object_size(o) != 12) {
 		json_decref(o);
 		return NULL;
 	}
@@ -432,10 +446,8 @@ int rl_stats_print_json(FILE *f, const struct rl_stats_view *v)
 
 			if (k)
 				fputs(", ", f);
-			if (!o || json_object_size(o) != (v->watch ? 9U : 8U)) {
-				json_decref(o);
+			if (!o)
 				return -ENOMEM;
-			}
 			err = json_dumpf(o, f, 0) ? -EIO : 0;
 			json_decref(o);
 			if (err)

@@ -24,6 +24,7 @@ struct rl_rates {
 
 struct rl_stats_source {
 	struct rl_source_sum sum;
+	bool tracked;			/* has a window; else only refused */
 	bool has_rule;			/* some rule covers the source */
 	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
 	struct rl_rates rates;
@@ -38,6 +39,7 @@ struct rl_stats_iface {
 	struct rl_rates rates;		/* of tot */
 	__u64 rates_ns;			/* interval the rates are over */
 	__u64 tracked;			/* sources in the table */
+	__u64 refused_only;		/* refused, never in the table */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
 };

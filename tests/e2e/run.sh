@@ -149,8 +149,16 @@ t_block_allow() {
 	n=$(send --src 198.18.8.1 --sources 3 --count 300)
 	r=$(( $(seen 198.18.8.1) + $(seen 198.18.8.2) + $(seen 198.18.8.3) ))
 	d=$(total dropped_packets)
-	check block "n == 300 && r == 0 && d == 300" \
-		"--pps 0: $r of $n received, stats dropped $d"
+	# refused on their first packet, they take no entry but keep their drops
+	local ds=$(( $(src_stat 198.18.8.1 dropped_packets) +
+		$(src_stat 198.18.8.2 dropped_packets) + $(src_stat 198.18.8.3 dropped_packets) ))
+	local tr
+	tr=$(stats_json "$vrx" | jq -c '[.interfaces[0].sources[] |
+		select(.address | startswith("198.18.8.")) | .tracked] | unique')
+	check block "n == 300 && r == 0 && d == 300 && ds == 300" \
+		"--pps 0: $r of $n received, stats dropped $d, per source $ds"
+	result block_sources_shown "$([ "$tr" = "[false]" ] && echo 0 || echo 1)" \
+		"blocked sources shown untracked: tracked $tr"
 	# paced, so that the veth ring never overflows before XDP
 	n=$(send --src 198.18.9.9 --rate 10000 --duration 1)
 	r=$(seen 198.18.9.9) p=$(src_stat 198.18.9.9 passed_packets)
@@ -356,9 +364,11 @@ t_bpftool() {
 		{ result bpftool_maps_btf 1 "attach"; return; }
 	send --src 198.18.16.1 --count 20 >/dev/null
 	send --src 2001:db8:2::1 --count 20 >/dev/null
+	quota 198.18.17.0/24 --pps 0 && send --src 198.18.17.1 --count 3 >/dev/null
 	local bad=() m field n names perms
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
-		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts; do
+		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
+		refused:dropped_pkts; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -369,7 +379,7 @@ t_bpftool() {
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates config counters link rules rules_v4 rules_v6 sources " ] ||
+	[ "$names" = "aggregates config counters link refused rules rules_v4 rules_v6 sources " ] ||
 		bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")

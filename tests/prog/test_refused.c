@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Sources refused on their first packet take no `sources` entry, but their
+ * drops still count for them (SPEC: a dropped packet is counted in the
+ * source's dropped counters), in `refused`, and `stats` shows them.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include "ratelimit.h"
+#include "source_table.h"
+#include "../harness.h"
+#include "fixture.h"
+
+/* Run `n` frames from `addr` of `len` bytes on `cpu`; how many passed. */
+static int send_from(struct fixture *f, const char *addr, size_t len, int n,
+		     int cpu, __u64 now)
+{
+	struct frame fr;
+	int passed = 0;
+
+	frame_udp(&fr, addr, len, 0);
+	for (int i = 0; i < n; i++)
+		passed += fixture_run(f, fr.data, fr.len, cpu, now) == XDP_PASS;
+	return passed;
+}
+
+static const struct rl_source_row *row_of(const struct rl_source_top *top,
+					  const char *addr)
+{
+	struct rl_source_sum want;
+
+	memset(&want, 0, sizeof(want));
+	want.key.addr[10] = want.key.addr[11] = 0xff;
+	if (inet_pton(AF_INET, addr, &want.key.addr[12]) != 1)
+		return NULL;
+	for (size_t i = 0; i < top->n; i++)
+		if (!memcmp(&top->rows[i].sum.key, &want.key, sizeof(want.key)))
+			return &top->rows[i];
+	return NULL;
+}
+
+TEST(refused_sources_keep_their_drops)
+{
+	int ncpus = rl_ncpus();
+	struct rl_source_top top = {};
+	const struct rl_source_row *r;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 10,
+			   RL_UNLIMITED))
+		goto out;
+	/* a blocked source, its frames spread over every CPU */
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		CHECK_EQ(send_from(&f, "198.19.9.1", 100, 7, cpu, T0), 0,
+			 "blocked on every cpu");
+	/* ten newcomers fill the aggregate, the next ones are refused */
+	for (int i = 1; i <= 10; i++) {
+		char addr[32];
+
+		snprintf(addr, sizeof(addr), "198.18.1.%d", i);
+		CHECK_EQ(send_from(&f, addr, 64, 1, 0, T0), 1, "within aggregate");
+	}
+	CHECK_EQ(send_from(&f, "198.18.2.1", 80, 3, 0, T0), 0, "aggregate full");
+	CHECK_EQ(fixture_totals(&f).new_sources, 10, "no entry for refusals");
+
+	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0,
+		      "read the sources"))
+		goto out;
+	CHECK_EQ(top.tracked, 10, "ten tracked");
+	CHECK_EQ(top.refused_only, 2, "two refused without an entry");
+	CHECK_EQ(top.n, 12, "every source shown");
+	r = row_of(&top, "198.19.9.1");
+	CHECK(r && !r->tracked && r->sum.dropped_pkts == (__u64)7 * ncpus &&
+	      r->sum.dropped_bytes == (__u64)700 * ncpus && !r->sum.passed_pkts,
+	      "the blocked source's drops, from every CPU");
+	CHECK(r == &top.rows[0], "the blocked source is the busiest");
+	r = row_of(&top, "198.18.2.1");
+	CHECK(r && !r->tracked && r->sum.dropped_pkts == 3 &&
+	      r->sum.dropped_bytes == 240, "dropped by the aggregate, for its source");
+	r = row_of(&top, "198.18.1.1");
+	CHECK(r && r->tracked && r->sum.passed_pkts == 1 && !r->sum.dropped_pkts,
+	      "a tracked source as before");
+	rl_source_top_free(&top);
+
+	/* unblocked, the source gets an entry: one row, drops kept */
+	if (!fixture_quota(&f, "198.19.9.0/24", 1000, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_from(&f, "198.19.9.1", 100, 4, 0, T0 + NSEC_S), 4,
+		 "passes once unblocked");
+	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0 + NSEC_S, 1, &top), 0,
+		      "read the busiest"))
+		goto out;
+	CHECK_EQ(top.n, 1, "--top 1");
+	CHECK_EQ(top.refused_only, 1, "only the aggregate's refusal left");
+	r = row_of(&top, "198.19.9.1");
+	CHECK(r && r->tracked && r->sum.passed_pkts == 4 &&
+	      r->sum.dropped_pkts == (__u64)7 * ncpus && r->sum.window_pkts == 4,
+	      "tracked now, its earlier drops merged");
+out:
+	rl_source_top_free(&top);
+	fixture_close(&f);
+}
