@@ -343,6 +343,61 @@ static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
 	return 0;
 }
 
+/* Map ids the program behind IFACE's link uses; 0 when there is no
+ * usable link (status reports that), else how many (or -errno). */
+static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), prog_id = 0;
+	int fd, ret;
+
+	if (rl_link_ifindex(iface, &prog_id) < 0 || !prog_id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return -errno;
+	info.nr_map_ids = max;
+	info.map_ids = (__u64)(unsigned long)ids;
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
+	      (int)(info.nr_map_ids < max ? info.nr_map_ids : max);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Every pinned map must be one the linked program uses: a map put under
+ * the pin path by hand, even of the right shape, is never written to.
+ */
+static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
+			size_t errlen)
+{
+	__u32 ids[32];
+	int n = linked_map_ids(iface, ids, 32);
+
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read the program attached to %s: %s",
+			 iface, strerror(-n));
+		return n;
+	}
+	for (int i = 0; n && i < RL_NR_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		bool found = false;
+
+		if (bpf_obj_get_info_by_fd(*rl_maps_fd(m, i), &info, &len))
+			return -errno;
+		for (int k = 0; k < n && !found; k++)
+			found = ids[k] == info.id;
+		if (!found) {
+			snprintf(err, errlen,
+				 "the pinned map '%s' of %s is not one the attached program uses (replaced by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+				 rl_map_names[i], iface, iface);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
 /* Settings read back from a pin: what attach could have written. */
 static bool settings_sane(const struct rl_settings *s)
 {
@@ -390,6 +445,9 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		if (ret)
 			goto fail;
 	}
+	ret = maps_of_link(name, &ifc->m, err, errlen);
+	if (ret)
+		goto fail;
 	if (!settings_sane(&ifc->cfg.set)) {
 		snprintf(err, errlen,
 			 "the config map of %s holds settings out of range (changed by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",

@@ -129,6 +129,23 @@ n=$(bpftool map dump pinned "$pins/$vrx/rules" | grep -c key)
 result foreign_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && echo 0 || echo 1)"
 rl detach "$vrx" >/dev/null
 
+# a map of the very same shape, but not the linked program's: refused too,
+# or its empty trie would make the live default rule's slot look free
+rl attach "$vrx" --default-pps 50 >/dev/null
+rm -f "$pins/$vrx/rules_v4"
+bpftool map create "$pins/$vrx/rules_v4" type lpm_trie key 8 value 4 entries 4096 \
+	name rules_v4 flags 1
+rl quota set 198.18.0.0/16 --pps 0 --iface "$vrx" 2>&1 >/dev/null | grep -q "not one the attached program uses"
+s1=$?
+n=$(bpftool map dump pinned "$pins/$vrx/rules_v4" | grep -c key)
+rules=$(bpftool -j map dump pinned "$pins/$vrx/rules" |
+	jq -c '[.[] | select(.formatted.value.flags % 2 == 1) | .formatted.value.pps]')
+rl status | grep -q BROKEN; s2=$?
+result same_shape_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && [ "$rules" = "[50,50]" ] &&
+	[ "$s2" = 0 ] && echo 0 || echo 1)" \
+	"quota set refused: $s1, foreign trie entries $n, live rules pps $rules, status flags: $s2"
+rl detach "$vrx" >/dev/null
+
 # a config written by another layout version is refused, never rewritten:
 # bump the layout field (its offset from the object's BTF) by hand
 rl attach "$vrx" >/dev/null
