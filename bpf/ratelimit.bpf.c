@@ -231,14 +231,14 @@ static __always_inline void count_refused(const struct rl_key *key, __u64 len)
 }
 
 /* The rule covering the source; the LPM trie is only consulted when the
- * rules changed since the source last resolved it. */
+ * rules changed since the source last resolved it, or while they change. */
 static __always_inline __u32 find_rule(struct rl_source *src,
 				       const struct rl_key *key, int kind,
 				       __u32 gen)
 {
 	__u32 *id;
 
-	if (src && src->rule_gen == gen)
+	if (src && src->rule_gen == gen && !RL_RULES_CHANGING(gen))
 		return src->rule_id;
 	if (kind == RL_PKT_V4) {
 		struct rl_lpm_v4 k = { .prefixlen = 32 };

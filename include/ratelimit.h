@@ -46,6 +46,9 @@
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
 #define RL_LAYOUT_VERSION	2
+/* A rules generation in the middle of a change: rule caches are not
+ * trusted (user/rules.c mark_change). */
+#define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
 /* rule id stored in a source's cache when no rule covers it */
 #define RL_NO_RULE		(~0U)
 
@@ -196,7 +199,8 @@ struct rl_settings {
 /* Single entry of the `config` array map. */
 struct rl_config {
 	struct rl_settings set;
-	__u32 rules_gen;	/* bumped by every quota set/del */
+	__u32 rules_gen;	/* moved by every quota set/del; odd while one
+				 * is in progress (RL_RULES_CHANGING) */
 	__u32 layout;		/* RL_LAYOUT_VERSION of the CLI that attached */
 	__u64 test_now_ns;	/* only read by the test build (RL_TEST_CLOCK) */
 };

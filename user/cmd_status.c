@@ -38,6 +38,8 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 		return "the interface is gone (deleted or moved); the program no longer runs";
 	if ((__u32)ifindex != ifc->cfg.set.ifindex)
 		return "the link is attached to another interface than recorded";
+	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
+		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
 	return NULL;
 }
 

@@ -22,7 +22,7 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 		   __u64 default_pps, __u64 default_bps, char *err,
 		   size_t errlen)
 {
-	struct rl_config cfg = { .set = *s, .rules_gen = 1,
+	struct rl_config cfg = { .set = *s, .rules_gen = 2,
 				.layout = RL_LAYOUT_VERSION };
 	struct rl_prefix def = { .is_default = true };
 	struct rl_rule_change c = {

@@ -138,6 +138,18 @@ int rl_lock(char *err, size_t errlen)
 	return fd;
 }
 
+bool rl_change_running(void)
+{
+	int fd = open(RL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);	/* drops the flock if we took it */
+	return busy;
+}
+
 void rl_unlock(int fd)
 {
 	if (fd >= 0)

@@ -27,6 +27,8 @@ int rl_pins_prepare(char *err, size_t errlen);
 /* Exclusive lock over every change under RL_PIN_ROOT (attach, detach,
  * quota set/del); released by rl_unlock or exit. Returns an fd or -1. */
 int rl_lock(char *err, size_t errlen);
+/* Does some CLI hold that lock right now (a change in progress)? */
+bool rl_change_running(void);
 void rl_unlock(int fd);
 
 /* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory). */

@@ -91,16 +91,25 @@ static int free_slot(const struct rl_maps *m)
 	return -ENOSPC;
 }
 
-static int bump_gen(const struct rl_maps *m)
+/*
+ * Sources cache their rule under the rules generation. A change makes it
+ * odd before it touches a rule and even again when done; while it is odd
+ * the program looks the rule up on every packet (see find_rule). So a
+ * change killed half way is enforced as far as it got, as `quota list`
+ * shows it, and `status` reports it until the next change completes it.
+ */
+static int mark_change(const struct rl_maps *m, bool in_progress)
 {
 	struct rl_config cfg;
 	int err = rl_config_read(m, &cfg);
 
 	if (err)
 		return err;
+	if (RL_RULES_CHANGING(cfg.rules_gen) == in_progress)
+		return 0;	/* odd already: an interrupted change */
 	cfg.rules_gen++;
 	if (cfg.rules_gen == 0)	/* 0 is what a new source holds */
-		cfg.rules_gen = 1;
+		cfg.rules_gen = 2;
 	return rl_config_write(m, &cfg);
 }
 
@@ -173,8 +182,7 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 		goto fail;
 	}
 	apply_change(&rule, c, s->window_ns);
-	/* the slot first, then the prefix that points to it, then the
-	 * generation that makes sources look again */
+	/* the slot first, then the prefix that points to it */
 	if (bpf_map_update_elem(m->rules, &(__u32){ id }, &rule, BPF_ANY)) {
 		id = -errno;
 		goto fail;
@@ -182,11 +190,6 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 	fd = lpm_key(m, p, &k);
 	if (bpf_map_update_elem(fd, &k, &(__u32){ id }, BPF_ANY)) {
 		id = -errno;
-		goto fail;
-	}
-	ret = bump_gen(m);
-	if (ret) {
-		id = ret;
 		goto fail;
 	}
 	return 0;
@@ -224,22 +227,26 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 			 buf, s->v6_prefix, s->v6_prefix, p->len);
 		return -EINVAL;
 	}
-	/* Sources re-resolve their rule when the generation moves: bump it
-	 * before as well as after, so a change killed half way (prefix in,
-	 * final bump not yet) is completed by the next change. */
-	ret = bump_gen(m);
-	if (ret) {
-		snprintf(err, errlen, "quota set: cannot update the config map: %s",
-			 strerror(-ret));
-		return ret;
-	}
+	ret = mark_change(m, true);
+	if (ret)
+		goto fail;
 	expand_default(p, each, &n);
 	for (int i = 0; i < n; i++) {
 		ret = set_one(m, s, &each[i], c, err, errlen);
-		if (ret)
+		if (ret) {
+			/* reported; the change is over, as far as it got */
+			mark_change(m, false);
 			return ret;
+		}
 	}
+	ret = mark_change(m, false);
+	if (ret)
+		goto fail;
 	return 0;
+fail:
+	snprintf(err, errlen, "quota set: cannot update the config map: %s",
+		 strerror(-ret));
+	return ret;
 }
 
 int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
@@ -251,7 +258,7 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	int n, id, found = 0, ret;
 	lpm_key_t k;
 
-	ret = bump_gen(m);	/* completes an interrupted change, as in set */
+	ret = mark_change(m, true);
 	if (ret) {
 		id = ret;
 		goto fail;
@@ -268,16 +275,16 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 			id = -errno;
 			goto fail;
 		}
-		ret = bump_gen(m);
-		if (ret) {
-			id = ret;
-			goto fail;
-		}
 		memset(&rule, 0, sizeof(rule));
 		if (bpf_map_update_elem(m->rules, &(__u32){ id }, &rule, BPF_ANY)) {
 			id = -errno;
 			goto fail;
 		}
+	}
+	ret = mark_change(m, false);	/* also when nothing was found */
+	if (ret) {
+		id = ret;
+		goto fail;
 	}
 	if (!found) {
 		if (p->is_default)
@@ -291,6 +298,7 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	}
 	return 0;
 fail:
+	mark_change(m, false);
 	snprintf(err, errlen, "quota del: cannot update the rule maps: %s",
 		 strerror(-id));
 	return id;

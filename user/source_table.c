@@ -141,7 +141,8 @@ static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
 
 		/* a CPU that never saw the source holds zeroes; generation
 		 * 0 is never a resolved one */
-		if (!row->rule_cached && rules_gen && src->rule_gen == rules_gen &&
+		if (!row->rule_cached && rules_gen && !RL_RULES_CHANGING(rules_gen) &&
+		    src->rule_gen == rules_gen &&
 		    (src->passed_pkts || src->dropped_pkts)) {
 			row->rule_cached = true;
 			row->rule_id = src->rule_id;

@@ -110,3 +110,63 @@ TEST(new_prefix_reaches_tracked_source)
 out:
 	fixture_close(&f);
 }
+
+/* Move the rules generation by hand, as a killed CLI leaves it. */
+static bool set_gen(struct fixture *f, __u32 gen)
+{
+	struct rl_config cfg;
+
+	return CHECK(rl_config_read(&f->m, &cfg) == 0, "read config") &&
+	       (cfg.rules_gen = gen, true) &&
+	       CHECK(rl_config_write(&f->m, &cfg) == 0, "write config");
+}
+
+static __u32 get_gen(struct fixture *f)
+{
+	struct rl_config cfg = {};
+
+	rl_config_read(&f->m, &cfg);
+	return cfg.rules_gen;
+}
+
+/*
+ * A quota set killed after its new prefix went in, before the change was
+ * marked done: a source that resolved its rule meanwhile must not keep
+ * the old one. While the generation is odd no cached rule is trusted, so
+ * what `quota list` shows is what is enforced; the next change completes.
+ */
+TEST(interrupted_change_is_enforced)
+{
+	struct fixture f;
+	struct frame fr;
+	__u32 gen;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	gen = get_gen(&f);
+	CHECK(gen && !RL_RULES_CHANGING(gen), "a finished change leaves an even generation");
+	frame_udp(&fr, "198.18.4.4", 100, 0);
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "no rule");
+	/* the change starts: odd; the source resolves (no rule yet) */
+	if (!set_gen(&f, gen + 1))
+		goto out;
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "mid-change");
+	/* the prefix goes in; rl_rule_set then marks the change done, which
+	 * the kill undoes here: back to the odd generation */
+	if (!fixture_quota(&f, "198.18.4.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED) || !set_gen(&f, gen + 1))
+		goto out;
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP,
+		 "the listed rule is enforced although the change was cut short");
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 1 % rl_ncpus(), T0), XDP_DROP,
+		 "on every CPU");
+	/* the next change completes it */
+	if (!fixture_quota(&f, "198.18.5.0/24", 9, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED))
+		goto out;
+	gen = get_gen(&f);
+	CHECK(!RL_RULES_CHANGING(gen), "the next change leaves it even: %u", gen);
+	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "still blocked");
+out:
+	fixture_close(&f);
+}

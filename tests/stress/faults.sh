@@ -146,6 +146,28 @@ result same_shape_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && [ "$rules" = "
 	"quota set refused: $s1, foreign trie entries $n, live rules pps $rules, status flags: $s2"
 rl detach "$vrx" >/dev/null
 
+# a quota change cut short leaves the rules generation odd: what quota list
+# shows is enforced, status says so, and the next change completes it
+rl attach "$vrx" --default-pps 1000 >/dev/null
+rl quota set 198.18.30.0/24 --pps 0 --iface "$vrx" >/dev/null
+off=$(bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
+	awk "/STRUCT 'rl_config'/ { in_cfg = 1; next }
+	     in_cfg && /'rules_gen'/ { sub(/.*bits_offset=/, \"\"); print \$0 / 8; exit }")
+cfg=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
+read -ra odd <<<"$cfg"
+odd[${off:-0}]=$(printf "0x%02x" $(( ${odd[${off:-0}]} | 1 )))	# low byte: odd
+bpftool map update pinned "$pins/$vrx/config" key 0 0 0 0 value "${odd[@]}"
+rl status | grep "$vrx" | grep -q "BROKEN: a quota change was cut short"; s1=$?
+in_tx "$gen" --dev "$vtx" --src 198.18.30.1 --count 20 >/dev/null 2>&1
+n=$(src_stat 198.18.30.1 dropped_packets)
+r=$(src_stat 198.18.30.1 passed_packets)
+rl quota set 198.18.31.0/24 --pps 5 --iface "$vrx" >/dev/null; s2=$?
+rl status | grep "$vrx" | grep -q " ok"; s3=$?
+result interrupted_change_flagged "$([ -n "$off" ] && [ "$s1" = 0 ] && [ "$r" = 0 ] && [ "$n" = 20 ] &&
+	[ "$s2" = 0 ] && [ "$s3" = 0 ] && echo 0 || echo 1)" \
+	"offset '$off'; status flags it: $s1; blocked source passed $r, dropped $n of 20; next change rc=$s2, then ok: $s3"
+rl detach "$vrx" >/dev/null
+
 # a config written by another layout version is refused, never rewritten:
 # bump the layout field (its offset from the object's BTF) by hand
 rl attach "$vrx" >/dev/null
