@@ -31,13 +31,14 @@ lib_cleanup() {
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for i in "${rx_ifaces[@]}"; do
-		[ -e "$pins/$i" ] && [ -e "/run/netns/$rx" ] &&
+		[ -e "$(pin_dir "$i")" ] && [ -e "/run/netns/$rx" ] &&
 			rl detach "$i" >/dev/null 2>&1
 	done
 	ip netns del "$tx" 2>/dev/null
 	ip netns del "$rx" 2>/dev/null
 	for i in "${rx_ifaces[@]}"; do
-		rm -rf "${pins:?}/$i" "$pins/$i "* 2>/dev/null
+		i=$(pin_dir "$i")
+		rm -rf "${i:?}" "$i "* 2>/dev/null
 	done
 	[ ${#tmpfiles[@]} -eq 0 ] || rm -f "${tmpfiles[@]}"
 }
@@ -60,6 +61,11 @@ lib_abort() {	# NAME WHY: setup failed, nothing else can run
 	result "$1" 1 "$2"
 	lib_finish
 	exit 1
+}
+
+# The pin directory of IFACE: a dot in its name is a ':' there.
+pin_dir() {	# IFACE
+	echo "${pins:?}/${1//./:}"
 }
 
 in_rx() { nsenter --net="/run/netns/$rx" "$@"; }

@@ -148,7 +148,7 @@ static int parse_args(int argc, char **argv, struct attach_args *a)
 				    "attach: name the interface: xdp-ratelimit attach IFACE [OPTIONS]" :
 				    "attach: one interface at a time: xdp-ratelimit attach IFACE [OPTIONS]");
 	a->iface = argv[optind];
-	return 0;
+	return rl_iface_arg("attach", a->iface);
 }
 
 /* The bpf_link in the asked mode; auto falls back to generic, saying so. */
@@ -291,7 +291,7 @@ int cmd_attach(int argc, char **argv)
 	if (rl_require_root())
 		return RL_EXIT_FAIL;
 	ifindex = (int)if_nametoindex(a.iface);
-	if (!ifindex || strlen(a.iface) >= IF_NAMESIZE)
+	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
 			       a.iface);
 	lock = rl_change_begin();

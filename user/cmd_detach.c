@@ -38,6 +38,9 @@ int cmd_detach(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return rl_usage_err("detach: name one interface: xdp-ratelimit detach IFACE");
+	ret = rl_iface_arg("detach", argv[optind]);
+	if (ret)
+		return ret;
 	lock = rl_change_begin();
 	if (lock < 0)
 		return RL_EXIT_FAIL;

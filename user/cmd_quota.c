@@ -109,6 +109,11 @@ static int parse_args(const char *verb, int argc, char **argv,
 					    opts[c - OPT_PPS].name, err);
 		*have = true;
 	}
+	if (a->iface) {
+		ret = rl_iface_arg(cmd, a->iface);
+		if (ret)
+			return ret;
+	}
 	if (is_list) {
 		if (optind != argc)
 			return rl_usage_err("quota list: unexpected '%s': see 'xdp-ratelimit quota --help'",

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
+#include "cli.h"
 #include "pin.h"
 #include "settings.h"
 #include "units.h"
@@ -242,12 +243,8 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	int n;
 
 	if (iface) {
-		if (strlen(iface) >= IF_NAMESIZE) {
-			snprintf(err, errlen,
-				 "'%s' is not an interface name (at most %d characters)",
-				 iface, IF_NAMESIZE - 1);
+		if (rl_iface_name_check(iface, err, errlen))
 			return -EINVAL;
-		}
 		rl_pin_path(path, sizeof(path), iface, NULL);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
 			if (private_mount_ns())

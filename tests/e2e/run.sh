@@ -16,7 +16,8 @@ lib_init "${1:-build}" rle
 
 vtx2=${id}c vrx2=${id}d			# second pair, for several interfaces
 dummy=${id}e				# a bridge: no native XDP, auto falls back
-rx_ifaces+=("$vrx2" "$dummy")
+dot=${id}f.5				# a name with a dot, as eth0.100
+rx_ifaces+=("$vrx2" "$dummy" "$dot")
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 if [ "$(id -u)" != 0 ]; then
@@ -26,7 +27,9 @@ for f in "$cli" "$gen"; do
 	[ -x "$f" ] || lib_abort setup "$f is missing: build with make OUTPUT=$1"
 done
 lib_setup_ns && setup_link && setup_link "$vtx2" "$vrx2" 201 &&
-	ip -n "$rx" link add "$dummy" type bridge && ip -n "$rx" link set "$dummy" up ||
+	ip -n "$rx" link add "$dummy" type bridge && ip -n "$rx" link set "$dummy" up &&
+	ip -n "$rx" link add "$dot" type bridge &&
+	ip -n "$rx" link set "$dot" up ||
 	lib_abort setup "cannot create namespaces and links"
 mac=$(mac_of "$vrx") mac2=$(mac_of "$vrx2")
 
@@ -511,7 +514,8 @@ t_generic() {
 state() {
 	rl quota list --iface "$vrx" --json
 	stats_json | jq -c '.interfaces[0].totals'
-	xdp_prog_id "$vrx"; echo "/$(xdp_prog_id "$vrx2")/$(xdp_prog_id "$dummy")"
+	xdp_prog_id "$vrx"
+	echo "/$(xdp_prog_id "$vrx2")/$(xdp_prog_id "$dummy")/$(xdp_prog_id "$dot")"
 	ls "$pins" | grep "^$id"
 }
 # bad NAME STATUS WORD CMD...: CMD fails with exit STATUS and a message on
@@ -527,10 +531,16 @@ bad() {
 	result "bad_$name" "${#why[@]}" "${why[*]}: $err"
 }
 t_bad_input() {
-	fresh --default-pps 10 && quota 198.18.19.0/24 --pps 5 ||
+	fresh --default-pps 10 && quota 198.18.19.0/24 --pps 5 &&
+		rl attach "$dot" >/dev/null ||
 		{ result bad_input 1 "attach"; return; }
 	send --src 198.18.19.1 --count 20 >/dev/null
-	local q=(quota set) i=(--iface "$vrx")
+	local q=(quota set) i=(--iface "$vrx") rc
+	# a name with a dot is pinned with ':' in its place
+	[ -d "$(pin_dir "$dot")" ] && [ -n "$(xdp_prog_id "$dot")" ] &&
+		rl status --json | jq -e --arg i "$dot" \
+			'.interfaces[] | select(.ifname == $i and .state == "ok")' >/dev/null
+	result iface_name_with_dot $? "attach $dot: pins $(ls -d "$(pin_dir "$dot")" 2>&1)"
 	state0=$(state)
 	bad address 2 "198.18.300.1" rl "${q[@]}" 198.18.300.1 --pps 5 "${i[@]}"
 	bad address_v6 2 "2001:db8::g" rl "${q[@]}" 2001:db8::g/64 --pps 5 "${i[@]}"
@@ -552,6 +562,19 @@ t_bad_input() {
 	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
 	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
 	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
+	# what the kernel would refuse as an interface name (dev_valid_name):
+	# with '' or '/' the pin path would be the root or another's directory,
+	# and ':' names the pins of an interface whose name has a '.'
+	bad iface_empty 2 "empty" rl detach ""
+	bad iface_empty_attach 2 "empty" rl attach ""
+	bad iface_empty_quota 2 "empty" rl "${q[@]}" 198.18.19.0/24 --pps 1 --iface ""
+	bad iface_dot 2 "'.'" rl detach .
+	bad iface_dot_dot 2 "'..'" rl quota list --iface ..
+	bad iface_slash 2 "'/'" rl detach "$vrx/"
+	bad iface_slash_quota 2 "'/'" rl "${q[@]}" 198.18.19.0/24 --pps 1 --iface "$vrx/"
+	bad iface_colon 2 "':'" rl detach "${dot//./:}"
+	bad iface_whitespace 2 "whitespace" rl detach "$vrx "
+	bad iface_too_long 2 "15 characters" rl detach "${vrx}xxxxxxxxxxxxxxx"
 	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
 	bad unknown_command 2 "frobnicate" rl frobnicate
 	bad unknown_subcommand 2 "frob" rl quota frob 198.18.19.0/24
@@ -571,6 +594,9 @@ t_bad_input() {
 	p=$(src_stat 198.18.19.1 passed_packets) d=$(src_stat 198.18.19.1 dropped_packets)
 	check still_enforces_after_bad_input "p >= 5 && p <= 10 && p + d == 40" \
 		"198.18.19.1 at 5 pps: $p passed, $d dropped of 2 x 20"
+	rl detach "$dot" >/dev/null; rc=$?
+	[ "$rc" = 0 ] && [ ! -e "$(pin_dir "$dot")" ] && [ -z "$(xdp_prog_id "$dot")" ]
+	result detach_iface_name_with_dot $? "detach $dot: exit $rc"
 }
 
 start=$(date +%s)
