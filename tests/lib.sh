@@ -110,3 +110,34 @@ src_stat() {	# ADDRESS FIELD [IFACE]
 	stats_json "${3:-$vrx}" |
 		jq -r --arg a "$1" "[.interfaces[0].sources[] | select(.address == \$a) | .$2][0] // 0"
 }
+
+# Whether ROW lines up under HEADER (a line of column names, as a human
+# table prints them): each of its first fields starts where its column name
+# starts (left-aligned) or ends where it ends (right-aligned).
+aligned() {	# HEADER ROW
+	awk -v h="$1" -v r="$2" '
+		function spans(s, first, last,   n, p) {
+			for (p = 1; match(substr(s, p), /[^ ]+/); p = last[n] + 1) {
+				first[++n] = p + RSTART - 1
+				last[n] = first[n] + RLENGTH - 1
+			}
+			return n
+		}
+		BEGIN {
+			n = spans(h, hf, hl)
+			if (spans(r, rf, rl) < n)
+				exit 1
+			for (i = 1; i <= n; i++)
+				if (rf[i] != hf[i] && rl[i] != hl[i])
+					exit 1
+		}'
+}
+# The row of TABLE that starts with KEY, with the spaces between its fields
+# folded, if it lines up under the line that starts with HEADING; else fails.
+table_row() {	# TABLE HEADING KEY
+	local hdr row
+	hdr=$(awk -v k="$2 " 'index($0, k) == 1 { print; exit }' <<<"$1")
+	row=$(awk -v k="$3 " 'index($0, k) == 1 { print; exit }' <<<"$1")
+	[ -n "$hdr" ] && [ -n "$row" ] && aligned "$hdr" "$row" &&
+		awk '{ $1 = $1; print }' <<<"$row"
+}

@@ -266,9 +266,14 @@ int cmd_quota(int argc, char **argv)
 	const char *verb;
 	int ret;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? RL_EXIT_USAGE : RL_EXIT_OK;
+	if (argc < 2) {
+		rl_err("quota: missing subcommand: use set, del or list (see 'xdp-ratelimit quota --help')");
+		usage(stderr);
+		return RL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return RL_EXIT_OK;
 	}
 	verb = argv[1];
 	if (strcmp(verb, "set") && strcmp(verb, "del") && strcmp(verb, "list"))

@@ -126,10 +126,13 @@ int cmd_status(int argc, char **argv)
 				json_object_set_new(o, "problem", json_string(problem));
 			json_array_append_new(arr, o);
 		} else {
-			printf("%-15s %-8s %-8s %7u %11llu %10s%u %6d  %s%s%s\n",
+			char pfx[16];
+
+			snprintf(pfx, sizeof(pfx), "/%u", s->v6_prefix);
+			printf("%-15s %-8s %-8s %7u %11llu %11s %6d  %s%s%s\n",
 			       names[i], s->mode == RL_MODE_GENERIC ? "generic" : "native",
 			       w, s->nbuckets, (unsigned long long)s->max_sources,
-			       "/", s->v6_prefix, nrules,
+			       pfx, nrules,
 			       problem ? "BROKEN: " : "ok",
 			       problem ? problem : "",
 			       (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "");

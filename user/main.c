@@ -40,6 +40,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
+		rl_err("missing command; try 'xdp-ratelimit --help'");
 		usage(stderr);
 		return RL_EXIT_USAGE;
 	}

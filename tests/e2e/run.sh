@@ -420,8 +420,13 @@ t_help() {
 			bad+=("'$c --help': exit $rc")
 	done
 	[[ $(rl --version) == "xdp-ratelimit "[0-9]* ]] || bad+=("--version")
+	# no command, no subcommand: an error first, then the usage
 	err=$(rl 2>&1 >/dev/null); rc=$?
-	[ "$rc" = 2 ] && [[ $err == *Usage:* ]] || bad+=("no command: exit $rc")
+	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: missing command"*Usage:* ]] ||
+		bad+=("no command: exit $rc, said '${err%%$'\n'*}'")
+	err=$(rl quota 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: quota: missing subcommand"*Usage:* ]] ||
+		bad+=("quota without set/del/list: exit $rc, said '${err%%$'\n'*}'")
 	check help_and_version "${#bad[@]} == 0" "${bad[*]}"
 	fresh --window 500ms --buckets 5 --max-sources 100 --ipv6-prefix 56 ||
 		{ result status_json 1 "attach"; return; }
@@ -429,6 +434,11 @@ t_help() {
 		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
 	[ "$out" = '["native",500,5,100,56,"ok"]' ]
 	result status_json $? "status --json: $out"
+	# the human table: every value in its header's column
+	out=$(rl status)
+	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" STATE"$'\n'* ]] &&
+		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 ok" ]
+	result status_table $? "status printed:"$'\n'"$out"
 }
 
 # ---- detach leaves nothing behind ----------------------------------------------
