@@ -518,6 +518,122 @@ t_generic() {
 	rl detach "$dummy" >/dev/null
 }
 
+# ---- stats: the busiest sources, by dropped then passed packets ---------------------
+t_top() {
+	fresh && quota 198.18.22.0/24 --pps 3 && quota 198.18.22.2 --pps 6 &&
+		quota 198.18.22.10 --pps 6 && quota 198.18.22.12 --pps unlimited ||
+		{ result stats_top_default_10 1 "attach or quota set"; return; }
+	# LAST:SENT from 198.18.22.LAST, each source at once: .2 and .10 pass 6,
+	# .12 everything, the others 3. Dropped: .1 and .2 20, .3 to .9 18 to 12,
+	# .10 and .11 11 (.10 ranks first: it passed more), .12 and .13 none.
+	local a got want out
+	for a in 1:23 2:26 3:21 4:20 5:19 6:18 7:17 8:16 9:15 10:17 11:14 12:50 13:3; do
+		send --src "198.18.22.${a%:*}" --count "${a#*:}" >/dev/null
+	done
+	want=$(printf '198.18.22.%s ' 2 1 3 4 5 6 7 8 9 10)
+	got=$(rl stats --iface "$vrx" --json |
+		jq -r '[.interfaces[0].sources[].address] | join(" ")')
+	[ "$got" = "${want% }" ]
+	result stats_top_default_10 $? "stats without --top listed $got (want $want)"
+	got=$(rl stats --iface "$vrx" --json --top 3 | jq -c '[.interfaces[0].sources[] |
+		[.address, .passed_packets, .dropped_packets]]')
+	[ "$got" = '[["198.18.22.2",6,20],["198.18.22.1",3,20],["198.18.22.3",3,18]]' ]
+	result stats_top_3 $? "stats --top 3: $got"
+	# the human table: totals, then the sources under aligned headers
+	out=$(rl stats --iface "$vrx")
+	[[ $out == "$vrx (ifindex "* ]] && grep -Eq '^ +PACKETS +BYTES$' <<<"$out" &&
+		grep -Eq '^passed +92 +5520$' <<<"$out" && grep -Eq '^dropped +167 +10020$' <<<"$out" &&
+		grep -Eq '^ADDRESS +RULE +PASSED\(pkts\) +PASSED\(bytes\) +DROPPED\(pkts\) +DROPPED\(bytes\) ' <<<"$out" &&
+		[ "$(grep -c '^198\.18\.22\.' <<<"$out")" = 10 ] &&
+		[ "$(table_row "$out" ADDRESS 198.18.22.2 | cut -d ' ' -f 1-6)" = "198.18.22.2 198.18.22.2/32 6 360 20 1200" ]
+	result stats_table $? "stats printed:"$'\n'"$out"
+}
+
+# ---- quota del: the source falls to the next rule, counters kept -------------------
+t_quota_del() {
+	# in a window of 1m the /32 passes 60 frames, the /24 120, the default 60
+	fresh --window 1m --default-pps 1 && quota 198.18.23.0/24 --pps 2 &&
+		quota 198.18.23.5 --pps 1 || { result quota_del 1 "attach or quota set"; return; }
+	local a=198.18.23.5 out rc1 rc2 rules s1 s2 s3 r
+	# the human list: its header, a row per rule
+	out=$(rl quota list --iface "$vrx")
+	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS"$'\n'* ]] &&
+		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 1 - - -" ] &&
+		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 2 - - -" ] &&
+		[ "$(table_row "$out" PREFIX 0.0.0.0/0)" = "0.0.0.0/0 1 - - -" ] &&
+		[ "$(table_row "$out" PREFIX ::/0)" = "::/0 1 - - -" ]
+	result quota_list_table $? "quota list printed:"$'\n'"$out"
+	# source: passed/dropped/rule
+	src_pdr() { stats_json | jq -r --arg a "$a" '.interfaces[0].sources[] |
+		select(.address == $a) | "\(.passed_packets)/\(.dropped_packets)/\(.rule)"'; }
+	send --src "$a" --count 100 >/dev/null		# its own rule: 60 pass
+	s1=$(src_pdr)
+	rl quota del "$a" --iface "$vrx" >/dev/null; rc1=$?
+	rules=$(rl quota list --iface "$vrx" --json | jq -c '[.interfaces[0].rules[].prefix] | sort')
+	send --src "$a" --count 100 >/dev/null		# the /24: 60 more fit in its 120
+	s2=$(src_pdr)
+	rl quota del 198.18.23.0/24 --iface "$vrx" >/dev/null; rc2=$?
+	send --src "$a" --count 100 >/dev/null		# default: 120 passed is over its 60
+	s3=$(src_pdr) r=$(seen "$a")
+	[ "$rc1/$rules" = '0/["0.0.0.0/0","198.18.23.0/24","::/0"]' ]
+	result quota_del_removes_rule $? "quota del $a: exit $rc1, rules left $rules"
+	[ "$s1 $s2 $rc2 $s3 $r" = "60/40/$a/32 120/80/198.18.23.0/24 0 120/180/0.0.0.0/0 120" ]
+	result quota_del_next_rule_keeps_counters $? \
+		"passed/dropped/rule: $s1 (want 60/40), after del $s2 (want 120/80 by the /24), after del of the /24 (exit $rc2) $s3 (want 120/180 by the default); received $r"
+}
+
+# ---- no bpffs mounted: the CLI mounts one ---------------------------------------------
+# A shell in a mount namespace of its own (private: nothing it mounts or
+# unmounts reaches the host's) unmounts /sys/fs/bpf, attaches $vrx2, checks
+# and detaches. It has its own PID namespace and /proc too, so that its mount
+# namespace is PID 1's, as on a host: the CLI refuses to pin from any other
+# (the pins would vanish with it, as they do here when the shell exits).
+bpffs_missing_sh='
+cli=$1 gen=$2 rx=$3 tx=$4 dev=$5 txdev=$6 mac=$7
+rl() { nsenter --net="/run/netns/$rx" "$cli" "$@"; }
+[ "$(findmnt -no PROPAGATION /sys/fs/bpf)" = private ] || { echo "not private"; exit 1; }
+while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || exit 1; done
+rl attach "$dev" --default-pps 10 >/dev/null
+echo "attach=$?"
+echo "mount=$(findmnt -no FSTYPE /sys/fs/bpf) $(findmnt -no OPTIONS /sys/fs/bpf)"
+p=/sys/fs/bpf/xdp-ratelimit
+echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* | sort -u | paste -sd " ")"
+echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit)"
+echo "status=$(rl status --json | jq -c "[.interfaces[] | .ifname, .state]")"
+nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.18.24.1 \
+	--count 30 --json >/dev/null
+echo "stats=$(rl stats --json | jq -c ".interfaces[0].totals | [.passed_packets, .dropped_packets]")"
+rl detach "$dev" >/dev/null
+echo "detach=$?"
+'
+t_bpffs_missing() {
+	fresh --default-pps 10 && quota 198.18.24.0/24 --pps 5 ||
+		{ result bpffs_mounted_when_missing 1 "attach"; return; }
+	local o=/tmp/$id.bpffs mnt0 rules0 prog0 got want
+	tmpfiles+=("$o")
+	mnt0=$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)
+	rules0=$(rl quota list --iface "$vrx" --json) prog0=$(xdp_prog_id "$vrx")
+	unshare --mount --propagation private --pid --fork --mount-proc \
+		bash -c "$bpffs_missing_sh" - "$cli" "$gen" "$rx" "$tx" "$vrx2" "$vtx2" "$mac2" \
+		>"$o" 2>&1
+	got=$(cat "$o")
+	want="attach=0
+mount=bpf rw,relatime,mode=700
+modes=1700 600 700
+ls=$vrx2
+status=[\"$vrx2\",\"ok\"]
+stats=[10,20]
+detach=0"
+	[ "$got" = "$want" ]
+	result bpffs_mounted_when_missing $? "in a mount namespace without bpffs:"$'\n'"$got"
+	# the host's bpffs and the pins in it are untouched; $vrx2 is detached
+	[ "$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)" = "$mnt0" ] &&
+		[ -n "$mnt0" ] && [ -e "$pins/$vrx/link" ] &&
+		[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] &&
+		[ "$(xdp_prog_id "$vrx")" = "$prog0" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result bpffs_host_untouched $? "host bpffs was '$mnt0', now '$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)'; $vrx program $prog0 now $(xdp_prog_id "$vrx"); $vrx2 program '$(xdp_prog_id "$vrx2")'"
+}
+
 # ---- bad input: refused, exit status, nothing changed -----------------------------
 # What a refused command must leave as it was: rules and totals of $vrx,
 # the programs on every link, and the pin directories.
@@ -572,6 +688,7 @@ t_bad_input() {
 	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
 	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
 	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
+	bad quota_del_no_rule 1 "198.18.19.7" rl quota del 198.18.19.7 "${i[@]}"
 	# what the kernel would refuse as an interface name (dev_valid_name):
 	# with '' or '/' the pin path would be the root or another's directory,
 	# and ':' names the pins of an interface whose name has a '.'
@@ -624,8 +741,11 @@ t_help
 t_watch
 t_live_change
 t_sliding
+t_top
+t_quota_del
 t_multi
+t_bpffs_missing
 t_detach
 t_generic
-echo "  e2e took $(( $(date +%s) - start )) s (missing bpffs not tested: the CLI would mount the host's)"
+echo "  e2e took $(( $(date +%s) - start )) s"
 lib_finish
