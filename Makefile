@@ -29,7 +29,8 @@ ifeq ($(SANITIZE),1)
 	OUTPUT := $(OUTPUT)/sanitize
 endif
 
-BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+# -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
 
 # BPF programs: NAME.bpf.o -> NAME.skel.h. ratelimit_test is the same

@@ -10,7 +10,7 @@
  *   churn_n of them inside 2001:db8::/32) into the frame, then tail-calls
  *   the program under test: BPF_PROG_TEST_RUN repeats one frame, this makes
  *   every repeat a different source.
- * - xdp_xcpu: the refresh step of the verdict (include/quota.h) on every
+ * - xdp_xcpu: the refresh and confirm steps of the verdict (include/quota.h) on every
  *   packet, with the other CPUs' values read in a bpf_loop as the program
  *   does, for xcpu_loops iterations: its cost and how it grows per CPU.
  * - sock_record: a socket filter on the accuracy receiver's UDP socket:
@@ -198,8 +198,17 @@ int xdp_xcpu(struct xdp_md *ctx)
 	c.self = bpf_get_smp_processor_id();
 	if (xcpu_loops)
 		bpf_loop(xcpu_loops, xcpu_one, &c, 0);
-	return rl_quota_refresh(&src->st, &b, &c.acc, 64, 1, xcpu_ncpus) ==
-	       RL_FITS ? XDP_PASS : XDP_DROP;
+	if (rl_quota_refresh(&src->st, &b, &c.acc, 64, 1, xcpu_ncpus) != RL_FITS)
+		return XDP_DROP;
+	/* the confirm step, as judge() does it: barrier, second reads */
+	if (xcpu_loops) {
+		if (__sync_fetch_and_add(&src->st.lease.start, 0) != src->st.win.start)
+			return XDP_ABORTED;
+		__builtin_memset(&c.acc, 0, sizeof(c.acc));
+		bpf_loop(xcpu_loops, xcpu_one, &c, 0);
+	}
+	return rl_quota_confirm(&src->st, &b, &c.acc, 64) == RL_FITS ?
+	       XDP_PASS : XDP_DROP;
 }
 
 /* ---- accuracy: what got through ---------------------------------------- */

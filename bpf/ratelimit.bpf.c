@@ -142,6 +142,15 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 	return 0;
 }
 
+/* What the other CPUs hold of the budget in `c`, summed into c->acc. */
+static __always_inline void sum_others(struct sum_ctx *c, int source)
+{
+	if (source)
+		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
+	else
+		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
+}
+
 /*
  * Judge one packet against one budget held per CPU in `st`. `key` is the
  * source's key (for the source budget) or NULL (for rule_id's aggregate).
@@ -162,14 +171,23 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 		return ans;
 	c.start = st->win.start;
 	c.self = bpf_get_smp_processor_id();
-	if (key) {
+	if (key)
 		c.key = *key;
-		bpf_loop(settings.ncpus, sum_source_cpu, &c, 0);
-	} else {
+	else
 		c.rule_id = rule_id;
-		bpf_loop(settings.ncpus, sum_aggregate_cpu, &c, 0);
+	sum_others(&c, key != NULL);
+	ans = rl_quota_refresh(st, b, &c.acc, len, gen, settings.ncpus);
+	if (ans != RL_FITS)
+		return ans;
+	if (settings.ncpus > 1) {
+		/* The lease is written; a full barrier (a fetching atomic)
+		 * makes it visible before the others are read again. */
+		if (__sync_fetch_and_add(&st->lease.start, 0) != st->win.start)
+			return RL_OVER;	/* cannot happen: only we write it */
+		__builtin_memset(&c.acc, 0, sizeof(c.acc));
+		sum_others(&c, key != NULL);
 	}
-	return rl_quota_refresh(st, b, &c.acc, len, gen, settings.ncpus);
+	return rl_quota_confirm(st, b, &c.acc, len);
 }
 
 /* A new source's state (an evicted source starts afresh), its rule cached. */

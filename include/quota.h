@@ -12,18 +12,23 @@
  *     lease = max(free / d, this packet)     free = budget - used by all
  *
  * where "used" counts each other CPU's lease in full (what it may still
- * pass), not just its passes. Because a lease only ever hands out a 1/d
- * share of what was free, d concurrent refreshers together hand out at most
- * `free`: the sum of all leases never exceeds the budget, except that each
- * of them may round its share up to one packet, so the worst excess per
- * window is ncpus-1 packets (or frames' bytes).
+ * pass), not just its passes. Then it *confirms*: with its new lease
+ * published (written to its own state, then a full barrier), it reads the
+ * others again and trims its lease to what is still free (rl_quota_
+ * confirm). Of any two refreshes that overlap, the one that reads last
+ * sees the other's published lease (store, barrier, load on both sides),
+ * so leases confirmed in the order of their second reads never add up to
+ * more than the budget, however long a CPU is held up between its reads
+ * and its write (an interrupt, a preempted vCPU): only clock races at a
+ * bucket boundary remain (README "One quota across CPUs"). The price is
+ * the second read, once per refresh, and CPUs racing for the very last
+ * packets of a window may both back off and leave up to ncpus-1 unused.
  *
  * d: a CPU with nothing in its window yet (a newcomer) takes d = ncpus, so
  * any number of CPUs starting together stay within the budget; a CPU
  * already passing takes d = (other CPUs active) + 2, capped at ncpus, so a
  * source on one CPU halves what is left per refresh instead of taking
- * 1/ncpus (on 2 CPUs both are 2). README "One quota across CPUs" has the
- * bound when newcomers join exactly while every active CPU refreshes.
+ * 1/ncpus (on 2 CPUs both are 2).
  *
  * Within one bucket the others' usage only grows, so once the budget is
  * known to be full (free < packet), packets drop on the fast path too, and
@@ -45,8 +50,16 @@ struct rl_budget {
 struct rl_usage {
 	__u64 pkts;
 	__u64 bytes;
+	/* the part of pkts/bytes that is leases not yet confirmed: claimed,
+	 * but perhaps about to be trimmed */
+	__u64 pending_pkts;
+	__u64 pending_bytes;
 	__u32 active;	/* other CPUs with passes or a lease in the window */
 };
+
+/* rl_lease.valid: 0 none; a lease granted but not yet confirmed; held */
+#define RL_LEASE_PENDING	1
+#define RL_LEASE_HELD		2
 
 enum rl_answer {
 	RL_FITS,	/* pass; then rl_quota_commit() */
@@ -94,9 +107,11 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			    __u64 now, __u64 start, __u64 width,
 			    __u32 nbuckets, __u32 gen)
 {
-	__u64 p, b;
+	__u64 passed_p, passed_b, p, b;
 
-	rl_window_usage_at(&o->win, now, width, nbuckets, &p, &b);
+	rl_window_usage_at(&o->win, now, width, nbuckets, &passed_p, &passed_b);
+	p = passed_p;
+	b = passed_b;
 	if (o->lease.valid && o->lease.gen == gen &&
 	    o->lease.start == o->win.start &&
 	    (__s64)(o->win.start - start) >= 0) {
@@ -104,6 +119,10 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			p = o->lease.allow_pkts;
 		if (o->lease.allow_bytes != RL_UNLIMITED && o->lease.allow_bytes > b)
 			b = o->lease.allow_bytes;
+		if (o->lease.valid == RL_LEASE_PENDING) {
+			u->pending_pkts += p - passed_p;
+			u->pending_bytes += b - passed_b;
+		}
 	}
 	if (p == 0 && b == 0)
 		return;
@@ -135,13 +154,49 @@ RL_INLINE __u64 rl_allow(__u64 free, __u64 mine, __u64 cost, __u32 d)
 	return mine + share;
 }
 
-/* Take a new lease given what the other CPUs hold, and judge the packet. */
+/*
+ * What is free for this CPU given `others`: `claim` counting every lease
+ * in full (what a new lease may take), and in lease.free_* an upper bound
+ * that leaves out leases not yet confirmed, which may shrink: only when
+ * that bound is exhausted does the fast path drop without asking again.
+ */
+RL_INLINE void rl_quota_free(struct rl_state *st, const struct rl_budget *b,
+			     const struct rl_usage *others, __u64 *claim_pkts,
+			     __u64 *claim_bytes)
+{
+	struct rl_lease *l = &st->lease;
+	__u64 up = rl_free(b->pkts, others->pkts - others->pending_pkts, st->win.pkts);
+	__u64 ub = rl_free(b->bytes, others->bytes - others->pending_bytes,
+			   st->win.bytes);
+
+	*claim_pkts = rl_free(b->pkts, others->pkts, st->win.pkts);
+	*claim_bytes = rl_free(b->bytes, others->bytes, st->win.bytes);
+	if (up < l->free_pkts)
+		l->free_pkts = up;
+	if (ub < l->free_bytes)
+		l->free_bytes = ub;
+}
+
+/* Give up any claim beyond this CPU's passes: the packet is dropped. */
+RL_INLINE int rl_lease_none(struct rl_lease *l, const struct rl_window *w)
+{
+	l->allow_pkts = w->pkts;
+	l->allow_bytes = w->bytes;
+	l->valid = RL_LEASE_HELD;
+	return RL_OVER;
+}
+
+/*
+ * Take a new lease given what the other CPUs hold, and judge the packet.
+ * A lease granted (RL_FITS) is pending until rl_quota_confirm().
+ */
 RL_INLINE int rl_quota_refresh(struct rl_state *st, const struct rl_budget *b,
 			       const struct rl_usage *others, __u64 len,
 			       __u32 gen, __u32 ncpus)
 {
 	struct rl_lease *l = &st->lease;
 	__u32 d = st->win.pkts ? others->active + 2 : ncpus;
+	__u64 fp, fb;
 
 	if (d > ncpus)
 		d = ncpus;
@@ -149,16 +204,35 @@ RL_INLINE int rl_quota_refresh(struct rl_state *st, const struct rl_budget *b,
 		d = 1;
 	l->start = st->win.start;
 	l->gen = gen;
-	l->valid = 1;
-	l->free_pkts = rl_free(b->pkts, others->pkts, st->win.pkts);
-	l->free_bytes = rl_free(b->bytes, others->bytes, st->win.bytes);
-	if (l->free_pkts < 1 || l->free_bytes < len) {
-		l->allow_pkts = st->win.pkts;
-		l->allow_bytes = st->win.bytes;
-		return RL_OVER;
-	}
-	l->allow_pkts = rl_allow(l->free_pkts, st->win.pkts, 1, d);
-	l->allow_bytes = rl_allow(l->free_bytes, st->win.bytes, len, d);
+	l->free_pkts = l->free_bytes = RL_UNLIMITED;
+	rl_quota_free(st, b, others, &fp, &fb);
+	if (fp < 1 || fb < len)
+		return rl_lease_none(l, &st->win);
+	l->allow_pkts = rl_allow(fp, st->win.pkts, 1, d);
+	l->allow_bytes = rl_allow(fb, st->win.bytes, len, d);
+	l->valid = RL_LEASE_PENDING;
+	return RL_FITS;
+}
+
+/*
+ * Second half of a refresh that granted a lease (RL_FITS): `others` read
+ * again after the lease was published. Trim the lease to what is free now,
+ * never widen it; judge the packet again.
+ */
+RL_INLINE int rl_quota_confirm(struct rl_state *st, const struct rl_budget *b,
+			       const struct rl_usage *others, __u64 len)
+{
+	struct rl_lease *l = &st->lease;
+	__u64 fp, fb;
+
+	rl_quota_free(st, b, others, &fp, &fb);
+	if (fp < 1 || fb < len)
+		return rl_lease_none(l, &st->win);
+	if (fp != RL_UNLIMITED && l->allow_pkts - st->win.pkts > fp)
+		l->allow_pkts = st->win.pkts + fp;
+	if (fb != RL_UNLIMITED && l->allow_bytes - st->win.bytes > fb)
+		l->allow_bytes = st->win.bytes + fb;
+	l->valid = RL_LEASE_HELD;
 	return RL_FITS;
 }
 
