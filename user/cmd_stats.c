@@ -152,6 +152,9 @@ static int parse_opts(int argc, char **argv, struct stats_opts *o)
 		switch (c) {
 		case 'i':
 			o->iface = optarg;
+			ret = rl_iface_arg("stats", optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'j':
 			o->json = true;
@@ -340,13 +343,13 @@ static int snapshot_read(const struct stats_opts *o, struct snapshot *s)
 			       RL_PIN_ROOT, strerror(-n));
 			return RL_EXIT_FAIL;
 		}
-		if (n == 0) {
-			/* its message says that none is attached, and what to do */
-			if (rl_iface_resolve(NULL, names[0], err, sizeof(err))) {
-				rl_err("stats: %s", err);
-				return RL_EXIT_FAIL;
-			}
-			n = 1;
+		/* none attached: an empty report, as quota list and status
+		 * give, unless the pins are hidden from us (its message
+		 * says what to do) */
+		if (n == 0 && rl_private_mount_ns()) {
+			rl_iface_resolve(NULL, names[0], err, sizeof(err));
+			rl_err("stats: %s", err);
+			return RL_EXIT_FAIL;
 		}
 	}
 	for (int i = 0; i < n; i++) {
@@ -597,7 +600,7 @@ int cmd_stats(int argc, char **argv)
 	} else {
 		status = snapshot_read(&o, s);
 		/* what could be read is shown even when another failed */
-		if (s->n && output(&o, s, false, true))
+		if ((s->n || status == RL_EXIT_OK) && output(&o, s, false, true))
 			status = RL_EXIT_FAIL;
 	}
 	snapshot_free(s);

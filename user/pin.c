@@ -88,7 +88,7 @@ static bool sysfs_from_ip_netns(void)
 	return found;
 }
 
-static bool private_mount_ns(void)
+bool rl_private_mount_ns(void)
 {
 	struct stat self, init;
 
@@ -100,7 +100,7 @@ static bool private_mount_ns(void)
 
 int rl_pins_prepare(char *err, size_t errlen)
 {
-	if (private_mount_ns()) {
+	if (rl_private_mount_ns()) {
 		snprintf(err, errlen,
 			 "this command runs in a private mount namespace (as 'ip netns exec' gives), where pins vanish when it exits and the program would detach: run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead");
 		return -EPERM;
@@ -247,7 +247,7 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 			return -EINVAL;
 		rl_pin_path(path, sizeof(path), iface, NULL);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			if (private_mount_ns())
+			if (rl_private_mount_ns())
 				snprintf(err, errlen,
 					 "%s is not attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'",
 					 iface);
@@ -267,7 +267,7 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		return n;
 	}
 	if (n == 0) {
-		snprintf(err, errlen, private_mount_ns() ?
+		snprintf(err, errlen, rl_private_mount_ns() ?
 			 "no interface is attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'" :
 			 "no interface is attached: run 'xdp-ratelimit attach IFACE' first");
 		return -ENOENT;

@@ -27,6 +27,9 @@ int rl_pins_prepare(char *err, size_t errlen);
 /* Exclusive lock over every change under RL_PIN_ROOT (attach, detach,
  * quota set/del); released by rl_unlock or exit. Returns an fd or -1. */
 int rl_lock(char *err, size_t errlen);
+/* Are we in a mount namespace of our own (ip netns exec), which hides
+ * the machine's pins? */
+bool rl_private_mount_ns(void);
 /* Does some CLI hold that lock right now (a change in progress)? */
 bool rl_change_running(void);
 void rl_unlock(int fd);

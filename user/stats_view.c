@@ -275,6 +275,8 @@ void rl_stats_print_table(FILE *f, const struct rl_stats_view *v)
 		fprintf(f, "Every %s: xdp-ratelimit stats (Ctrl-C to stop)  %s\n\n",
 			interval, clock);
 	}
+	if (!v->n)
+		fprintf(f, "no interface is attached\n");
 	for (size_t i = 0; i < v->n; i++) {
 		if (i)
 			fputc('\n', f);

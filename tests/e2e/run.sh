@@ -605,6 +605,7 @@ nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.
 echo "stats=$(rl stats --json | jq -c ".interfaces[0].totals | [.passed_packets, .dropped_packets]")"
 rl detach "$dev" >/dev/null
 echo "detach=$?"
+echo "empty=$(rl stats --json) $(rl stats) rc=$?"
 '
 t_bpffs_missing() {
 	fresh --default-pps 10 && quota 198.18.24.0/24 --pps 5 ||
@@ -623,7 +624,8 @@ modes=1700 600 700
 ls=$vrx2
 status=[\"$vrx2\",\"ok\"]
 stats=[10,20]
-detach=0"
+detach=0
+empty={\"interfaces\": []} no interface is attached rc=0"
 	[ "$got" = "$want" ]
 	result bpffs_mounted_when_missing $? "in a mount namespace without bpffs:"$'\n'"$got"
 	# the host's bpffs and the pins in it are untouched; $vrx2 is detached
@@ -695,6 +697,7 @@ t_bad_input() {
 	bad iface_empty 2 "empty" rl detach ""
 	bad iface_empty_attach 2 "empty" rl attach ""
 	bad iface_empty_quota 2 "empty" rl "${q[@]}" 198.18.19.0/24 --pps 1 --iface ""
+	bad iface_empty_stats 2 "empty" rl stats --iface ""
 	bad iface_dot 2 "'.'" rl detach .
 	bad iface_dot_dot 2 "'..'" rl quota list --iface ..
 	bad iface_slash 2 "'/'" rl detach "$vrx/"
