@@ -2,10 +2,11 @@
 /*
  * xdp-ratelimit attach: load, attach as a bpf_link, pin (SPEC "Commands").
  *
- * Pins are made in a staging directory (rl_pin_stage_name) and renamed
- * to RL_PIN_ROOT/IFACE only when complete, so an attach killed half way
- * leaves either nothing under IFACE or a whole attachment; the link is
- * pinned last, so until then the program detaches with the process.
+ * The maps are pinned in a staging directory (rl_pin_stage_name) renamed
+ * to RL_PIN_ROOT/IFACE when complete; the link is pinned last, under
+ * IFACE, so an attach killed before that pin leaves no program attached
+ * (the link dies with the process), only pins that status reports and
+ * detach removes. See do_attach.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -189,8 +190,17 @@ static int link_error(int ret, const char *iface, enum attach_mode mode)
 	return rl_fail("cannot attach to %s: %s", iface, strerror(-ret));
 }
 
-/* Everything after the checks: the interface is not attached, we hold the
- * lock. Returns an exit status; on failure nothing stays behind. */
+/*
+ * Everything after the checks: the interface is not attached, we hold the
+ * lock. Returns an exit status; on failure nothing stays behind.
+ *
+ * The maps are pinned in a staging directory, renamed to IFACE once
+ * complete, and the link is pinned last, directly under IFACE: that pin
+ * is the commit point. Killed before it, the link dies with the process
+ * (the program detaches) and what is left is either a staging directory
+ * or an IFACE directory without a link, both reported by status and
+ * removed by detach; killed after it, the attach is complete.
+ */
 static int do_attach(const struct attach_args *a, int ifindex,
 		     const struct rl_settings *s)
 {
@@ -200,6 +210,7 @@ static int do_attach(const struct attach_args *a, int ifindex,
 	struct rl_config cfg;
 	struct rl_maps m;
 	enum rl_mode got = RL_MODE_NATIVE;
+	const char *pinned = NULL;	/* the directory to remove on failure */
 	int link_fd = -1, ret, status = RL_EXIT_FAIL;
 
 	skel = ratelimit__open();
@@ -225,18 +236,19 @@ static int do_attach(const struct attach_args *a, int ifindex,
 		rl_err("cannot create %s: %s", stage, strerror(errno));
 		goto out;
 	}
+	pinned = name;
 	for (int i = 0; i < RL_NR_MAPS; i++) {
 		rl_pin_path(path, sizeof(path), name, rl_map_names[i]);
 		if (bpf_obj_pin(*rl_maps_fd(&m, i), path)) {
 			rl_err("cannot pin %s: %s", path, strerror(errno));
-			goto unstage;
+			goto unpin;
 		}
 	}
 	link_fd = attach_link(bpf_program__fd(skel->progs.xdp_ratelimit),
 			      ifindex, a->iface, a->mode, &got);
 	if (link_fd < 0) {
 		status = link_error(link_fd, a->iface, a->mode);
-		goto unstage;
+		goto unpin;
 	}
 	/* mode is informational (status, stats): set before it is visible */
 	if (rl_config_read(&m, &cfg) == 0) {
@@ -244,20 +256,21 @@ static int do_attach(const struct attach_args *a, int ifindex,
 		cfg.set.ifindex = (__u32)ifindex;
 		rl_config_write(&m, &cfg);
 	}
-	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
-	if (bpf_obj_pin(link_fd, path)) {
-		rl_err("cannot pin %s: %s", path, strerror(errno));
-		goto unstage;
-	}
 	rl_pin_path(final, sizeof(final), a->iface, NULL);
 	if (rename(stage, final)) {
 		rl_err("cannot move %s to %s: %s", stage, final, strerror(errno));
-		goto unstage;
+		goto unpin;
+	}
+	pinned = a->iface;
+	rl_pin_path(path, sizeof(path), a->iface, RL_PIN_LINK);
+	if (bpf_obj_pin(link_fd, path)) {
+		rl_err("cannot pin %s: %s", path, strerror(errno));
+		goto unpin;
 	}
 	status = RL_EXIT_OK;
 	goto out;
-unstage:
-	rl_pin_dir_remove(name);
+unpin:
+	rl_pin_dir_remove(pinned);
 out:
 	if (link_fd >= 0)
 		close(link_fd);	/* the pin, if any, keeps it attached */
@@ -303,8 +316,8 @@ int cmd_attach(int argc, char **argv)
 		if (rl_link_ifindex(a.iface, NULL) > 0)
 			ret = rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
 				      a.iface);
-		else
-			ret = rl_fail("%s has pins but no working attachment (%s): run 'xdp-ratelimit detach %s' to clean up, then attach again",
+		else	/* its maps may hold rules set since: not ours to drop */
+			ret = rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
 				      a.iface, dir, a.iface);
 	} else {
 		ret = do_attach(&a, ifindex, &s);

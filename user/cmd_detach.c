@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xdp-ratelimit detach: unpin the link (which detaches) and every map. */
+/*
+ * xdp-ratelimit detach: unpin the link (which detaches) and every map, and
+ * remove what an interrupted attach left: an IFACE directory without a
+ * link, or staging directories of attaches that died.
+ */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -20,6 +26,28 @@ static void usage(FILE *f)
 		"  xdp-ratelimit detach eth0\n");
 }
 
+/* Remove the staging directories attaches of iface left when they died
+ * (the program of each went with its process, or, from an older version,
+ * goes now with the link pin). Count removed, or -errno. */
+static int remove_stale_stages(const char *iface)
+{
+	char names[RL_MAX_IFACES][NAME_MAX + 1];
+	int n, ret, removed = 0;
+
+	do {
+		n = rl_pin_stale_stages(iface, names, RL_MAX_IFACES);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			ret = rl_pin_dir_remove(names[i]);
+			if (ret)
+				return ret;
+			removed++;
+		}
+	} while (n == RL_MAX_IFACES);
+	return removed;
+}
+
 int cmd_detach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -27,7 +55,8 @@ int cmd_detach(int argc, char **argv)
 		{}
 	};
 	char err[RL_ERR_LEN], name[IF_NAMESIZE];
-	int c, lock, ret;
+	const char *iface;
+	int c, lock, ret, stale, linked;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -38,23 +67,39 @@ int cmd_detach(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return rl_usage_err("detach: name one interface: xdp-ratelimit detach IFACE");
-	ret = rl_iface_arg("detach", argv[optind]);
+	iface = argv[optind];
+	ret = rl_iface_arg("detach", iface);
 	if (ret)
 		return ret;
 	lock = rl_change_begin();
 	if (lock < 0)
 		return RL_EXIT_FAIL;
-	rl_pin_dirs_reap(argv[optind]);
-	ret = rl_iface_resolve(argv[optind], name, err, sizeof(err));
+	stale = remove_stale_stages(iface);
+	if (stale < 0) {
+		rl_unlock(lock);
+		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",
+			       iface, strerror(-stale), RL_PIN_ROOT, iface);
+	}
+	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		rl_unlock(lock);
+		if (stale) {
+			printf("removed the pins an interrupted attach left for %s (it was not attached)\n",
+			       iface);
+			return RL_EXIT_OK;
+		}
 		return rl_fail("detach: %s", err);
 	}
+	linked = rl_link_ifindex(name, NULL);
 	ret = rl_pin_dir_remove(name);
 	rl_unlock(lock);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",
 			       name, strerror(-ret), RL_PIN_ROOT, name);
-	printf("detached from %s\n", name);
+	if (linked == -ENOENT)
+		printf("removed the pins of %s (its program was not attached: no link pin)\n",
+		       name);
+	else
+		printf("detached from %s\n", name);
 	return RL_EXIT_OK;
 }

@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "pin.h"
 #include "rules.h"
@@ -17,8 +20,8 @@ static void usage(FILE *f)
 		"Usage: xdp-ratelimit status [--json]\n"
 		"\n"
 		"List the attached interfaces with their settings, and flag broken\n"
-		"state (a link whose interface is gone, missing or foreign pins) with\n"
-		"the command that repairs it.\n");
+		"state (a link whose interface is gone, missing or foreign pins, what\n"
+		"an interrupted attach left) with the command that repairs it.\n");
 }
 
 /* Health of one interface's pins: NULL when fine, else what is wrong. */
@@ -31,7 +34,7 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 	if (!*opened)
 		return err;
 	if (ifindex == -ENOENT)
-		return "the link pin is missing, so the program is not attached";
+		return "the link pin is missing, so the program is not attached (an attach was interrupted, or the pin was removed)";
 	if (ifindex < 0)
 		return "the link pin is not an XDP link";
 	if (ifindex == 0)
@@ -41,6 +44,51 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
 		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
 	return NULL;
+}
+
+/*
+ * Wait, at most 2 s, for a change in progress (attach, detach, quota) to
+ * end, so that an attach between its steps is not reported as broken.
+ */
+static void settle(void)
+{
+	for (int i = 0; i < 200 && rl_change_running(); i++)
+		usleep(10 * 1000);
+}
+
+/*
+ * Staging directories of attaches that died before their link pin (see
+ * cmd_attach.c), as broken entries: the interface is not attached, but
+ * the maps stay pinned until 'detach IFACE'. Count, or 0 when unreadable.
+ */
+static int report_stale_stages(bool json, json_t *arr)
+{
+	char names[RL_MAX_IFACES][NAME_MAX + 1], problem[RL_ERR_LEN];
+	char iface[IF_NAMESIZE], path[PATH_MAX];
+	int n = rl_pin_stale_stages(NULL, names, RL_MAX_IFACES);
+
+	for (int i = 0; i < n; i++) {
+		const char *tag = strstr(names[i], RL_STAGE_TAG);
+		int pid = atoi(tag + strlen(RL_STAGE_TAG));
+		size_t j;
+
+		for (j = 0; names[i] + j < tag && j + 1 < sizeof(iface); j++)
+			iface[j] = names[i][j] == ':' ? '.' : names[i][j];
+		iface[j] = '\0';
+		rl_pin_path(path, sizeof(path), names[i], NULL);
+		snprintf(problem, sizeof(problem),
+			 rl_link_ifindex(names[i], NULL) > 0 ?
+			 "an attach (pid %d) died half way and left its pins in '%s', with its program still attached, unreported; 'xdp-ratelimit detach %s' removes both" :
+			 "an attach (pid %d) died half way and left its pins in '%s'; the program is not attached; 'xdp-ratelimit detach %s' removes them",
+			 pid, path, iface);
+		if (json)
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}",
+				"ifname", iface, "state", "broken",
+				"problem", problem, "staging_dir", path));
+		else
+			printf("%-15s %s: %s\n", iface, "BROKEN", problem);
+	}
+	return n < 0 ? 0 : n;
 }
 
 int cmd_status(int argc, char **argv)
@@ -76,6 +124,7 @@ int cmd_status(int argc, char **argv)
 		json_decref(arr);
 		return RL_EXIT_FAIL;
 	}
+	settle();
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
 		json_decref(arr);
@@ -139,6 +188,7 @@ int cmd_status(int argc, char **argv)
 		}
 		rl_iface_close(&ifc);
 	}
+	broken |= report_stale_stages(json, arr) > 0;
 	if (json) {
 		rl_print_interfaces_json(arr);
 	} else {

@@ -214,6 +214,36 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
+{
+	DIR *d = opendir(RL_PIN_ROOT);
+	char owner[NAME_MAX + 1], want[NAME_MAX + 1];
+	struct dirent *e;
+	int n = 0, pid;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	if (iface)
+		dir_name(want, sizeof(want), iface, '.', ':');
+	while ((e = readdir(d)) && n < max) {
+		const char *tag = strstr(e->d_name, RL_STAGE_TAG);
+
+		if (!tag)
+			continue;
+		snprintf(owner, sizeof(owner), "%.*s", (int)(tag - e->d_name),
+			 e->d_name);
+		if (iface && strcmp(owner, want))
+			continue;
+		pid = atoi(tag + strlen(RL_STAGE_TAG));
+		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+			continue;	/* its attach is still running */
+		snprintf(names[n++], NAME_MAX + 1, "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(names, n, NAME_MAX + 1, cmp_names);
+	return n;
+}
+
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
 {
 	DIR *d = opendir(RL_PIN_ROOT);

@@ -52,6 +52,11 @@ void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid);
  * interfaces when iface is NULL. Call with the lock held. */
 void rl_pin_dirs_reap(const char *iface);
 
+/* The staging directories rl_pin_dirs_reap would remove, as names for
+ * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most
+ * max; count or -errno. */
+int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max);
+
 /* Names of the interfaces with a pin directory, sorted; count or -errno. */
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
 
