@@ -26,10 +26,10 @@ workers=()
 for w in 1 2 3 4; do
 	(
 		for i in $(seq 1 40); do
-			rl quota set "198.18.$w.0/24" --pps $((i + 10)) >/dev/null || exit 1
-			rl quota del "198.18.$w.0/24" >/dev/null || exit 1
+			rl quota set --iface "$vrx" "198.18.$w.0/24" --pps $((i + 10)) >/dev/null || exit 1
+			rl quota del --iface "$vrx" "198.18.$w.0/24" >/dev/null || exit 1
 		done
-		rl quota set "198.18.$w.0/24" --pps 77 >/dev/null || exit 1
+		rl quota set --iface "$vrx" "198.18.$w.0/24" --pps 77 >/dev/null || exit 1
 	) &
 	workers+=($!)
 done
@@ -58,7 +58,7 @@ bad=0
 for i in $(seq 1 30); do
 	# not through rl(): $! must be the CLI itself (nsenter execs it), not
 	# a subshell whose death would leave the CLI running
-	nsenter --net="/run/netns/$rx" "$cli" quota set 198.18.9.0/24 \
+	nsenter --net="/run/netns/$rx" "$cli" quota set --iface "$vrx" 198.18.9.0/24 \
 		--pps $((100 + i)) >/dev/null 2>&1 &
 	p=$!
 	sleep "0.00$((RANDOM % 9))"
@@ -68,49 +68,117 @@ for i in $(seq 1 30); do
 	r=$(rl quota list --iface "$vrx" --json |
 		jq -r '.interfaces[0].rules[] | select(.prefix == "198.18.9.0/24") | .pps')
 	case "$r" in ''|1[0-9][0-9]) ;; *) bad=1 ;; esac
-	rl quota del 198.18.9.0/24 >/dev/null 2>&1
+	rl quota del --iface "$vrx" 198.18.9.0/24 >/dev/null 2>&1
 done
 after=$(total passed_packets)
 result kill_during_quota_set "$bad" "a killed quota set left a bad rule"
 result counters_survive_kills "$([ "$after" -ge "$before" ] && echo 0 || echo 1)"
 # a clean change still works and is enforced
-rl quota set 198.18.9.0/24 --pps 5 >/dev/null
+rl quota set --iface "$vrx" 198.18.9.0/24 --pps 5 >/dev/null
 n=$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[] | select(.prefix == "198.18.9.0/24")] | length')
 result quota_set_after_kills "$([ "$n" = 1 ] && echo 0 || echo 1)"
 rl detach "$vrx" >/dev/null
 
-# ---- SIGKILL in the middle of attach ------------------------------------
-bad=0
-for i in $(seq 1 15); do
-	nsenter --net="/run/netns/$rx" "$cli" attach "$vrx" >/dev/null 2>&1 &
-	p=$!
-	sleep "0.0$((RANDOM % 6))"
-	kill -9 "$p" 2>/dev/null
-	wait "$p" 2>/dev/null
-	# either attached fully (status ok) or not at all (no pins), never half
-	if [ -d "$pins/$vrx" ]; then
-		s=$(rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .state")
-		[ "$s" = ok ] || bad=1
-		rl detach "$vrx" >/dev/null 2>&1 || bad=1
+# ---- SIGKILL at each step of attach ----------------------------------------
+# strace kills the CLI on entering the Nth call of a syscall, before the
+# call runs. The steps come from a trace of a whole attach: every mkdir and
+# rename, the load of the XDP program, every bpf() call from the staging
+# directory on (each pin, the link, the config write) and the exit. After
+# each kill the interface is attached fully (status ok, enforcing) or not
+# at all: no XDP program, status flags any leftovers as BROKEN, detach
+# removes them (exit 0; 1 when there was nothing), a fresh attach works.
+leftovers() {	# pins of $vrx: its directory, staging directories
+	[ -e "$pins/$vrx" ] && echo "$vrx"
+	ls "$pins" | grep -F "$vrx attaching "
+}
+no_xdp() {	# no XDP program on $vrx (a killed link goes with its process)
+	for _ in $(seq 1 50); do
+		[ -z "$(xdp_prog_id "$vrx")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+enforces() {	# SRC: 100 frames from SRC, 10 pass (--default-pps 10)
+	in_tx "$gen" --dev "$vtx" --src "$1" --count 100 >/dev/null 2>&1
+	[ "$(src_stat "$1" passed_packets)" = 10 ] &&
+		[ "$(rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .state")" = ok ]
+}
+killed_attach() {	# SYSCALL N: attach, killed on entering the Nth SYSCALL
+	in_rx strace -f -qq -o /dev/null -e trace="$1" \
+		-e inject="$1:signal=SIGKILL:when=$2" \
+		"$cli" attach "$vrx" --default-pps 10 >/dev/null 2>&1
+}
+attach_steps() {	# TRACE: "SYSCALL N LABEL" for each step of a traced attach
+	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,rename,exit_group \
+		"$cli" attach "$vrx" --default-pps 10 >/dev/null || return 1
+	rl detach "$vrx" >/dev/null || return 1
+	awk '{
+		sc = $2; sub(/\(.*/, "", sc); n[sc]++
+		what = ""
+		if (sc == "bpf") {
+			what = tolower($2); sub(/^bpf\(bpf_/, "", what); sub(/,.*/, "", what)
+		}
+		if (match($0, /"\/[^"]*"/)) {
+			p = substr($0, RSTART + 1, RLENGTH - 2)
+			if (p ~ / attaching [0-9]+$/) p = "staging"
+			else sub(/.*\//, "", p)
+			what = what (what == "" ? "" : "_") p
+		}
+		if (sc == "mkdir" && / attaching /) staged = 1
+		if (sc != "bpf" || staged || /prog_type=BPF_PROG_TYPE_XDP/)
+			print sc, n[sc], what
+	}' "$1"
+}
+trace=$(mktemp); tmpfiles+=("$trace")
+mapfile -t steps < <(attach_steps "$trace")
+result attach_steps_traced "$([ ${#steps[@]} -ge 10 ] && echo 0 || echo 1)" \
+	"strace gave ${#steps[@]} steps (is strace installed? scripts/install-deps.sh)"
+k=0
+for step in "${steps[@]}"; do
+	read -r sc n what <<<"$step"
+	name=$sc$n${what:+_$what}
+	k=$((k + 1))
+	why=()
+	killed_attach "$sc" "$n"; rc=$?
+	[ "$rc" = 137 ] || why+=("not killed (rc $rc)")
+	if [ -e "$pins/$vrx/link" ]; then
+		# the commit point passed: a complete attachment
+		enforces "198.18.77.$k" || why+=("attached but not ok and enforcing")
+		rl detach "$vrx" >/dev/null || why+=("detach failed")
 	else
-		ip -n "$rx" -d link show "$vrx" | grep -q "prog/xdp" && {
-			# a killed attach must not leave a program on the interface
-			# once its process is gone (the link was not pinned yet)
-			bad=1; }
+		no_xdp || why+=("XDP program left on the interface")
+		left=$(leftovers)
+		st=$(rl status)
+		if [ -n "$left" ]; then
+			n_b=$(rl status --json | jq "[.interfaces[] | select(.ifname == \"$vrx\" and .state == \"broken\")] | length")
+			[ "${n_b:-0}" -ge 1 ] && grep -q "^$vrx .*BROKEN" <<<"$st" &&
+				grep -q "detach" <<<"$st" ||
+				why+=("status does not flag the leftovers ($left): $(grep -F "$vrx" <<<"$st")")
+			rl detach "$vrx" >/dev/null 2>&1 || why+=("detach of the leftovers exited $?")
+			[ -z "$(leftovers)" ] || why+=("detach left $(leftovers)")
+		else
+			grep -q "$vrx" <<<"$st" && why+=("status lists $vrx with nothing pinned")
+			rl detach "$vrx" >/dev/null 2>&1 && why+=("detach of nothing succeeded")
+		fi
+		rl attach "$vrx" --default-pps 10 >/dev/null || why+=("attach after the kill failed")
+		enforces "198.18.77.$k" || why+=("attach after the kill: not ok and enforcing")
+		rl detach "$vrx" >/dev/null || why+=("detach after the kill failed")
 	fi
+	result "attach_killed_at_$name" "${#why[@]}" "${why[*]}"
 done
-result kill_during_attach "$bad" "an interrupted attach left a half state"
 # the next attach reaps staging directories of dead attaches and works
+killed_attach rename 1
+before=$(ls "$pins" | grep -cF "$vrx attaching ")
 rl attach "$vrx" --default-pps 50 >/dev/null
 st=$?
-leftover=$(ls "$pins" | grep -c " attaching ")
-result attach_after_kills "$([ "$st" = 0 ] && [ "$leftover" = 0 ] && echo 0 || echo 1)" \
-	"attach rc=$st, staging dirs left: $leftover"
+leftover=$(ls "$pins" | grep -cF "$vrx attaching ")
+result attach_after_kills "$([ "$before" = 1 ] && [ "$st" = 0 ] && [ "$leftover" = 0 ] && echo 0 || echo 1)" \
+	"staging dirs before: $before, attach rc=$st, staging dirs left: $leftover"
 
 # ---- pins removed by hand ------------------------------------------------
 rm -f "$pins/$vrx/rules_v6"
-rl status | grep -q "BROKEN"; s1=$?
-rl quota set 198.18.0.0/16 --pps 1 >/dev/null 2>&1; s2=$?
+rl status | grep -q "^$vrx .*BROKEN"; s1=$?
+rl quota set --iface "$vrx" 198.18.0.0/16 --pps 1 >/dev/null 2>&1; s2=$?
 rl quota list --iface "$vrx" >/dev/null 2>&1; s3=$?
 rl detach "$vrx" >/dev/null; s4=$?
 [ -e "$pins/$vrx" ]; s5=$?
@@ -124,7 +192,7 @@ result removed_pin_detach_repairs "$([ "$s4" = 0 ] && [ "$s5" = 1 ] && [ "$s6" =
 rl attach "$vrx" >/dev/null
 rm -f "$pins/$vrx/rules"
 bpftool map create "$pins/$vrx/rules" type hash key 4 value 8 entries 4 name foreign
-rl quota set 198.18.0.0/16 --pps 1 2>&1 >/dev/null | grep -q "not a map this version"; s1=$?
+rl quota set --iface "$vrx" 198.18.0.0/16 --pps 1 2>&1 >/dev/null | grep -q "not a map this version"; s1=$?
 n=$(bpftool map dump pinned "$pins/$vrx/rules" | grep -c key)
 result foreign_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && echo 0 || echo 1)"
 rl detach "$vrx" >/dev/null
@@ -140,7 +208,7 @@ s1=$?
 n=$(bpftool map dump pinned "$pins/$vrx/rules_v4" | grep -c key)
 rules=$(bpftool -j map dump pinned "$pins/$vrx/rules" |
 	jq -c '[.[] | select(.formatted.value.flags % 2 == 1) | .formatted.value.pps]')
-rl status | grep -q BROKEN; s2=$?
+rl status | grep -q "^$vrx .*BROKEN"; s2=$?
 result same_shape_map_refused "$([ "$s1" = 0 ] && [ "$n" = 0 ] && [ "$rules" = "[50,50]" ] &&
 	[ "$s2" = 0 ] && echo 0 || echo 1)" \
 	"quota set refused: $s1, foreign trie entries $n, live rules pps $rules, status flags: $s2"
@@ -171,17 +239,17 @@ rl detach "$vrx" >/dev/null
 # a config written by another layout version is refused, never rewritten:
 # bump the layout field (its offset from the object's BTF) by hand
 rl attach "$vrx" >/dev/null
-rl quota set 198.18.9.0/24 --pps 9 >/dev/null
+rl quota set --iface "$vrx" 198.18.9.0/24 --pps 9 >/dev/null
 off=$(bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
 	awk "/STRUCT 'rl_config'/ { in_cfg = 1; next }
 	     in_cfg && /'layout'/ { sub(/.*bits_offset=/, \"\"); print \$0 / 8; exit }")
 cfg=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
 bumped=$(awk -v o="${off:-0}" '{ $(o + 1) = "0x63"; print }' <<<"$cfg")
 bpftool map update pinned "$pins/$vrx/config" key 0 0 0 0 value $bumped
-rl quota set 198.18.9.0/24 --pps 1 2>&1 >/dev/null | grep -q "different version"; s1=$?
+rl quota set --iface "$vrx" 198.18.9.0/24 --pps 1 2>&1 >/dev/null | grep -q "different version"; s1=$?
 rl quota list --iface "$vrx" >/dev/null 2>&1; s2=$?
 rl stats --iface "$vrx" >/dev/null 2>&1; s3=$?
-rl status | grep -q BROKEN; s4=$?
+rl status | grep -q "^$vrx .*BROKEN"; s4=$?
 after=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
 n=$(bpftool -j map dump pinned "$pins/$vrx/rules" |
 	jq '[.[] | select(.formatted.value.pps == 9)] | length')
@@ -194,7 +262,7 @@ result old_layout_detach_repairs "$([ "$s1" = 0 ] && [ ! -e "$pins/$vrx" ] && ec
 # ---- interface deleted while attached, detach, re-attach -----------------
 rl attach "$vrx" --default-pps 50 >/dev/null
 ip -n "$rx" link del "$vrx"
-rl status | grep -q "BROKEN"; s1=$?
+rl status | grep -q "^$vrx .*BROKEN"; s1=$?
 rl detach "$vrx" >/dev/null; s2=$?
 result deleted_iface_flagged "$s1"
 result deleted_iface_detach "$([ "$s2" = 0 ] && [ ! -e "$pins/$vrx" ] && echo 0 || echo 1)"
