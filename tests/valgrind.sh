@@ -79,7 +79,7 @@ run_cli stats_bad_top 2 stats --top x
 run_cli stats_bad_watch 2 stats --watch 1h
 run_cli status_nothing_attached 0 --empty-bpffs status
 run_cli status_json_nothing_attached 0 --empty-bpffs status --json
-run_cli stats_nothing_attached 1 --empty-bpffs stats
+run_cli stats_nothing_attached 0 --empty-bpffs stats
 run_cli quota_list_nothing_attached 0 --empty-bpffs quota list --json
 run_cli quota_set_nothing_attached 1 --empty-bpffs quota set 198.18.0.0/15 --pps 1
 run_cli detach_not_attached 1 --empty-bpffs detach rlvg0
