@@ -146,7 +146,10 @@ int xdp_churn(struct xdp_md *ctx)
 /* ---- the refresh step (cross-CPU part of the verdict) ------------------ */
 
 const volatile __u32 xcpu_loops;	/* iterations of the loop, 0: none */
-const volatile __u32 xcpu_skip_self;	/* skip this CPU, as the program's loop does */
+/* skip this CPU's iteration, as the program's loop does: iteration
+ * self % loops, which is this CPU's own when loops = ncpus (the program's
+ * loop), and exactly one iteration of an emulated loop of any length */
+const volatile __u32 xcpu_skip_self;
 const volatile __u32 xcpu_ncpus = 1;	/* possible CPUs */
 const volatile __u64 xcpu_bucket_ns = 100000000ULL;
 const volatile __u32 xcpu_nbuckets = 10;
@@ -171,7 +174,7 @@ static long xcpu_one(__u32 i, struct xcpu_ctx *c)
 	struct rl_source *o;
 	__u32 cpu = i % xcpu_ncpus;
 
-	if (xcpu_skip_self && cpu == c->self)
+	if (xcpu_skip_self && i == c->self % xcpu_loops)
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&xcpu_sources, &c->key, cpu);
 	if (o)

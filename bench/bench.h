@@ -44,5 +44,6 @@ int bench_hold(int prog_fd);
 
 int bench_cost(int argc, char **argv);
 int bench_recv(int argc, char **argv);
+int bench_counters(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

@@ -6,6 +6,7 @@
  *   recv --duration S --budget N ...         accuracy receiver (recv.c)
  *   xdp IFACE pass|drop|minimal              attach a baseline and exit
  *   sizes MAX_SOURCES NCPUS                  the sources map's sizing
+ *   counters NETNS_PATH DEV                  frames received, passed, dropped
  */
 #include <net/if.h>
 #include <stdio.h>
@@ -67,12 +68,15 @@ int main(int argc, char **argv)
 		return attach_bare(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "sizes"))
 		return sizes(argv[2], argv[3]);
+	if (argc >= 2 && !strcmp(argv[1], "counters"))
+		return bench_counters(argc - 1, argv + 1);
 	fprintf(stderr,
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
 		"                            [--buckets B] [--ready FILE]\n"
 		"       ratelimit-bench xdp IFACE pass|drop|minimal\n"
 		"       ratelimit-bench sizes MAX_SOURCES NCPUS\n"
+		"       ratelimit-bench counters NETNS_PATH DEV\n"
 		"Run by bench/run.sh (make bench).\n");
 	return 2;
 }

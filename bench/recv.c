@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,14 @@ static int analyse_source(struct analysis *a, const struct bench_pass *v,
 	return 0;
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "Usage: ratelimit-bench recv --duration S --budget N "
@@ -207,8 +216,12 @@ int bench_recv(int argc, char **argv)
 	}
 	{
 		__u64 end = bench_now_ns() + (__u64)(duration * 1e9);
+		struct sigaction sa = { .sa_handler = on_stop };
 
-		while (bench_now_ns() < end)
+		/* SIGINT or SIGTERM: stop early, and report as at the end */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		while (!stop && bench_now_ns() < end)
 			if (ring_buffer__poll(rb, 20) < 0 && errno != EINTR)
 				goto out;
 		if (ring_buffer__consume(rb) < 0)

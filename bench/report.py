@@ -3,7 +3,10 @@
 """The report of `make bench` (bench/run.sh): assembles what each part
 measured into results.json, prints the one table, a PASS/MISS line per
 target of issue 5 and, with --mode smoke, sanity checks ending in
-"bench: N passed, N failed"."""
+"bench: N passed, N failed".
+
+`report.py --markdown build/bench/results.json` prints the same figures as
+the Markdown tables of README "Performance", every one as median [min-max]."""
 import argparse
 import json
 import math
@@ -95,10 +98,28 @@ GROUP_LABEL = {
 GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "spoof"]
 
 
+def tp_rows_of(raw):
+    """run.sh's lines (frames received, counters, the generator's JSON) as
+    rows with Mpps and the fraction xdp-ratelimit passed."""
+    rows = []
+    for r in raw:
+        g = r.get("generator") or {}
+        secs = g.get("seconds") or 0
+        if secs <= 0:
+            continue
+        p, d = r.get("passed", 0), r.get("dropped", 0)
+        rows.append({"group": r["group"], "case": r["case"], "rep": r["rep"],
+                     "received": r["received"], "seconds": secs,
+                     "sent_pps": g.get("pps"), "mpps": r["received"] / secs / 1e6,
+                     "passed_fraction": p / (p + d) if p + d > 0 else None})
+    return rows
+
+
 def throughput(rows):
     """Per group and case: Mpps, and ratios to (a) and (d) taken per repeat."""
     out = {}
     by = {}
+    rows = [r for r in rows if r["group"] != "pairs"]
     for r in rows:
         by.setdefault((r["group"], r["rep"]), {})[r["case"]] = r
     groups = sorted({r["group"] for r in rows}, key=lambda g: GROUP_ORDER.index(g)
@@ -136,6 +157,21 @@ def per_rep_ratio(rows, num, den):
     a = {r["rep"]: r["mpps"] for r in rows if (r["group"], r["case"]) == num}
     b = {r["rep"]: r["mpps"] for r in rows if (r["group"], r["case"]) == den}
     return summary([a[k] / b[k] for k in a if k in b and b[k] > 0])
+
+
+def pairs_summary(rows):
+    """The back-to-back runs of (b) with 1 IPv6 source and the spoofed
+    floods (f) without and (g) with an aggregate budget."""
+    rows = [r for r in rows if r["group"] == "pairs"]
+    if not rows:
+        return None
+    out = {"n": len({r["rep"] for r in rows}),
+           "seconds": statistics.median(r["seconds"] for r in rows)}
+    for c in "bfg":
+        out["mpps_" + c] = summary([r["mpps"] for r in rows if r["case"] == c])
+    for c in "fg":
+        out["ratio_" + c] = per_rep_ratio(rows, ("pairs", c), ("pairs", "b"))
+    return out
 
 
 def memory(rows, sizes64, ncpus):
@@ -193,7 +229,108 @@ def accuracy(rows, ncpus):
     return out
 
 
+def md(s, digits=2, unit=""):
+    """median [min-max] for a Markdown cell"""
+    if not s:
+        return ""
+    f = "%%.%df" % digits
+    return "%s%s [%s-%s]" % (f % s["median"], unit, f % s["min"], f % s["max"])
+
+
+def markdown(path):
+    """README "Performance" tables from a results.json."""
+    with open(path) as f:
+        r = json.load(f)
+    w = sys.stdout.write
+    m = r["machine"]
+    w("<!-- bench/report.py --markdown %s: %s mode, %s, %d s -->\n\n"
+      % (path, r["mode"], r["generated"], r["seconds"]))
+    cost = r.get("cost")
+    if cost:
+        w("**Per-packet cost** (`BPF_PROG_TEST_RUN` on CPU %d, %d rounds; ns per packet):\n\n"
+          % (cost["cpu"], cost["rounds"]))
+        w("| case | ns/packet | × XDP_PASS | × minimal limiter |\n|---|---|---|---|\n")
+        for c in cost["cases"]:
+            if c["name"].startswith("xcpu") or c["name"] in ("churn_driver", "churn"):
+                continue
+            w("| %s | %s | %s | %s |\n" % (c["label"], md(c["ns"], 1), md(c["ratio_pass"]),
+                                           md(c.get("ratio_minimal"))))
+        x = cost.get("cross_cpu")
+        if x:
+            w("\n**Cross-CPU part of one lease refresh** (the `bpf_loop` over the other "
+              "CPUs' values, net of the refresh without it; ns):\n\n")
+            w("| emulated CPUs (reads) | ns | per round |\n|---|---|---|\n")
+            for pt in x.get("points", []):
+                w("| %d (%d) | %.1f | %s |\n" % (pt["ncpus"], pt["ncpus"] - 1, pt["median_ns"],
+                                              md(pt["per_round_ns"], 1)))
+            fm = x["fit_of_medians"]
+            w("\nFit: `t(n) = %.1f + %.2f × (n − 1)` ns (slope within each round: %s). "
+              "Here (n = %d): measured %.1f ns with the program's own loop, formula %.1f "
+              "(per round: error %s). 64 CPUs: %.0f ns per refresh.\n\n"
+              % (fm["fixed_ns"], fm["per_cpu_ns"], md(x["per_cpu_ns"]), x["ncpus"],
+                 fm["measured_here_ns"], fm["formula_here_ns"],
+                 md({k: 100 * v for k, v in x["formula_error"].items()}, 0, "%"),
+                 fm["formula_64_ns"]))
+    tp = r.get("throughput") or {}
+    if tp:
+        w("**Throughput on a veth pair** (Mpps; ratios taken within each repeat):\n\n")
+        w("| sources | receiver | Mpps | × (a) | × (d) | passed |\n|---|---|---|---|---|---|\n")
+        for g in GROUP_ORDER:
+            if g not in tp:
+                continue
+            first = True
+            for c, cv in tp[g]["cases"].items():
+                pf = cv["passed_fraction"]
+                w("| %s | %s | %s | %s | %s | %s |\n" % (
+                    tp[g]["label"] if first else "", cv["label"], md(cv["mpps"]),
+                    md(cv["ratio_a"]), md(cv["ratio_d"]),
+                    ("%.1f%%" % (100 * pf["median"])) if pf else ""))
+                first = False
+        w("\n")
+    p = r.get("spoof_pairs")
+    if p:
+        w("**Spoofed floods against the single-source rate** (%d repeats of three "
+          "back-to-back runs of %.1f s, IPv6):\n\n" % (p["n"], p["seconds"]))
+        w("| run | Mpps | × 1 source |\n|---|---|---|\n")
+        for c, label in (("b", "1 source, 1 pps (b)"),
+                         ("f", "1,000,000 random sources, table 65,536"),
+                         ("g", "the same + `--aggregate-pps 10k`")):
+            w("| %s | %s | %s |\n" % (label, md(p["mpps_" + c]),
+                                      md(p.get("ratio_" + c)) if c != "b" else ""))
+        w("\n")
+    acc = r.get("accuracy") or []
+    if acc:
+        w("**Accuracy** (paced traffic; window 1 s in 10 buckets; packets passed per "
+          "source per window of the bucket grid, median [min-max] over the windows):\n\n")
+        w("| sources | rate | tool | passed per window | worst excess in a window | "
+          "in any 1 s interval | in any 0.9 s interval |\n|---|---|---|---|---|---|---|\n")
+        for a in sorted(acc, key=lambda a: (a["population"], a["multiple"])):
+            w("| %d | %g× | %s | %s (%d windows) | %s | %s | %s |\n" % (
+                a["population"], a["multiple"], a["tool"], md(a["per_window"], 0),
+                a["full_windows"] or 0, a["worst_excess"], a["worst_excess_any_interval"],
+                a["worst_excess_any_short_interval"]))
+        w("\n")
+    mem = r.get("memory") or {}
+    if mem.get("rows"):
+        w("**Memory** (`bpftool map show` memlock of `sources`):\n\n")
+        w("| --max-sources N | entries E | memlock | ÷ N | ÷ E | whole program | 64 CPUs "
+          "(formula) |\n|---|---|---|---|---|---|---|\n")
+        for m_ in mem["rows"]:
+            w("| %d | %d | %.1f MB | %.0f B | %.0f B | %.1f MB | %s |\n" % (
+                m_["max_sources"], m_["entries"], m_["memlock"]["median"] / 1e6,
+                m_["bytes_per_source"], m_["memlock"]["median"] / m_["entries"],
+                m_["program_total"]["median"] / 1e6,
+                ("%.2f GB" % (m_["formula_64"] / 1e9)) if "formula_64" in m_ else ""))
+        w("\n")
+    w("**Targets of issue 5:**\n\n")
+    for t in r.get("targets", []):
+        w("- %s %s\n" % ("**MISS**" if t["result"] == "MISS" else t["result"], t["text"]))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
+        return markdown(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="full")
     ap.add_argument("--tmp", required=True)
@@ -201,12 +338,13 @@ def main():
     ap.add_argument("--ncpus", type=int, required=True)
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--seconds", type=int, default=0)
+    ap.add_argument("--phases", default="", help="NAME=SECONDS ...")
     a = ap.parse_args()
     t = a.tmp
     ncpus = a.ncpus
 
     cost = load_json(os.path.join(t, "cost.json"))
-    tp_rows = load_jsonl(os.path.join(t, "throughput.jsonl"))
+    tp_rows = tp_rows_of(load_jsonl(os.path.join(t, "throughput.jsonl")))
     mem = memory(load_jsonl(os.path.join(t, "memory.jsonl")),
                  load_jsonl(os.path.join(t, "sizes64.jsonl")), ncpus)
     acc = accuracy(load_jsonl(os.path.join(t, "accuracy.jsonl")), ncpus)
@@ -219,7 +357,8 @@ def main():
         refr = nb + math.ceil(math.log2(budget)) + 1
         x["amortized"] = {"budget": budget, "buckets": nb, "refreshes": refr,
                           "here_ns": refr * x["measured_here_ns"]["median"] / budget,
-                          "cpus64_ns": refr * x["formula_64_ns"]["median"] / budget}
+                          "cpus64_ns": refr * (x.get("fit_of_medians") or {}).get(
+                              "formula_64_ns", x["formula_64_ns"]["median"]) / budget}
 
     # ---- targets (issue 5) -------------------------------------------------
     targets = []
@@ -255,13 +394,20 @@ def main():
                 target("veth_vs_%s_%s" % (who, g), r, r["median"] >= 4,
                        "veth, %s: (b) at %s x %s (>= 4)"
                        % (GROUP_LABEL[g].split(" (")[0], fmt(r), who))
+    # the spoofed floods: from the back-to-back runs ("pairs") when there
+    # are any, else from the throughput repeats
+    pairs = pairs_summary(tp_rows)
     for g, c, what in (("v6_1m", "B", "1,000,000 sources, table above them"),
                        ("spoof", "f", "1,000,000 spoofed, table 65,536, no aggregate"),
                        ("spoof", "g", "1,000,000 spoofed, table 65,536, aggregate budget")):
-        r = per_rep_ratio(tp_rows, (g, c), ("v6_1", "b"))
+        if g == "spoof" and pairs:
+            r, g, how = pairs["ratio_" + c], "pairs", ", %d back-to-back runs" % pairs["n"]
+        else:
+            r, how = per_rep_ratio(tp_rows, (g, c), ("v6_1", "b")), ""
         if r:
             target("veth_%s_%s_vs_single" % (g, c), r, r["median"] >= 0.5,
-                   "veth, %s: %s of its single-source rate (>= 0.50)" % (what, fmt(r)))
+                   "veth, %s: %s of its single-source rate (>= 0.50%s)"
+                   % (what, fmt(r), how))
     for r in acc:
         if r["tool"] != "xdp-ratelimit":
             continue
@@ -286,8 +432,11 @@ def main():
     results = {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "mode": a.mode, "seconds": a.seconds, "cpu": a.cpu,
+        "phase_seconds": {k: int(v) for k, v in
+                          (p.split("=", 1) for p in a.phases.split() if "=" in p)},
         "machine": machine(ncpus),
-        "cost": cost, "throughput": tp, "throughput_runs": tp_rows,
+        "cost": cost, "throughput": tp, "spoof_pairs": pairs,
+        "throughput_runs": tp_rows,
         "memory": mem, "accuracy": acc, "targets": targets,
     }
     with open(a.out, "w") as f:
@@ -314,11 +463,21 @@ def main():
             for c in cost["cases"]:
                 if c["name"].startswith("xcpu"):
                     w("    %-38s %s\n" % (c["label"], fmt(c["ns"])))
-            w("    fit t(n) = %s + %s x (n - 1) ns for n CPUs\n"
+            fm = x.get("fit_of_medians")
+            if fm:
+                w("    fit to the medians: t(n) = %.1f + %.2f x (n - 1) ns for n CPUs\n"
+                  % (fm["fixed_ns"], fm["per_cpu_ns"]))
+            w("    fit within each round: t(n) = %s + %s x (n - 1) ns\n"
               % (fmt(x["fixed_ns"]), fmt(x["per_cpu_ns"])))
-            w("    here (n = %d): measured %s ns, formula %s ns; n = 64: %s ns per refresh\n"
-              % (x["ncpus"], fmt(x["measured_here_ns"]), fmt(x["formula_here_ns"]),
-                 fmt(x["formula_64_ns"], 0)))
+            if fm:
+                w("    here (n = %d): measured %.1f ns, formula %.1f ns (%+.0f%%); "
+                  "n = 64: %.0f ns per refresh\n"
+                  % (x["ncpus"], fm["measured_here_ns"], fm["formula_here_ns"],
+                     100 * (fm["formula_here_ns"] / fm["measured_here_ns"] - 1)
+                     if fm["measured_here_ns"] else 0, fm["formula_64_ns"]))
+            w("    per round: here measured %s ns, formula %s ns (error %s); n = 64: %s ns\n"
+              % (fmt(x["measured_here_ns"], 1), fmt(x["formula_here_ns"], 1),
+                 fmt(x.get("formula_error"), 2), fmt(x["formula_64_ns"], 0)))
             am = x.get("amortized")
             if am:
                 w("    per passed packet, a source at a quota of %d/window: ~%d refreshes "
@@ -336,6 +495,16 @@ def main():
                 w("    %-40s %-21s %-20s %-20s %s\n" % (
                     cv["label"], fmt(cv["mpps"]), fmt(cv["ratio_a"]), fmt(cv["ratio_d"]),
                     ("%.1f%%" % (100 * pf["median"])) if pf else ""))
+    if pairs:
+        w("\nSpoofed floods (IPv6, 1,000,000 random sources, table 65,536) against the "
+          "single-source rate:\n  %d repeats of three back-to-back runs of %.1f s "
+          "(order rotating), ratios within a repeat\n" % (pairs["n"], pairs["seconds"]))
+        w("    %-40s %-21s %s\n" % ("", "Mpps", "x (b), 1 source"))
+        for c, label in (("b", "(b) xdp-ratelimit, 1 source (IPv6)"),
+                         ("f", "xdp-ratelimit, table 65,536"),
+                         ("g", "xdp-ratelimit, table 65,536 + aggregate")):
+            w("    %-40s %-21s %s\n" % (label, fmt(pairs["mpps_" + c]),
+                                        fmt(pairs.get("ratio_" + c)) if c != "b" else ""))
     if mem["rows"]:
         w("\nMemory of the sources map (bpftool map show: memlock), %d CPUs here\n" % ncpus)
         w("  %-12s %-10s %-14s %-14s %-14s %-12s %s\n" % (
