@@ -92,7 +92,7 @@ test-fuzz: $(FUZZERS)
 fuzz: $(FUZZERS)
 	$(Q)tests/fuzz/run.sh $(OUTPUT) long
 
-valgrind: $(CLI) $(UNIT)
+valgrind: $(CLI) $(UNIT) $(if $(GEN_OBJS),$(GEN))
 	$(Q)tests/valgrind.sh $(OUTPUT)
 
 demo: all
