@@ -229,20 +229,42 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 	return agg && judge(agg, &ab, now, len, gen, NULL, rule_id) != RL_FITS;
 }
 
+/* May this CPU add an entry to `refused` now? (RL_REFUSED_NEW_PER_PERIOD) */
+static __always_inline int refused_insert_ok(struct rl_counters *cnt, __u64 now)
+{
+	__u64 period = now / RL_REFUSED_PERIOD_NS;
+
+	if (cnt->refused_period != period) {
+		cnt->refused_period = period;
+		cnt->refused_inserts = 0;
+	}
+	if (cnt->refused_inserts >= RL_REFUSED_NEW_PER_PERIOD)
+		return 0;
+	cnt->refused_inserts++;
+	return 1;
+}
+
 /* Count a refused newcomer's drop against its address (SPEC: a dropped
  * packet counts as dropped for its source). Shared entries, so atomic. */
-static __always_inline void count_refused(const struct rl_key *key, __u64 len)
+static __always_inline void count_refused(const struct rl_key *key, __u64 len,
+					  struct rl_counters *cnt, __u64 now)
 {
 	struct rl_refused first = { 1, len }, *r;
 
 	r = bpf_map_lookup_elem(&refused, key);
 	if (!r) {
+		if (!refused_insert_ok(cnt, now)) {
+			cnt->refused_unlisted_pkts++;
+			return;
+		}
 		if (!bpf_map_update_elem(&refused, key, &first, BPF_NOEXIST))
 			return;
 		/* another CPU inserted it first */
 		r = bpf_map_lookup_elem(&refused, key);
-		if (!r)
+		if (!r) {
+			cnt->refused_unlisted_pkts++;
 			return;
+		}
 	}
 	__sync_fetch_and_add(&r->dropped_pkts, 1);
 	__sync_fetch_and_add(&r->dropped_bytes, len);
@@ -372,7 +394,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
 					      cfg->rules_gen)) {
-			count_refused(&key, len);
+			count_refused(&key, len, cnt, now);
 			pass = 0;
 			goto out;
 		}

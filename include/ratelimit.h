@@ -40,6 +40,11 @@
 /* Sources refused before they took a `sources` entry whose drops are kept
  * (the most recently refused; see struct rl_refused). */
 #define RL_REFUSED_ENTRIES	16384
+/* New entries in `refused` per CPU per RL_REFUSED_PERIOD_NS: a spoofed
+ * flood would otherwise pay a table insert (and eviction) per packet, and
+ * churn out the refused sources that keep sending. */
+#define RL_REFUSED_NEW_PER_PERIOD	64
+#define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~950 per s per CPU */
 
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
 #define RL_UNLIMITED		(~0ULL)
@@ -215,6 +220,12 @@ struct rl_counters {
 	__u64 non_ip_pkts;
 	__u64 new_sources;	/* sources (re)created: new or after eviction */
 	__u64 untracked_pkts;	/* judged without state: table insert failed */
+	/* refused newcomers not listed in `refused` (its insert budget
+	 * was spent): dropped, counted here and in dropped_* only */
+	__u64 refused_unlisted_pkts;
+	/* this CPU's `refused` insert budget: period and inserts in it */
+	__u64 refused_period;
+	__u64 refused_inserts;
 };
 
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");

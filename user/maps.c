@@ -112,6 +112,7 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->non_ip_pkts += c->non_ip_pkts;
 		sum->new_sources += c->new_sources;
 		sum->untracked_pkts += c->untracked_pkts;
+		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
 	}
 out:
 	free(v);

@@ -410,7 +410,7 @@ static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
 static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 			size_t errlen)
 {
-	__u32 ids[32];
+	__u32 ids[32] = { 0 };	/* valgrind cannot see the kernel fill it */
 	int n = linked_map_ids(iface, ids, 32);
 
 	if (n < 0) {

@@ -250,10 +250,10 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 	table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
 	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 "), %" PRIu64
 		" created, %" PRIu64 " packets untracked; %" PRIu64
-		" refused without an entry\n",
+		" refused without an entry, %" PRIu64 " refused packets unlisted\n",
 		(uint64_t)s->tracked, (uint64_t)s->max_sources,
 		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
-		(uint64_t)s->refused_only);
+		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
 	fputc('\n', f);
 	if (!s->nsrc) {
 		fprintf(f, "no sources seen\n");
@@ -335,6 +335,8 @@ static json_t *totals_json(const struct rl_stats_iface *s, bool watch)
 	json_object_set_new(o, "non_ip_packets", jint(t->non_ip_pkts));
 	json_object_set_new(o, "new_sources", jint(t->new_sources));
 	json_object_set_new(o, "untracked_packets", jint(t->untracked_pkts));
+	json_object_set_new(o, "refused_unlisted_packets",
+			    jint(t->refused_unlisted_pkts));
 	if (watch)
 		json_object_set_new(o, "rates", rates_json(&s->rates, s->rates_ns));
 	return o;

@@ -107,3 +107,51 @@ out:
 	rl_source_top_free(&top);
 	fixture_close(&f);
 }
+
+/*
+ * A spoofed flood against a blocked prefix: each packet a newcomer. Only
+ * RL_REFUSED_NEW_PER_PERIOD of them per CPU and period get an entry (no
+ * table insert per packet); the rest count as unlisted, and a source that
+ * is listed keeps counting whatever the flood does.
+ */
+TEST(refused_inserts_are_budgeted)
+{
+	const int flood = 3 * RL_REFUSED_NEW_PER_PERIOD;
+	struct rl_source_top top = {};
+	const struct rl_source_row *r;
+	struct rl_counters c;
+	struct fixture f;
+	char addr[32];
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!fixture_quota(&f, "198.19.0.0/16", 0, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED))
+		goto out;
+	CHECK_EQ(send_from(&f, "198.19.99.99", 100, 1, 0, T0), 0, "a blocked sender");
+	for (int i = 0; i < flood; i++) {
+		snprintf(addr, sizeof(addr), "198.19.%d.%d", 1 + i / 200, 1 + i % 200);
+		CHECK_EQ(send_from(&f, addr, 64, 1, 0, T0), 0, "flood dropped");
+	}
+	CHECK_EQ(send_from(&f, "198.19.99.99", 100, 5, 0, T0), 0, "still blocked");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.dropped_pkts, (__u64)flood + 6, "every refusal dropped and counted");
+	CHECK_EQ(c.refused_unlisted_pkts, (__u64)flood + 1 - RL_REFUSED_NEW_PER_PERIOD,
+		 "beyond the insert budget: unlisted");
+	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0, "read"))
+		goto out;
+	CHECK_EQ(top.refused_only, RL_REFUSED_NEW_PER_PERIOD, "listed: the budget");
+	r = row_of(&top, "198.19.99.99");
+	CHECK(r && r->sum.dropped_pkts == 6 && r->sum.dropped_bytes == 600,
+	      "the listed sender keeps counting during the flood");
+	rl_source_top_free(&top);
+	/* the next period lists newcomers again */
+	CHECK_EQ(send_from(&f, "198.19.200.1", 64, 1, 0, T0 + RL_REFUSED_PERIOD_NS), 0,
+		 "next period");
+	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0, "read"))
+		goto out;
+	CHECK(row_of(&top, "198.19.200.1") != NULL, "listed in the next period");
+out:
+	rl_source_top_free(&top);
+	fixture_close(&f);
+}
