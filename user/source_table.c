@@ -160,7 +160,7 @@ struct refused_row {
 
 struct refused_set {
 	struct refused_row *rows;	/* sorted by key */
-	size_t n;
+	size_t n, alloc;
 };
 
 static int key_cmp(const void *a, const void *b)
@@ -168,19 +168,22 @@ static int key_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct rl_key));
 }
 
-/* The whole `refused` table: small (RL_REFUSED_ENTRIES), read key by key. */
-static int refused_read(int fd, struct refused_set *set)
+/*
+ * Every entry of the hash `fd`, one key at a time, into `val` and then
+ * `each` (which stops the walk with a non-zero return). A key deleted or
+ * evicted under us restarts the walk: `bound` caps the steps (twice the
+ * map's size), and a key may be met twice.
+ */
+static int walk_keys(int fd, __u64 bound, void *val,
+		     int (*each)(void *ctx, const struct rl_key *key, const void *val),
+		     void *ctx)
 {
 	struct rl_key key, next;
 	const struct rl_key *prev = NULL;
-	size_t alloc = 0, steps = 0;
+	__u64 steps = 0;
 	int err = 0;
 
-	memset(set, 0, sizeof(*set));
-	/* an entry evicted under us restarts the walk: bound the repeats */
-	while (steps++ < 2 * RL_REFUSED_ENTRIES + 1) {
-		struct refused_row *r;
-
+	while (steps++ < bound) {
 		if (bpf_map_get_next_key(fd, prev, &next)) {
 			if (errno != ENOENT)
 				err = -errno;
@@ -188,26 +191,48 @@ static int refused_read(int fd, struct refused_set *set)
 		}
 		key = next;
 		prev = &key;
-		if (set->n == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			r = realloc(set->rows, alloc * sizeof(*r));
-			if (!r) {
-				err = -ENOMEM;
-				break;
-			}
-			set->rows = r;
-		}
-		r = &set->rows[set->n];
-		memset(r, 0, sizeof(*r));
-		r->key = key;
-		if (bpf_map_lookup_elem(fd, &key, &r->val)) {
-			if (errno == ENOENT)
+		if (bpf_map_lookup_elem(fd, &key, val)) {
+			if (errno == ENOENT)	/* evicted meanwhile */
 				continue;
 			err = -errno;
 			break;
 		}
-		set->n++;
+		err = each(ctx, &key, val);
+		if (err)
+			break;
 	}
+	return err;
+}
+
+static int refused_append(void *ctx, const struct rl_key *key, const void *val)
+{
+	struct refused_set *set = ctx;
+	struct refused_row *r;
+
+	if (set->n == set->alloc) {
+		size_t alloc = set->alloc ? 2 * set->alloc : 256;
+
+		r = realloc(set->rows, alloc * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		set->rows = r;
+		set->alloc = alloc;
+	}
+	r = &set->rows[set->n++];
+	memset(r, 0, sizeof(*r));
+	r->key = *key;
+	memcpy(&r->val, val, sizeof(r->val));
+	return 0;
+}
+
+/* The whole `refused` table: small (RL_REFUSED_ENTRIES), read key by key. */
+static int refused_read(int fd, struct refused_set *set)
+{
+	struct rl_refused val;
+	int err;
+
+	memset(set, 0, sizeof(*set));
+	err = walk_keys(fd, 2ULL * RL_REFUSED_ENTRIES + 1, &val, refused_append, set);
 	if (set->n) {
 		/* a restarted walk may have met a key twice: keep one */
 		size_t out = 1;
@@ -345,42 +370,26 @@ out:
 	return err;
 }
 
+static int take_walked(void *ctx, const struct rl_key *key, const void *vals)
+{
+	return take(ctx, key, vals);
+}
+
 /* One key at a time, for kernels without batch lookups of this map. */
 static int scan_by_key(struct scan *sc)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	struct rl_key key, next;
-	const struct rl_key *prev = NULL;
-	__u64 steps = 0, bound;
 	void *vals;
-	int err = 0;
+	int err;
 
 	if (bpf_obj_get_info_by_fd(sc->m->sources, &info, &info_len))
 		return -errno;
-	/* a key evicted under us restarts the walk: bound the repeats */
-	bound = 2ULL * info.max_entries + 1;
 	vals = rl_percpu_alloc(sizeof(struct rl_source));
 	if (!vals)
 		return -ENOMEM;
-	while (steps++ < bound) {
-		if (bpf_map_get_next_key(sc->m->sources, prev, &next)) {
-			if (errno != ENOENT)
-				err = -errno;
-			break;
-		}
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(sc->m->sources, &key, vals)) {
-			if (errno == ENOENT)	/* evicted meanwhile */
-				continue;
-			err = -errno;
-			break;
-		}
-		err = take(sc, &key, vals);
-		if (err)
-			break;
-	}
+	err = walk_keys(sc->m->sources, 2ULL * info.max_entries + 1, vals,
+			take_walked, sc);
 	free(vals);
 	return err;
 }
