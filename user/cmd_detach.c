@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -24,28 +23,6 @@ static void usage(FILE *f)
 		"\n"
 		"Example:\n"
 		"  xdp-ratelimit detach eth0\n");
-}
-
-/* Remove the staging directories attaches of iface left when they died
- * (the program of each went with its process, or, from an older version,
- * goes now with the link pin). Count removed, or -errno. */
-static int remove_stale_stages(const char *iface)
-{
-	char names[RL_MAX_IFACES][NAME_MAX + 1];
-	int n, ret, removed = 0;
-
-	do {
-		n = rl_pin_stale_stages(iface, names, RL_MAX_IFACES);
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			ret = rl_pin_dir_remove(names[i]);
-			if (ret)
-				return ret;
-			removed++;
-		}
-	} while (n == RL_MAX_IFACES);
-	return removed;
 }
 
 int cmd_detach(int argc, char **argv)
@@ -74,7 +51,10 @@ int cmd_detach(int argc, char **argv)
 	lock = rl_change_begin();
 	if (lock < 0)
 		return RL_EXIT_FAIL;
-	stale = remove_stale_stages(iface);
+	/* what attaches of iface left when they died (the program of each
+	 * went with its process, or, from an older version, goes now with
+	 * the link pin) */
+	stale = rl_pin_dirs_reap(iface);
 	if (stale < 0) {
 		rl_unlock(lock);
 		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",

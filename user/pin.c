@@ -181,34 +181,6 @@ int rl_pin_dir_remove(const char *name)
 	return ret;
 }
 
-void rl_pin_dirs_reap(const char *iface)
-{
-	DIR *d = opendir(RL_PIN_ROOT);
-	char owner[NAME_MAX + 1], want[NAME_MAX + 1];
-	struct dirent *e;
-	int pid;
-
-	if (!d)
-		return;
-	if (iface)
-		dir_name(want, sizeof(want), iface, '.', ':');
-	while ((e = readdir(d))) {
-		const char *tag = strstr(e->d_name, RL_STAGE_TAG);
-
-		if (!tag)
-			continue;
-		snprintf(owner, sizeof(owner), "%.*s", (int)(tag - e->d_name),
-			 e->d_name);
-		pid = atoi(tag + strlen(RL_STAGE_TAG));
-		if (iface && strcmp(owner, want))
-			continue;
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
-			continue;	/* its attach is still running */
-		rl_pin_dir_remove(e->d_name);
-	}
-	closedir(d);
-}
-
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -242,6 +214,26 @@ int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
 	closedir(d);
 	qsort(names, n, NAME_MAX + 1, cmp_names);
 	return n;
+}
+
+int rl_pin_dirs_reap(const char *iface)
+{
+	char names[RL_MAX_IFACES][NAME_MAX + 1];
+	int n, ret, removed = 0, err = 0;
+
+	do {
+		n = rl_pin_stale_stages(iface, names, RL_MAX_IFACES);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			ret = rl_pin_dir_remove(names[i]);
+			if (ret && !err)
+				err = ret;	/* still try the others */
+			else if (!ret)
+				removed++;
+		}
+	} while (n == RL_MAX_IFACES && !err);
+	return err ? err : removed;
 }
 
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max)

@@ -48,14 +48,14 @@ int rl_pin_dir_remove(const char *name);
 #define RL_STAGE_TAG	" attaching "
 void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid);
 
-/* Remove staging directories of attaches that died; all
- * interfaces when iface is NULL. Call with the lock held. */
-void rl_pin_dirs_reap(const char *iface);
-
-/* The staging directories rl_pin_dirs_reap would remove, as names for
+/* The staging directories of attaches that died, as names for
  * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most
- * max; count or -errno. */
+ * max; all interfaces when iface is NULL. Count or -errno. */
 int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max);
+
+/* Remove those staging directories (call with the lock held): how many,
+ * or the first -errno (the others are still tried). */
+int rl_pin_dirs_reap(const char *iface);
 
 /* Names of the interfaces with a pin directory, sorted; count or -errno. */
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
