@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
@@ -64,17 +63,11 @@ static void settle(void)
 static int report_stale_stages(bool json, json_t *arr)
 {
 	char names[RL_MAX_IFACES][NAME_MAX + 1], problem[RL_ERR_LEN];
-	char iface[IF_NAMESIZE], path[PATH_MAX];
-	int n = rl_pin_stale_stages(NULL, names, RL_MAX_IFACES);
+	char iface[NAME_MAX + 1], path[PATH_MAX];
+	int n = rl_pin_stale_stages(NULL, names, RL_MAX_IFACES), pid;
 
 	for (int i = 0; i < n; i++) {
-		const char *tag = strstr(names[i], RL_STAGE_TAG);
-		int pid = atoi(tag + strlen(RL_STAGE_TAG));
-		size_t j;
-
-		for (j = 0; names[i] + j < tag && j + 1 < sizeof(iface); j++)
-			iface[j] = names[i][j] == ':' ? '.' : names[i][j];
-		iface[j] = '\0';
+		rl_pin_stage_parse(names[i], iface, &pid);
 		rl_pin_path(path, sizeof(path), names[i], NULL);
 		snprintf(problem, sizeof(problem),
 			 rl_link_ifindex(names[i], NULL) > 0 ?

@@ -186,27 +186,32 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid)
+{
+	const char *tag = strstr(dir, RL_STAGE_TAG);
+	char owner[NAME_MAX + 1];
+
+	if (!tag)
+		return false;
+	snprintf(owner, sizeof(owner), "%.*s", (int)(tag - dir), dir);
+	dir_name(iface, NAME_MAX + 1, owner, ':', '.');
+	*pid = atoi(tag + strlen(RL_STAGE_TAG));
+	return true;
+}
+
 int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
 {
 	DIR *d = opendir(RL_PIN_ROOT);
-	char owner[NAME_MAX + 1], want[NAME_MAX + 1];
+	char owner[NAME_MAX + 1];
 	struct dirent *e;
 	int n = 0, pid;
 
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	if (iface)
-		dir_name(want, sizeof(want), iface, '.', ':');
 	while ((e = readdir(d)) && n < max) {
-		const char *tag = strstr(e->d_name, RL_STAGE_TAG);
-
-		if (!tag)
+		if (!rl_pin_stage_parse(e->d_name, owner, &pid) ||
+		    (iface && strcmp(owner, iface)))
 			continue;
-		snprintf(owner, sizeof(owner), "%.*s", (int)(tag - e->d_name),
-			 e->d_name);
-		if (iface && strcmp(owner, want))
-			continue;
-		pid = atoi(tag + strlen(RL_STAGE_TAG));
 		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
 			continue;	/* its attach is still running */
 		snprintf(names[n++], NAME_MAX + 1, "%s", e->d_name);

@@ -48,6 +48,10 @@ int rl_pin_dir_remove(const char *name);
 #define RL_STAGE_TAG	" attaching "
 void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid);
 
+/* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
+ * interface and pid; false when it is no staging directory. */
+bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
+
 /* The staging directories of attaches that died, as names for
  * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most
  * max; all interfaces when iface is NULL. Count or -errno. */
