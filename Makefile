@@ -19,15 +19,18 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
+# The sanitizer build lives in its own OUTPUT: set it before anything
+# (INCLUDES, the object lists) expands OUTPUT.
+CLEAN_DIR := $(OUTPUT)
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 ifeq ($(SANITIZE),1)
 	CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 	LDFLAGS += -fsanitize=address,undefined
 	OUTPUT := $(OUTPUT)/sanitize
 endif
+INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
+LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 
 # -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -105,8 +108,8 @@ bench: all
 	$(Q)bench/run.sh $(OUTPUT)
 
 clean:
-	$(call msg,CLEAN,build)
-	$(Q)rm -rf build
+	$(call msg,CLEAN,$(CLEAN_DIR))
+	$(Q)rm -rf $(CLEAN_DIR)
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -166,3 +169,6 @@ $(OUTPUT)/ratelimit-bench: $(BENCH_OBJS) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
+
+# main.c embeds VERSION (RL_VERSION): rebuild it when VERSION changes
+$(OUTPUT)/user/main.o: VERSION

@@ -94,6 +94,18 @@ mac_of() {	# RXDEV: its MAC address
 	ip -n "$rx" -j link show "$1" | jq -r '.[0].address'
 }
 
+# True once bpftool no longer finds KIND (prog|map) ID, polling every
+# 0.1 s at most TRIES times: the kernel frees objects after a grace
+# period, maps later than programs, so a check must wait, with a bound.
+gone_within() {	# TRIES KIND ID
+	local i
+	for ((i = 0; i < $1; i++)); do
+		bpftool "$2" show id "$3" >/dev/null 2>&1 || return 0
+		sleep 0.1
+	done
+	! bpftool "$2" show id "$3" >/dev/null 2>&1
+}
+
 # ID of the XDP program on RXDEV, empty when there is none.
 xdp_prog_id() {	# RXDEV
 	ip -n "$rx" -j -d link show "$1" | jq -r '.[0].xdp.prog.id // empty'

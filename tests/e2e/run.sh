@@ -453,14 +453,11 @@ t_detach() {
 	[ -e "$pins/$vrx" ] && left+=("pin dir")
 	ls "$pins" 2>/dev/null | grep -q "^$vrx " && left+=("staging dir")
 	[ -n "$(xdp_prog_id "$vrx")" ] && left+=("xdp program on the link")
-	# freed after an RCU grace period
-	for i in $(seq 20); do
-		bpftool prog show id "$prog" >/dev/null 2>&1 || break
-		sleep 0.1
-	done
-	bpftool prog show id "$prog" >/dev/null 2>&1 && left+=("program $prog")
+	# The kernel frees the program after an RCU grace period and each map
+	# later still, from a deferred work item: wait for each, bounded (10 s).
+	gone_within 100 prog "$prog" || left+=("program $prog")
 	for m in $maps; do
-		bpftool map show id "$m" >/dev/null 2>&1 && left+=("map $m")
+		gone_within 100 map "$m" || left+=("map $m")
 	done
 	rl stats --iface "$vrx" --json >/dev/null 2>&1 && left+=("stats still answers")
 	check detach_leaves_nothing "rc == 0 && ${prog:-0} > 0 && ${#left[@]} == 0" \
