@@ -62,15 +62,28 @@
 #define RL_BPFFS		"/sys/fs/bpf"
 #define RL_PIN_SUBDIR		"xdp-ratelimit"		/* under RL_BPFFS */
 #define RL_PIN_LINK		"link"
-/* Map names double as pin names under RL_BPFFS/RL_PIN_SUBDIR/IFACE/ */
-#define RL_MAP_CONFIG		"config"
-#define RL_MAP_COUNTERS		"counters"
-#define RL_MAP_SOURCES		"sources"
-#define RL_MAP_RULES		"rules"
-#define RL_MAP_RULES_V4		"rules_v4"
-#define RL_MAP_RULES_V6		"rules_v6"
-#define RL_MAP_AGGREGATES	"aggregates"
-#define RL_MAP_REFUSED		"refused"
+/*
+ * Every map of the program, once: X(NAME, TYPE, KEY, VALUE). NAME is the
+ * map's identifier in bpf/ratelimit.bpf.c, its name in the object and its
+ * pin name under RL_BPFFS/RL_PIN_SUBDIR/IFACE/; the order is the order of
+ * struct rl_maps and of pinning. TYPE, KEY and VALUE are what a pin must
+ * be before the CLI trusts it (user/iface.c). A new map is one more row
+ * (and its definition in the program).
+ */
+#define RL_MAPS(X)							\
+	X(config,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_config)	\
+	X(counters,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_counters)	\
+	X(sources,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
+	X(rules,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_rule)		\
+	X(rules_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v4,	__u32)			\
+	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\
+	X(aggregates,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_state)	\
+	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)
+
+/* A map's name as a string: RL_MAP_NAME(sources) is "sources". */
+#define RL_MAP_NAME(name)	#name
+/* For bench/counters.c, which names this pin outside user/ */
+#define RL_MAP_COUNTERS		RL_MAP_NAME(counters)
 
 /* ---- keys ----------------------------------------------------------- */
 

@@ -26,6 +26,12 @@
 #include "units.h"
 #include "ratelimit.skel.h"
 
+/* Every map of RL_MAPS is a map of the program, by the same name. */
+#define RL_MAP_IN_SKEL(name, type, key, value) \
+	_Static_assert(sizeof(((struct ratelimit *)0)->maps.name), #name);
+RL_MAPS(RL_MAP_IN_SKEL)
+#undef RL_MAP_IN_SKEL
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -238,8 +244,8 @@ static int do_attach(const struct attach_args *a, int ifindex,
 	}
 	pinned = name;
 	for (int i = 0; i < RL_NR_MAPS; i++) {
-		rl_pin_path(path, sizeof(path), name, rl_map_names[i]);
-		if (bpf_obj_pin(*rl_maps_fd(&m, i), path)) {
+		rl_pin_path(path, sizeof(path), name, rl_map_defs[i].name);
+		if (bpf_obj_pin(m.fd[i], path)) {
 			rl_err("cannot pin %s: %s", path, strerror(errno));
 			goto unpin;
 		}

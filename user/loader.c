@@ -9,7 +9,7 @@
 int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
 {
-	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_SOURCES);
+	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
 
 	if (!sources)
 		return -ENOENT;

@@ -8,35 +8,27 @@
 #include "maps.h"
 #include "window.h"
 
-const char *const rl_map_names[RL_NR_MAPS] = {
-	RL_MAP_CONFIG, RL_MAP_COUNTERS, RL_MAP_SOURCES, RL_MAP_RULES,
-	RL_MAP_RULES_V4, RL_MAP_RULES_V6, RL_MAP_AGGREGATES, RL_MAP_REFUSED,
+const struct rl_map_def rl_map_defs[RL_NR_MAPS] = {
+#define RL_MAP_DEF(name, type, key, value) \
+	[RL_MAP_IDX_##name] = { RL_MAP_NAME(name), type, sizeof(key), sizeof(value) },
+	RL_MAPS(RL_MAP_DEF)
+#undef RL_MAP_DEF
 };
-
-int *rl_maps_fd(struct rl_maps *m, int i)
-{
-	int *fds[RL_NR_MAPS] = {
-		&m->config, &m->counters, &m->sources, &m->rules,
-		&m->rules_v4, &m->rules_v6, &m->aggregates, &m->refused,
-	};
-
-	return fds[i];
-}
 
 void rl_maps_init(struct rl_maps *m)
 {
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		*rl_maps_fd(m, i) = -1;
+		m->fd[i] = -1;
 }
 
 int rl_maps_from_obj(struct bpf_object *obj, struct rl_maps *m)
 {
 	for (int i = 0; i < RL_NR_MAPS; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(obj, rl_map_names[i]);
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, rl_map_defs[i].name);
 
 		if (!map)
 			return -ENOENT;
-		*rl_maps_fd(m, i) = bpf_map__fd(map);
+		m->fd[i] = bpf_map__fd(map);
 	}
 	return 0;
 }
@@ -44,11 +36,9 @@ int rl_maps_from_obj(struct bpf_object *obj, struct rl_maps *m)
 void rl_maps_close(struct rl_maps *m)
 {
 	for (int i = 0; i < RL_NR_MAPS; i++) {
-		int *fd = rl_maps_fd(m, i);
-
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
+		m->fd[i] = -1;
 	}
 }
 

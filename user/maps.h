@@ -11,23 +11,35 @@
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
 
-struct rl_maps {
-	int config;
-	int counters;
-	int sources;
-	int rules;
-	int rules_v4;
-	int rules_v6;
-	int aggregates;
-	int refused;
+/* Index of each map in RL_MAPS order: RL_MAP_IDX_config, ... */
+enum rl_map_idx {
+#define RL_MAP_IDX(name, type, key, value) RL_MAP_IDX_##name,
+	RL_MAPS(RL_MAP_IDX)
+#undef RL_MAP_IDX
+	RL_NR_MAPS
 };
 
-/* Names of the maps in struct rl_maps order, for loops over all of them. */
-extern const char *const rl_map_names[];
-#define RL_NR_MAPS 8
+/* An fd per map: by name (m.sources) or by index (m.fd[i]). */
+struct rl_maps {
+	union {
+		struct {
+#define RL_MAP_FD(name, type, key, value) int name;
+			RL_MAPS(RL_MAP_FD)
+#undef RL_MAP_FD
+		};
+		int fd[RL_NR_MAPS];
+	};
+};
 
-/* fd of map i in rl_map_names order */
-int *rl_maps_fd(struct rl_maps *m, int i);
+/* What each map is: its name (and pin name) and the shape a pin of it
+ * must have, in RL_MAPS order. */
+struct rl_map_def {
+	const char *name;
+	__u32 type;
+	__u32 key_size;
+	__u32 value_size;
+};
+extern const struct rl_map_def rl_map_defs[RL_NR_MAPS];
 
 /* Borrow the fds of a loaded object (not to be closed with rl_maps_close). */
 int rl_maps_from_obj(struct bpf_object *obj, struct rl_maps *m);

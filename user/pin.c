@@ -309,25 +309,6 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	return 0;
 }
 
-/* What each pinned map must be before the CLI reads or writes it. */
-struct map_shape {
-	__u32 type;
-	__u32 key_size;
-	__u32 value_size;
-};
-
-static const struct map_shape shapes[RL_NR_MAPS] = {
-	/* rl_map_names order */
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rl_config) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_counters) },
-	{ BPF_MAP_TYPE_LRU_PERCPU_HASH, sizeof(struct rl_key), sizeof(struct rl_source) },
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rl_rule) },
-	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v4), sizeof(__u32) },
-	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v6), sizeof(__u32) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_state) },
-	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct rl_key), sizeof(struct rl_refused) },
-};
-
 /* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
  * cannot tell them apart: only a map's fdinfo has map_type, only a link's
  * link_type. */
@@ -354,7 +335,9 @@ static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
 	__u32 info_len = sizeof(info);
 	char path[PATH_MAX];
 
-	rl_pin_path(path, sizeof(path), iface, rl_map_names[i]);
+	const struct rl_map_def *def = &rl_map_defs[i];
+
+	rl_pin_path(path, sizeof(path), iface, def->name);
 	*fd = bpf_obj_get(path);
 	if (*fd < 0) {
 		int e = errno;
@@ -366,9 +349,8 @@ static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
 	}
 	if (!fd_is(*fd, "map_type:") ||
 	    bpf_obj_get_info_by_fd(*fd, &info, &info_len) ||
-	    info.type != shapes[i].type ||
-	    info.key_size != shapes[i].key_size ||
-	    info.value_size != shapes[i].value_size) {
+	    info.type != def->type || info.key_size != def->key_size ||
+	    info.value_size != def->value_size) {
 		snprintf(err, errlen,
 			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
 			 path, iface);
@@ -420,14 +402,14 @@ static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 		__u32 len = sizeof(info);
 		bool found = false;
 
-		if (bpf_obj_get_info_by_fd(*rl_maps_fd(m, i), &info, &len))
+		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
 			return -errno;
 		for (int k = 0; k < n && !found; k++)
 			found = ids[k] == info.id;
 		if (!found) {
 			snprintf(err, errlen,
 				 "the pinned map '%s' of %s is not one the attached program uses (replaced by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
-				 rl_map_names[i], iface, iface);
+				 rl_map_defs[i].name, iface, iface);
 			return -EPROTO;
 		}
 	}
@@ -458,7 +440,7 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 	/* config first: another layout version may pin other maps */
-	ret = open_map(name, 0, &ifc->m.config, NULL, err, errlen);
+	ret = open_map(name, RL_MAP_IDX_config, &ifc->m.config, NULL, err, errlen);
 	if (ret)
 		goto fail;
 	ret = rl_config_read(&ifc->m, &ifc->cfg);
@@ -474,9 +456,11 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		ret = -EPROTO;
 		goto fail;
 	}
-	for (int i = 1; i < RL_NR_MAPS; i++) {
-		ret = open_map(name, i, rl_maps_fd(&ifc->m, i),
-			       i == 2 ? &ifc->sources_max_entries : NULL,
+	for (int i = 0; i < RL_NR_MAPS; i++) {
+		if (i == RL_MAP_IDX_config)
+			continue;	/* open already */
+		ret = open_map(name, i, &ifc->m.fd[i],
+			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
 			       err, errlen);
 		if (ret)
 			goto fail;
