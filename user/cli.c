@@ -4,13 +4,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <ctype.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <unistd.h>
 #include "cli.h"
 #include "pin.h"
-#include "units.h"
+#include "values.h"
 
 static void verr(const char *fmt, va_list ap)
 {
@@ -60,33 +59,6 @@ int rl_bad_option(const char *cmd, int c, char **argv)
 				    cmd, optopt, cmd);
 	return rl_usage_err("%s: unknown option '%s': see 'xdp-ratelimit %s --help'",
 			    cmd, word, cmd);
-}
-
-_Static_assert(IF_NAMESIZE == 16, "the message below says 15 characters");
-
-int rl_iface_name_check(const char *name, char *err, size_t errlen)
-{
-	const char *why = NULL;
-
-	if (!*name)
-		why = "it is empty";
-	else if (strlen(name) >= IF_NAMESIZE)
-		why = "it is longer than 15 characters";	/* IF_NAMESIZE - 1 */
-	else if (!strcmp(name, ".") || !strcmp(name, ".."))
-		why = "'.' and '..' are reserved";
-	for (const unsigned char *c = (const unsigned char *)name; !why && *c; c++)
-		if (*c == '/')
-			why = "it contains '/'";
-		else if (*c == ':')
-			why = "it contains ':'";
-		else if (isspace(*c) || *c == 0xa0)	/* the kernel's isspace */
-			why = "it contains whitespace";
-	if (!why)
-		return 0;
-	snprintf(err, errlen,
-		 "'%s' is not an interface name (%s): name it as 'ip link' shows it",
-		 name, why);
-	return -EINVAL;
 }
 
 int rl_iface_arg(const char *cmd, const char *name)

@@ -28,14 +28,8 @@ int rl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int rl_bad_option(const char *cmd, int c, char **argv);
 
-/*
- * Whether `name` can be an interface name, as the kernel's dev_valid_name
- * judges (1 to IF_NAMESIZE - 1 characters, not '.' or '..', no '/', ':' or
- * whitespace): 0, or -EINVAL with what is wrong in err. A name that passes
- * is a single path component under RL_PIN_ROOT and maps to its own pins.
- */
-int rl_iface_name_check(const char *name, char *err, size_t errlen);
-/* The same for an IFACE argument of CMD: 0, or rl_usage_err()'s status. */
+/* rl_iface_name_check() for an IFACE argument of CMD: 0, or
+ * rl_usage_err()'s status. */
 int rl_iface_arg(const char *cmd, const char *name);
 
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */

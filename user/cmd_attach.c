@@ -23,7 +23,7 @@
 #include "loader.h"
 #include "pin.h"
 #include "settings.h"
-#include "units.h"
+#include "values.h"
 #include "ratelimit.skel.h"
 
 /* Every map of RL_MAPS is a map of the program, by the same name. */

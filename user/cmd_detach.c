@@ -10,7 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "pin.h"
-#include "units.h"
+#include "values.h"
 
 static void usage(FILE *f)
 {

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "pin.h"
 #include "rules.h"
-#include "units.h"
+#include "values.h"
 
 static void usage(FILE *f)
 {

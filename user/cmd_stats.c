@@ -21,7 +21,7 @@
 #include "rules.h"
 #include "source_table.h"
 #include "stats_view.h"
-#include "units.h"
+#include "values.h"
 
 #define CMD			"stats"
 #define DEFAULT_TOP		10

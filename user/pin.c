@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Pins under /sys/fs/bpf/xdp-ratelimit/IFACE/ (SPEC "Pins"). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +15,9 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
-#include "cli.h"
 #include "pin.h"
 #include "settings.h"
-#include "units.h"
+#include "values.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -36,6 +36,33 @@ static void dir_name(char *out, size_t len, const char *iface, char from,
 	for (i = 0; iface[i] && i + 1 < len; i++)
 		out[i] = iface[i] == from ? to : iface[i];
 	out[i] = '\0';
+}
+
+_Static_assert(IF_NAMESIZE == 16, "the message below says 15 characters");
+
+int rl_iface_name_check(const char *name, char *err, size_t errlen)
+{
+	const char *why = NULL;
+
+	if (!*name)
+		why = "it is empty";
+	else if (strlen(name) >= IF_NAMESIZE)
+		why = "it is longer than 15 characters";	/* IF_NAMESIZE - 1 */
+	else if (!strcmp(name, ".") || !strcmp(name, ".."))
+		why = "'.' and '..' are reserved";
+	for (const unsigned char *c = (const unsigned char *)name; !why && *c; c++)
+		if (*c == '/')
+			why = "it contains '/'";
+		else if (*c == ':')
+			why = "it contains ':'";
+		else if (isspace(*c) || *c == 0xa0)	/* the kernel's isspace */
+			why = "it contains whitespace";
+	if (!why)
+		return 0;
+	snprintf(err, errlen,
+		 "'%s' is not an interface name (%s): name it as 'ip link' shows it",
+		 name, why);
+	return -EINVAL;
 }
 
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name)

@@ -34,6 +34,13 @@ bool rl_private_mount_ns(void);
 bool rl_change_running(void);
 void rl_unlock(int fd);
 
+/*
+ * Whether `name` can be an interface name, as the kernel's dev_valid_name
+ * judges (1 to IF_NAMESIZE - 1 characters, not '.' or '..', no '/', ':' or
+ * whitespace): 0, or -EINVAL with what is wrong in err. A name that passes
+ * is a single path component under RL_PIN_ROOT and maps to its own pins.
+ */
+int rl_iface_name_check(const char *name, char *err, size_t errlen);
 /* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory). */
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name);
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "maps.h"
-#include "units.h"
+#include "values.h"
 
 /* Fields of `quota set`: only those with have_* are changed. A value of
  * RL_UNLIMITED removes that limit. */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "settings.h"
-#include "units.h"
+#include "values.h"
 
 void rl_attach_req_defaults(struct rl_attach_req *r)
 {

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <net/if.h>
 #include "maps.h"
-#include "units.h"
+#include "values.h"
 
 /* Per-second rates over the interval since the previous --watch frame;
  * !valid when there is no previous reading to compare with. Bytes per

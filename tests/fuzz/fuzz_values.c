@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer harness for the value parsers of user/units.c: every input,
+ * libFuzzer harness for the value parsers of user/values.c: every input,
  * as a C string, through each parser. Invariants, beyond no crash and no
  * sanitizer report:
  *  - a refusal returns -1, leaves the output untouched, and writes a
@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ratelimit.h"
-#include "units.h"
+#include "values.h"
 
 #define POISON 0x5a5a5a5a5a5a5a5aULL
 
 /* An invariant broken: say which and crash, so libFuzzer keeps the input. */
 #define ENSURE(cond, ...) do {						\
 	if (!(cond)) {							\
-		fprintf(stderr, "fuzz_units: %s:%d: ", __FILE__, __LINE__);	\
+		fprintf(stderr, "fuzz_values: %s:%d: ", __FILE__, __LINE__);	\
 		fprintf(stderr, __VA_ARGS__);				\
 		fprintf(stderr, " (input '%s')\n", in);			\
 		abort();						\

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ratelimit.h"
-#include "units.h"
+#include "values.h"
 
 #define RL_PREFIX_INPUT_MAX 64	/* longer than any address/len text */
 
