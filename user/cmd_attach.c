@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xdp-ratelimit attach: load, attach as a bpf_link, pin (SPEC "Commands").
- *
- * The maps are pinned in a staging directory (rl_pin_stage_name) renamed
- * to RL_PIN_ROOT/IFACE when complete; the link is pinned last, under
- * IFACE, so an attach killed before that pin leaves no program attached
- * (the link dies with the process), only pins that status reports and
- * detach removes. See do_attach.
+ * xdp-ratelimit attach: load, attach as a bpf_link, pin (xdp-ratelimit(8)).
+ * The order of pins that makes it crash-safe is attach_txn.c's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +15,8 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include "cli.h"
+#include "attach_txn.h"
+#include "iface.h"
 #include "loader.h"
 #include "pin.h"
 #include "settings.h"
@@ -64,11 +61,9 @@ static void usage(FILE *f)
 enum { OPT_MODE = 256, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS, OPT_DEF_BPS,
        OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN, OPT_PASS_MALFORMED };
 
-enum attach_mode { MODE_AUTO, MODE_NATIVE, MODE_GENERIC };
-
 struct attach_args {
 	const char *iface;
-	enum attach_mode mode;
+	enum rl_xdp_mode mode;
 	struct rl_attach_req req;
 	__u64 def_pps, def_bps;
 };
@@ -93,7 +88,7 @@ static int parse_args(int argc, char **argv, struct attach_args *a)
 	int c;
 
 	rl_attach_req_defaults(&a->req);
-	a->mode = MODE_AUTO;
+	a->mode = RL_XDP_AUTO;
 	a->def_pps = a->def_bps = RL_UNLIMITED;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -105,11 +100,11 @@ static int parse_args(int argc, char **argv, struct attach_args *a)
 			return -1;
 		case OPT_MODE:
 			if (!strcmp(optarg, "auto"))
-				a->mode = MODE_AUTO;
+				a->mode = RL_XDP_AUTO;
 			else if (!strcmp(optarg, "native"))
-				a->mode = MODE_NATIVE;
+				a->mode = RL_XDP_NATIVE;
 			else if (!strcmp(optarg, "generic"))
-				a->mode = MODE_GENERIC;
+				a->mode = RL_XDP_GENERIC;
 			else
 				return rl_usage_err("attach: bad --mode '%s': use auto, native or generic",
 						    optarg);
@@ -158,140 +153,39 @@ static int parse_args(int argc, char **argv, struct attach_args *a)
 	return rl_iface_arg("attach", a->iface);
 }
 
-/* The bpf_link in the asked mode; auto falls back to generic, saying so. */
-static int attach_link(int prog_fd, int ifindex, const char *iface,
-		       enum attach_mode mode, enum rl_mode *got)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, opts);
-	int fd;
-
-	if (mode != MODE_GENERIC) {
-		opts.flags = XDP_FLAGS_DRV_MODE;
-		fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
-		if (fd >= 0) {
-			*got = RL_MODE_NATIVE;
-			return fd;
-		}
-		if (mode == MODE_NATIVE || (errno != EOPNOTSUPP && errno != EINVAL))
-			return -errno;
-		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
-		       iface, strerror(errno));
-	}
-	opts.flags = XDP_FLAGS_SKB_MODE;
-	fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
-	if (fd < 0)
-		return -errno;
-	*got = RL_MODE_GENERIC;
-	return fd;
-}
-
-static int link_error(int ret, const char *iface, enum attach_mode mode)
-{
-	if (ret == -EBUSY || ret == -EEXIST)
-		return rl_fail("%s already has an XDP program attached by another tool: remove it first (ip link set dev %s xdp off), then attach again",
-			       iface, iface);
-	if (mode == MODE_NATIVE && (ret == -EOPNOTSUPP || ret == -EINVAL))
-		return rl_fail("%s does not support native XDP (%s): use --mode generic or --mode auto",
-			       iface, strerror(-ret));
-	return rl_fail("cannot attach to %s: %s", iface, strerror(-ret));
-}
-
-/*
- * Everything after the checks: the interface is not attached, we hold the
- * lock. Returns an exit status; on failure nothing stays behind.
- *
- * The maps are pinned in a staging directory, renamed to IFACE once
- * complete, and the link is pinned last, directly under IFACE: that pin
- * is the commit point. Killed before it, the link dies with the process
- * (the program detaches) and what is left is either a staging directory
- * or an IFACE directory without a link, both reported by status and
- * removed by detach; killed after it, the attach is complete.
- */
+/* Load, pin and attach (attach_txn.h); the interface is not attached and
+ * we hold the lock. Returns an exit status; on failure nothing stays. */
 static int do_attach(const struct attach_args *a, int ifindex,
 		     const struct rl_settings *s)
 {
-	char stage[PATH_MAX], path[PATH_MAX], final[PATH_MAX];
-	char err[RL_ERR_LEN], name[NAME_MAX];
+	struct rl_attach_result res = {};
+	char err[RL_ERR_LEN], w[32];
 	struct ratelimit *skel;
-	struct rl_config cfg;
 	struct rl_maps m;
-	enum rl_mode got = RL_MODE_NATIVE;
-	const char *pinned = NULL;	/* the directory to remove on failure */
-	int link_fd = -1, ret, status = RL_EXIT_FAIL;
+	int ret;
 
 	skel = ratelimit__open();
 	if (!skel)
 		return rl_fail("cannot open the BPF object: %s", strerror(errno));
-	ret = rl_loader_prepare(skel->obj, &skel->rodata->settings, s);
+	ret = rl_load(skel->skeleton, &skel->rodata->settings, s, a->def_pps,
+		      a->def_bps, &m, err, sizeof(err));
 	if (!ret)
-		ret = ratelimit__load(skel);
-	if (ret) {
-		rl_err("cannot load the XDP program: %s (the kernel log above says why)",
-		       strerror(-ret));
-		goto out;
-	}
-	rl_maps_from_obj(skel->obj, &m);
-	if (rl_loader_init(&m, s, a->def_pps, a->def_bps, err, sizeof(err))) {
-		rl_err("%s", err);
-		goto out;
-	}
-
-	rl_pin_stage_name(name, sizeof(name), a->iface, (int)getpid());
-	rl_pin_path(stage, sizeof(stage), name, NULL);
-	if (mkdir(stage, 0700)) {
-		rl_err("cannot create %s: %s", stage, strerror(errno));
-		goto out;
-	}
-	pinned = name;
-	for (int i = 0; i < RL_NR_MAPS; i++) {
-		rl_pin_path(path, sizeof(path), name, rl_map_defs[i].name);
-		if (bpf_obj_pin(m.fd[i], path)) {
-			rl_err("cannot pin %s: %s", path, strerror(errno));
-			goto unpin;
-		}
-	}
-	link_fd = attach_link(bpf_program__fd(skel->progs.xdp_ratelimit),
-			      ifindex, a->iface, a->mode, &got);
-	if (link_fd < 0) {
-		status = link_error(link_fd, a->iface, a->mode);
-		goto unpin;
-	}
-	/* mode is informational (status, stats): set before it is visible */
-	if (rl_config_read(&m, &cfg) == 0) {
-		cfg.set.mode = got;
-		cfg.set.ifindex = (__u32)ifindex;
-		rl_config_write(&m, &cfg);
-	}
-	rl_pin_path(final, sizeof(final), a->iface, NULL);
-	if (rename(stage, final)) {
-		rl_err("cannot move %s to %s: %s", stage, final, strerror(errno));
-		goto unpin;
-	}
-	pinned = a->iface;
-	rl_pin_path(path, sizeof(path), a->iface, RL_PIN_LINK);
-	if (bpf_obj_pin(link_fd, path)) {
-		rl_err("cannot pin %s: %s", path, strerror(errno));
-		goto unpin;
-	}
-	status = RL_EXIT_OK;
-	goto out;
-unpin:
-	rl_pin_dir_remove(pinned);
-out:
-	if (link_fd >= 0)
-		close(link_fd);	/* the pin, if any, keeps it attached */
-	ratelimit__destroy(skel);
-	if (status == RL_EXIT_OK) {
-		char w[32];
-
-		rl_format_duration(s->window_ns, w, sizeof(w));
-		printf("attached to %s (%s mode): window %s in %u buckets, up to %llu sources%s%s\n",
-		       a->iface, got == RL_MODE_NATIVE ? "native" : "generic",
-		       w, s->nbuckets, (unsigned long long)s->max_sources,
-		       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
-		       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
-	}
-	return status;
+		ret = rl_attach_commit(a->iface, ifindex,
+				       bpf_program__fd(skel->progs.xdp_ratelimit),
+				       &m, a->mode, &res, err, sizeof(err));
+	ratelimit__destroy(skel);	/* the pins keep what attach made */
+	if (res.native_err)
+		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
+		       a->iface, strerror(res.native_err));
+	if (ret)
+		return rl_fail("%s", err);
+	rl_format_duration(s->window_ns, w, sizeof(w));
+	printf("attached to %s (%s mode): window %s in %u buckets, up to %llu sources%s%s\n",
+	       a->iface, rl_mode_name(res.mode), w, s->nbuckets,
+	       (unsigned long long)s->max_sources,
+	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
+	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
+	return RL_EXIT_OK;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -316,7 +210,7 @@ int cmd_attach(int argc, char **argv)
 	lock = rl_change_begin();
 	if (lock < 0)
 		return RL_EXIT_FAIL;
-	rl_pin_dirs_reap(a.iface);
+	rl_attach_repair(a.iface);
 	rl_pin_path(dir, sizeof(dir), a.iface, NULL);
 	if (stat(dir, &st) == 0) {
 		if (rl_link_ifindex(a.iface, NULL) > 0)

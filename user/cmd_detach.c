@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "attach_txn.h"
+#include "iface.h"
 #include "pin.h"
 #include "values.h"
 
@@ -54,7 +56,7 @@ int cmd_detach(int argc, char **argv)
 	/* what attaches of iface left when they died (the program of each
 	 * went with its process, or, from an older version, goes now with
 	 * the link pin) */
-	stale = rl_pin_dirs_reap(iface);
+	stale = rl_attach_repair(iface);
 	if (stale < 0) {
 		rl_unlock(lock);
 		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",

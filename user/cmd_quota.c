@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "iface.h"
 #include "pin.h"
 #include "rules.h"
 #include "values.h"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cli.h"
+#include "iface.h"
 #include "pin.h"
 #include "rules.h"
 #include "source_table.h"

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "attach_txn.h"
+#include "iface.h"
 #include "pin.h"
 #include "rules.h"
+#include "settings.h"
 #include "values.h"
 
 static void usage(FILE *f)
@@ -64,10 +67,10 @@ static int report_stale_stages(bool json, json_t *arr)
 {
 	char names[RL_MAX_IFACES][NAME_MAX + 1], problem[RL_ERR_LEN];
 	char iface[NAME_MAX + 1], path[PATH_MAX];
-	int n = rl_pin_stale_stages(NULL, names, RL_MAX_IFACES), pid;
+	int n = rl_attach_stale_stages(NULL, names, RL_MAX_IFACES), pid;
 
 	for (int i = 0; i < n; i++) {
-		rl_pin_stage_parse(names[i], iface, &pid);
+		rl_attach_stage_parse(names[i], iface, &pid);
 		rl_pin_path(path, sizeof(path), names[i], NULL);
 		snprintf(problem, sizeof(problem),
 			 rl_link_ifindex(names[i], NULL) > 0 ?
@@ -153,7 +156,7 @@ int cmd_status(int argc, char **argv)
 		if (json) {
 			json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:b, s:b, s:i, s:s}",
 				"ifname", names[i], "ifindex", (int)s->ifindex,
-				"mode", s->mode == RL_MODE_GENERIC ? "generic" : "native",
+				"mode", rl_mode_name(s->mode),
 				"window", w, "window_ms", (json_int_t)(s->window_ns / RL_NSEC_PER_MSEC),
 				"buckets", (int)s->nbuckets,
 				"max_sources", (json_int_t)s->max_sources,
@@ -172,7 +175,7 @@ int cmd_status(int argc, char **argv)
 
 			snprintf(pfx, sizeof(pfx), "/%u", s->v6_prefix);
 			printf("%-15s %-8s %-8s %7u %11llu %11s %6d  %s%s%s\n",
-			       names[i], s->mode == RL_MODE_GENERIC ? "generic" : "native",
+			       names[i], rl_mode_name(s->mode),
 			       w, s->nbuckets, (unsigned long long)s->max_sources,
 			       pfx, nrules,
 			       problem ? "BROKEN: " : "ok",

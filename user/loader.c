@@ -40,3 +40,28 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 		return 0;
 	return rl_rule_set(m, s, &def, &c, err, errlen);
 }
+
+int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
+	    struct rl_maps *m, char *err, size_t errlen)
+{
+	struct bpf_object *obj = *sk->obj;
+	int ret = rl_loader_prepare(obj, rodata, s);
+
+	if (!ret)
+		ret = bpf_object__load_skeleton(sk);
+	if (ret) {
+		snprintf(err, errlen,
+			 "cannot load the XDP program: %s (the kernel log above says why)",
+			 strerror(-ret));
+		return ret;
+	}
+	rl_maps_init(m);
+	ret = rl_maps_from_obj(obj, m);
+	if (ret) {
+		snprintf(err, errlen, "the BPF object lacks a map of this version: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return rl_loader_init(m, s, default_pps, default_bps, err, errlen);
+}

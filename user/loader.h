@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Loading the XDP program: the steps between open and attach that the CLI
- * (cmd_attach.c) and the program tests share. They work on any skeleton of
- * bpf/ratelimit.bpf.c (the real one and the test-clock build).
+ * Loading the XDP program: everything between open and attach. rl_load()
+ * is what attach runs; the program tests and the benchmark run its steps
+ * (rl_loader_prepare, rl_loader_init) around their own load. They work on
+ * any skeleton of bpf/ratelimit.bpf.c (the real one and the test-clock
+ * build).
  */
 #ifndef RL_LOADER_H
 #define RL_LOADER_H
@@ -20,5 +22,15 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 		   __u64 default_pps, __u64 default_bps, char *err,
 		   size_t errlen);
+
+/*
+ * Load an opened skeleton `sk` with settings `s` (`rodata` as for
+ * rl_loader_prepare), fill `m` with the fds of its maps (owned by the
+ * object) and initialise them as rl_loader_init does. 0, or -errno with
+ * a message in err.
+ */
+int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
+	    struct rl_maps *m, char *err, size_t errlen);
 
 #endif /* RL_LOADER_H */

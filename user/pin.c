@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Pins under /sys/fs/bpf/xdp-ratelimit/IFACE/ (SPEC "Pins"). */
+/*
+ * Pins under /sys/fs/bpf/xdp-ratelimit/IFACE/ (xdp-ratelimit(8), PINS):
+ * their paths, bpffs, the lock, and the directories of attached
+ * interfaces.
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include <bpf/bpf.h>
 #include "pin.h"
-#include "settings.h"
 #include "values.h"
 
 #ifndef BPF_FS_MAGIC
@@ -65,6 +66,11 @@ int rl_iface_name_check(const char *name, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+void rl_pin_dir_iface(const char *dir, char *iface, size_t len)
+{
+	dir_name(iface, len, dir, ':', '.');
+}
+
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name)
 {
 	char dir[NAME_MAX + 1];
@@ -74,11 +80,6 @@ void rl_pin_path(char *buf, size_t len, const char *iface, const char *name)
 		snprintf(buf, len, "%s/%s/%s", RL_PIN_ROOT, dir, name);
 	else
 		snprintf(buf, len, "%s/%s", RL_PIN_ROOT, dir);
-}
-
-void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid)
-{
-	snprintf(buf, len, "%s" RL_STAGE_TAG "%d", iface, pid);
 }
 
 static bool is_bpffs(const char *path)
@@ -213,61 +214,6 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid)
-{
-	const char *tag = strstr(dir, RL_STAGE_TAG);
-	char owner[NAME_MAX + 1];
-
-	if (!tag)
-		return false;
-	snprintf(owner, sizeof(owner), "%.*s", (int)(tag - dir), dir);
-	dir_name(iface, NAME_MAX + 1, owner, ':', '.');
-	*pid = atoi(tag + strlen(RL_STAGE_TAG));
-	return true;
-}
-
-int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
-{
-	DIR *d = opendir(RL_PIN_ROOT);
-	char owner[NAME_MAX + 1];
-	struct dirent *e;
-	int n = 0, pid;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d)) && n < max) {
-		if (!rl_pin_stage_parse(e->d_name, owner, &pid) ||
-		    (iface && strcmp(owner, iface)))
-			continue;
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
-			continue;	/* its attach is still running */
-		snprintf(names[n++], NAME_MAX + 1, "%s", e->d_name);
-	}
-	closedir(d);
-	qsort(names, n, NAME_MAX + 1, cmp_names);
-	return n;
-}
-
-int rl_pin_dirs_reap(const char *iface)
-{
-	char names[RL_MAX_IFACES][NAME_MAX + 1];
-	int n, ret, removed = 0, err = 0;
-
-	do {
-		n = rl_pin_stale_stages(iface, names, RL_MAX_IFACES);
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			ret = rl_pin_dir_remove(names[i]);
-			if (ret && !err)
-				err = ret;	/* still try the others */
-			else if (!ret)
-				removed++;
-		}
-	} while (n == RL_MAX_IFACES && !err);
-	return err ? err : removed;
-}
-
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
 {
 	DIR *d = opendir(RL_PIN_ROOT);
@@ -281,7 +227,7 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
 		if (e->d_name[0] == '.' || strchr(e->d_name, ' ') ||
 		    e->d_type != DT_DIR || strlen(e->d_name) >= IF_NAMESIZE)
 			continue;
-		dir_name(names[n++], IF_NAMESIZE, e->d_name, ':', '.');
+		rl_pin_dir_iface(e->d_name, names[n++], IF_NAMESIZE);
 	}
 	closedir(d);
 	qsort(names, n, IF_NAMESIZE, cmp_names);
@@ -336,204 +282,3 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	return 0;
 }
 
-/* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
- * cannot tell them apart: only a map's fdinfo has map_type, only a link's
- * link_type. */
-static bool fd_is(int fd, const char *field)
-{
-	char path[64], line[128];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, field, strlen(field));
-	fclose(f);
-	return found;
-}
-
-static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
-		    char *err, size_t errlen)
-{
-	struct bpf_map_info info = {};
-	__u32 info_len = sizeof(info);
-	char path[PATH_MAX];
-
-	const struct rl_map_def *def = &rl_map_defs[i];
-
-	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = bpf_obj_get(path);
-	if (*fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen,
-			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
-			 path, strerror(e), iface, iface);
-		return -e;
-	}
-	if (!fd_is(*fd, "map_type:") ||
-	    bpf_obj_get_info_by_fd(*fd, &info, &info_len) ||
-	    info.type != def->type || info.key_size != def->key_size ||
-	    info.value_size != def->value_size) {
-		snprintf(err, errlen,
-			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
-			 path, iface);
-		return -EPROTO;
-	}
-	if (max_entries)
-		*max_entries = info.max_entries;
-	return 0;
-}
-
-/* Map ids the program behind IFACE's link uses; 0 when there is no
- * usable link (status reports that), else how many (or -errno). */
-static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), prog_id = 0;
-	int fd, ret;
-
-	if (rl_link_ifindex(iface, &prog_id) < 0 || !prog_id)
-		return 0;
-	fd = bpf_prog_get_fd_by_id(prog_id);
-	if (fd < 0)
-		return -errno;
-	info.nr_map_ids = max;
-	info.map_ids = (__u64)(unsigned long)ids;
-	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
-	      (int)(info.nr_map_ids < max ? info.nr_map_ids : max);
-	close(fd);
-	return ret;
-}
-
-/*
- * Every pinned map must be one the linked program uses: a map put under
- * the pin path by hand, even of the right shape, is never written to.
- */
-static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
-			size_t errlen)
-{
-	__u32 ids[32] = { 0 };	/* valgrind cannot see the kernel fill it */
-	int n = linked_map_ids(iface, ids, 32);
-
-	if (n < 0) {
-		snprintf(err, errlen, "cannot read the program attached to %s: %s",
-			 iface, strerror(-n));
-		return n;
-	}
-	for (int i = 0; n && i < RL_NR_MAPS; i++) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		bool found = false;
-
-		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
-			return -errno;
-		for (int k = 0; k < n && !found; k++)
-			found = ids[k] == info.id;
-		if (!found) {
-			snprintf(err, errlen,
-				 "the pinned map '%s' of %s is not one the attached program uses (replaced by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
-				 rl_map_defs[i].name, iface, iface);
-			return -EPROTO;
-		}
-	}
-	return 0;
-}
-
-/* Settings read back from a pin: what attach could have written. */
-static bool settings_sane(const struct rl_settings *s)
-{
-	struct rl_attach_req req = {
-		.window_ns = s->window_ns, .nbuckets = s->nbuckets,
-		.v6_prefix = s->v6_prefix, .max_sources = s->max_sources,
-		.flags = s->flags,
-	};
-	struct rl_settings again;
-	char err[RL_ERR_LEN];
-
-	return rl_settings_build(&again, &req, rl_ncpus(), err, sizeof(err)) == 0 &&
-	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_ncpus();
-}
-
-int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
-		  size_t errlen)
-{
-	int ret;
-
-	memset(ifc, 0, sizeof(*ifc));
-	rl_maps_init(&ifc->m);
-	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
-	/* config first: another layout version may pin other maps */
-	ret = open_map(name, RL_MAP_IDX_config, &ifc->m.config, NULL, err, errlen);
-	if (ret)
-		goto fail;
-	ret = rl_config_read(&ifc->m, &ifc->cfg);
-	if (ret) {
-		snprintf(err, errlen, "cannot read the config of %s: %s", name,
-			 strerror(-ret));
-		goto fail;
-	}
-	if (ifc->cfg.layout != RL_LAYOUT_VERSION) {
-		snprintf(err, errlen,
-			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
-			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
-		ret = -EPROTO;
-		goto fail;
-	}
-	for (int i = 0; i < RL_NR_MAPS; i++) {
-		if (i == RL_MAP_IDX_config)
-			continue;	/* open already */
-		ret = open_map(name, i, &ifc->m.fd[i],
-			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
-			       err, errlen);
-		if (ret)
-			goto fail;
-	}
-	ret = maps_of_link(name, &ifc->m, err, errlen);
-	if (ret)
-		goto fail;
-	if (!settings_sane(&ifc->cfg.set)) {
-		snprintf(err, errlen,
-			 "the config map of %s holds settings out of range (changed by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
-			 name, name);
-		ret = -EPROTO;
-		goto fail;
-	}
-	return 0;
-fail:
-	rl_maps_close(&ifc->m);
-	return ret;
-}
-
-void rl_iface_close(struct rl_iface *ifc)
-{
-	rl_maps_close(&ifc->m);
-}
-
-int rl_link_ifindex(const char *name, __u32 *prog_id)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char path[PATH_MAX];
-	int fd, ret = 0;
-
-	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	if (!fd_is(fd, "link_type:"))
-		ret = -EPROTO;
-	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = -errno;
-	else if (info.type != BPF_LINK_TYPE_XDP)
-		ret = -EPROTO;
-	else
-		ret = (int)info.xdp.ifindex;
-	if (prog_id)
-		*prog_id = info.prog_id;
-	close(fd);
-	return ret;
-}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Pins of attached interfaces (SPEC "Pins"): /sys/fs/bpf/xdp-ratelimit/
- * IFACE/{link,config,counters,...}. Mounting bpffs, refusing private mount
- * namespaces, the lock that serialises changes, and opening an interface's
- * maps with every pin checked before it is trusted.
+ * Pins of attached interfaces (xdp-ratelimit(8), PINS):
+ * /sys/fs/bpf/xdp-ratelimit/IFACE/{link,config,counters,...}. Their paths
+ * and names, mounting bpffs, refusing private mount namespaces, the lock
+ * that serialises changes, and the list of attached interfaces. Opening
+ * an interface's maps is iface.h; the attach protocol is attach_txn.h.
  */
 #ifndef RL_PIN_H
 #define RL_PIN_H
@@ -12,7 +13,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "maps.h"
+#include "ratelimit.h"
 
 #define RL_PIN_ROOT	RL_BPFFS "/" RL_PIN_SUBDIR
 #define RL_MAX_IFACES	64
@@ -20,7 +21,7 @@
 /*
  * Make pinning possible: refuse a private mount namespace (ip netns exec),
  * mount bpffs on /sys/fs/bpf when none is there, create RL_PIN_ROOT (0700).
- * For commands that write; readers use rl_pins_present().
+ * For commands that write; readers only look (rl_iface_resolve).
  */
 int rl_pins_prepare(char *err, size_t errlen);
 
@@ -41,32 +42,17 @@ void rl_unlock(int fd);
  * is a single path component under RL_PIN_ROOT and maps to its own pins.
  */
 int rl_iface_name_check(const char *name, char *err, size_t errlen);
-/* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory). */
+/* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory).
+ * IFACE may also be the name of a staging directory (attach_txn.h). */
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name);
+
+/* The interface whose pins a directory under RL_PIN_ROOT holds (the
+ * directory says ':' for '.'). */
+void rl_pin_dir_iface(const char *dir, char *iface, size_t len);
 
 /* Unpin everything in RL_PIN_ROOT/NAME and remove the directory (the
  * link pin going away detaches the program). 0 or -errno. */
 int rl_pin_dir_remove(const char *name);
-
-/*
- * attach pins into RL_PIN_ROOT/"IFACE attaching PID" and renames it to
- * IFACE when complete. Interface names never contain spaces.
- */
-#define RL_STAGE_TAG	" attaching "
-void rl_pin_stage_name(char *buf, size_t len, const char *iface, int pid);
-
-/* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
- * interface and pid; false when it is no staging directory. */
-bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
-
-/* The staging directories of attaches that died, as names for
- * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most
- * max; all interfaces when iface is NULL. Count or -errno. */
-int rl_pin_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max);
-
-/* Remove those staging directories (call with the lock held): how many,
- * or the first -errno (the others are still tried). */
-int rl_pin_dirs_reap(const char *iface);
 
 /* Names of the interfaces with a pin directory, sorted; count or -errno. */
 int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
@@ -78,26 +64,5 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
  */
 int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		     size_t errlen);
-
-/* An attached interface, opened from its pins. */
-struct rl_iface {
-	char name[IF_NAMESIZE];
-	struct rl_maps m;
-	struct rl_config cfg;
-	__u32 sources_max_entries;
-};
-
-/*
- * Open every map pinned for `name`, checking that each pin is a map of the
- * expected type, key and value size, and that config was written by this
- * layout (RL_LAYOUT_VERSION); refuses (and writes nothing) otherwise.
- */
-int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
-		  size_t errlen);
-void rl_iface_close(struct rl_iface *ifc);
-
-/* State of the pinned link: attached ifindex (0 when the interface went
- * away), or -errno when the pin is missing or not a link. */
-int rl_link_ifindex(const char *name, __u32 *prog_id);
 
 #endif /* RL_PIN_H */

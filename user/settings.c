@@ -4,6 +4,18 @@
 #include "settings.h"
 #include "values.h"
 
+const char *rl_mode_name(__u32 mode)
+{
+	switch (mode) {
+	case RL_MODE_NATIVE:
+		return "native";
+	case RL_MODE_GENERIC:
+		return "generic";
+	default:
+		return "unknown";
+	}
+}
+
 void rl_attach_req_defaults(struct rl_attach_req *r)
 {
 	memset(r, 0, sizeof(*r));

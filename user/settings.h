@@ -15,6 +15,9 @@ struct rl_attach_req {
 	__u32 flags;		/* RL_F_* */
 };
 
+/* enum rl_mode as status and stats show it: "native", "generic". */
+const char *rl_mode_name(__u32 mode);
+
 void rl_attach_req_defaults(struct rl_attach_req *r);
 
 /* Check every value's range and fill `s`; on error, a message that names

@@ -6,23 +6,12 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include "rules.h"
+#include "settings.h"
 #include "stats_view.h"
 
 #define CELL_LEN	64
 #define COL_GAP		"  "
 #define MAX_COLS	12
-
-static const char *mode_name(__u32 mode)
-{
-	switch (mode) {
-	case RL_MODE_NATIVE:
-		return "native";
-	case RL_MODE_GENERIC:
-		return "generic";
-	default:
-		return "unknown";
-	}
-}
 
 void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len)
@@ -244,7 +233,7 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 
 	rl_format_duration(set->window_ns, window, sizeof(window));
 	fprintf(f, "%s (ifindex %u): %s XDP, window %s in %u buckets, dry run %s%s\n",
-		s->name, set->ifindex, mode_name(set->mode), window,
+		s->name, set->ifindex, rl_mode_name(set->mode), window,
 		set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
 		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
 	table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
@@ -381,7 +370,7 @@ static json_t *iface_json(const struct rl_stats_iface *s, bool watch)
 		return NULL;
 	json_object_set_new(o, "ifname", json_string(s->name));
 	json_object_set_new(o, "ifindex", jint(set->ifindex));
-	json_object_set_new(o, "mode", json_string(mode_name(set->mode)));
+	json_object_set_new(o, "mode", json_string(rl_mode_name(set->mode)));
 	json_object_set_new(o, "dry_run", json_boolean(set->flags & RL_F_DRY_RUN));
 	json_object_set_new(o, "pass_malformed",
 			    json_boolean(set->flags & RL_F_PASS_MALFORMED));

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* An attached interface opened from its pins, each checked (iface.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "iface.h"
+#include "pin.h"
+#include "settings.h"
+#include "values.h"
+
+/* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
+ * cannot tell them apart: only a map's fdinfo has map_type, only a link's
+ * link_type. */
+static bool fd_is(int fd, const char *field)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, field, strlen(field));
+	fclose(f);
+	return found;
+}
+
+static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
+		    char *err, size_t errlen)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	char path[PATH_MAX];
+
+	const struct rl_map_def *def = &rl_map_defs[i];
+
+	rl_pin_path(path, sizeof(path), iface, def->name);
+	*fd = bpf_obj_get(path);
+	if (*fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen,
+			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
+			 path, strerror(e), iface, iface);
+		return -e;
+	}
+	if (!fd_is(*fd, "map_type:") ||
+	    bpf_obj_get_info_by_fd(*fd, &info, &info_len) ||
+	    info.type != def->type || info.key_size != def->key_size ||
+	    info.value_size != def->value_size) {
+		snprintf(err, errlen,
+			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
+			 path, iface);
+		return -EPROTO;
+	}
+	if (max_entries)
+		*max_entries = info.max_entries;
+	return 0;
+}
+
+/* Map ids the program behind IFACE's link uses; 0 when there is no
+ * usable link (status reports that), else how many (or -errno). */
+static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), prog_id = 0;
+	int fd, ret;
+
+	if (rl_link_ifindex(iface, &prog_id) < 0 || !prog_id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return -errno;
+	info.nr_map_ids = max;
+	info.map_ids = (__u64)(unsigned long)ids;
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
+	      (int)(info.nr_map_ids < max ? info.nr_map_ids : max);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Every pinned map must be one the linked program uses: a map put under
+ * the pin path by hand, even of the right shape, is never written to.
+ */
+static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
+			size_t errlen)
+{
+	__u32 ids[32] = { 0 };	/* valgrind cannot see the kernel fill it */
+	int n = linked_map_ids(iface, ids, 32);
+
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read the program attached to %s: %s",
+			 iface, strerror(-n));
+		return n;
+	}
+	for (int i = 0; n && i < RL_NR_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		bool found = false;
+
+		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
+			return -errno;
+		for (int k = 0; k < n && !found; k++)
+			found = ids[k] == info.id;
+		if (!found) {
+			snprintf(err, errlen,
+				 "the pinned map '%s' of %s is not one the attached program uses (replaced by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+				 rl_map_defs[i].name, iface, iface);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* Settings read back from a pin: what attach could have written. */
+static bool settings_sane(const struct rl_settings *s)
+{
+	struct rl_attach_req req = {
+		.window_ns = s->window_ns, .nbuckets = s->nbuckets,
+		.v6_prefix = s->v6_prefix, .max_sources = s->max_sources,
+		.flags = s->flags,
+	};
+	struct rl_settings again;
+	char err[RL_ERR_LEN];
+
+	return rl_settings_build(&again, &req, rl_ncpus(), err, sizeof(err)) == 0 &&
+	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_ncpus();
+}
+
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen)
+{
+	int ret;
+
+	memset(ifc, 0, sizeof(*ifc));
+	rl_maps_init(&ifc->m);
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	/* config first: another layout version may pin other maps */
+	ret = open_map(name, RL_MAP_IDX_config, &ifc->m.config, NULL, err, errlen);
+	if (ret)
+		goto fail;
+	ret = rl_config_read(&ifc->m, &ifc->cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config of %s: %s", name,
+			 strerror(-ret));
+		goto fail;
+	}
+	if (ifc->cfg.layout != RL_LAYOUT_VERSION) {
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
+		ret = -EPROTO;
+		goto fail;
+	}
+	for (int i = 0; i < RL_NR_MAPS; i++) {
+		if (i == RL_MAP_IDX_config)
+			continue;	/* open already */
+		ret = open_map(name, i, &ifc->m.fd[i],
+			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
+			       err, errlen);
+		if (ret)
+			goto fail;
+	}
+	ret = maps_of_link(name, &ifc->m, err, errlen);
+	if (ret)
+		goto fail;
+	if (!settings_sane(&ifc->cfg.set)) {
+		snprintf(err, errlen,
+			 "the config map of %s holds settings out of range (changed by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+			 name, name);
+		ret = -EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	rl_maps_close(&ifc->m);
+	return ret;
+}
+
+void rl_iface_close(struct rl_iface *ifc)
+{
+	rl_maps_close(&ifc->m);
+}
+
+int rl_link_ifindex(const char *name, __u32 *prog_id)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (!fd_is(fd, "link_type:"))
+		ret = -EPROTO;
+	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	else if (info.type != BPF_LINK_TYPE_XDP)
+		ret = -EPROTO;
+	else
+		ret = (int)info.xdp.ifindex;
+	if (prog_id)
+		*prog_id = info.prog_id;
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * An attached interface opened from its pins, every pin checked before it
+ * is trusted: each map of the shape RL_MAPS gives, config written by this
+ * layout, every map one the linked program uses, settings in range.
+ */
+#ifndef RL_IFACE_H
+#define RL_IFACE_H
+
+#include <net/if.h>
+#include <stddef.h>
+#include "maps.h"
+
+struct rl_iface {
+	char name[IF_NAMESIZE];
+	struct rl_maps m;
+	struct rl_config cfg;
+	__u32 sources_max_entries;
+};
+
+/*
+ * Open every map pinned for `name`, checking that each pin is a map of the
+ * expected type, key and value size, and that config was written by this
+ * layout (RL_LAYOUT_VERSION); refuses (and writes nothing) otherwise.
+ */
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen);
+void rl_iface_close(struct rl_iface *ifc);
+
+/* State of the pinned link: attached ifindex (0 when the interface went
+ * away), or -errno when the pin is missing or not a link. `name` is an
+ * interface or a staging directory (attach_txn.h). */
+int rl_link_ifindex(const char *name, __u32 *prog_id);
+
+#endif /* RL_IFACE_H */
