@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Error reporting shared by every command (SPEC "Commands": errors). */
+/* Error reporting and checks shared by every command (xdp-ratelimit(8)). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <unistd.h>
 #include "cli.h"
@@ -47,20 +46,6 @@ int rl_fail(const char *fmt, ...)
 	return RL_EXIT_FAIL;
 }
 
-int rl_bad_option(const char *cmd, int c, char **argv)
-{
-	const char *word = argv[optind - 1];
-
-	if (c == ':')
-		return rl_usage_err("%s: option '%s' needs a value: see 'xdp-ratelimit %s --help'",
-				    cmd, word, cmd);
-	if (optopt && strncmp(word, "--", 2))
-		return rl_usage_err("%s: unknown option '-%c': see 'xdp-ratelimit %s --help'",
-				    cmd, optopt, cmd);
-	return rl_usage_err("%s: unknown option '%s': see 'xdp-ratelimit %s --help'",
-			    cmd, word, cmd);
-}
-
 int rl_iface_arg(const char *cmd, const char *name)
 {
 	char err[RL_ERR_LEN];
@@ -75,23 +60,6 @@ int rl_require_root(void)
 	if (geteuid() == 0)
 		return 0;
 	return rl_fail("this command needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo");
-}
-
-int rl_change_begin(void)
-{
-	char err[RL_ERR_LEN];
-	int lock;
-
-	if (rl_require_root())
-		return -1;
-	if (rl_pins_prepare(err, sizeof(err))) {
-		rl_err("%s", err);
-		return -1;
-	}
-	lock = rl_lock(err, sizeof(err));
-	if (lock < 0)
-		rl_err("%s", err);
-	return lock;
 }
 
 void rl_print_interfaces_json(json_t *arr)

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The xdp-ratelimit command line: one cmd_*.c per command, dispatched by
- * main.c. Every command returns its exit status (SPEC "Commands": 0
- * success, 1 failure, 2 bad usage) and reports errors with rl_err().
+ * The xdp-ratelimit command line. Each command is a struct rl_cmd: its
+ * options as a table (which gives both getopt_long's and `--help`'s),
+ * a parse step and a run step. main.c lists the commands; rl_cmd_main()
+ * dispatches, checks root and takes the lock for the commands that change
+ * pins. Every command returns its exit status (xdp-ratelimit(8), EXIT
+ * STATUS: 0 success, 1 failure, 2 bad usage) and reports errors with
+ * rl_err().
  */
 #ifndef RL_CLI_H
 #define RL_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define RL_EXIT_OK	0
 #define RL_EXIT_FAIL	1
 #define RL_EXIT_USAGE	2
+/* From an option handler: stop and exit 0 (--help, --version). */
+#define RL_EXIT_DONE	(-1)
 
 /* "xdp-ratelimit: " + message + newline, on stderr. */
 void rl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -20,13 +27,83 @@ void rl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rl_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- options ---------------------------------------------------------- */
+
 /*
- * getopt_long's complaint, as an rl_err() that points at
- * `xdp-ratelimit CMD --help`; returns RL_EXIT_USAGE. Use an optstring that
- * starts with ':' and opterr = 0, and call it from the default case with
- * the value getopt_long returned ('?' unknown option, ':' missing value).
+ * One option of a command. `id` is what the command's opt() receives: a
+ * letter for an option with a short form (-h), else a value from
+ * RL_OPT_FIRST up. `arg` names its value in the help ("RATE"), in
+ * brackets when it may be left out ("[SECONDS]"); NULL when it takes
+ * none. `help` may have several lines ('\n').
  */
-int rl_bad_option(const char *cmd, int c, char **argv);
+struct rl_opt {
+	int id;
+	const char *name;
+	const char *arg;
+	const char *help;
+};
+
+#define RL_OPT_FIRST	256	/* ids of options without a short form */
+#define RL_MAX_OPTS	24	/* per command, with its siblings' */
+
+/* --iface and --json, as every command that has them words them. */
+#define RL_OPT_IFACE(id, help)	{ id, "iface", "IFACE", help }
+#define RL_OPT_JSON(id, help)	{ id, "json", NULL, help }
+
+/* ---- commands --------------------------------------------------------- */
+
+#define RL_CMD_ROOT	(1U << 0)	/* needs root (it reads pins) */
+#define RL_CMD_LOCK	(1U << 1)	/* changes pins: root, bpffs ready and
+					 * the lock held while it runs */
+
+struct rl_parser;
+
+struct rl_cmd {
+	const char *name;
+	const char *summary;		/* its line in the parent's help */
+	const char *args;		/* its operands in the usage: "IFACE" */
+	const char *doc;		/* what it does, after the usage */
+	const struct rl_opt *opts;	/* ends with { 0 }; --help is added */
+	const char *notes;		/* after the options: syntax, examples */
+	unsigned int flags;		/* RL_CMD_* */
+
+	/* A command: its config (zeroed, then defaults()), filled by opt()
+	 * per option and operands() with what follows, then run(). opt()
+	 * and operands() return 0 or an exit status; defaults() may be
+	 * NULL. */
+	size_t cfg_size;
+	void (*defaults)(void *cfg);
+	int (*opt)(struct rl_parser *p, void *cfg, int id, const char *arg);
+	int (*operands)(struct rl_parser *p, void *cfg, int argc, char **argv);
+	int (*run)(void *cfg);
+
+	/* A group of subcommands instead (quota): NULL-ended. The help of
+	 * the group and of each subcommand is the group's. An option of a
+	 * sibling is refused as "--X is for 'GROUP SIBLING'". */
+	const struct rl_cmd *const *subcmds;
+};
+
+/* The command being parsed, for opt() and operands(). */
+struct rl_parser {
+	const struct rl_cmd *cmd;
+	const struct rl_cmd *group;	/* its group, or NULL */
+	char path[32];			/* "quota set": prefix of messages */
+	int argc;
+	char **argv;			/* argv[optind] is the next word */
+};
+
+/* The long name of option `id` of the command being parsed. */
+const char *rl_opt_name(const struct rl_parser *p, int id);
+
+/*
+ * Run `cmd` with argv[0] its name: parse, check root, take the lock, run.
+ * `path` is how its parent is named in messages ("" at the top). Returns
+ * the exit status.
+ */
+int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
+		const char *path, int argc, char **argv);
+
+/* ---- shared checks ---------------------------------------------------- */
 
 /* rl_iface_name_check() for an IFACE argument of CMD: 0, or
  * rl_usage_err()'s status. */
@@ -35,21 +112,11 @@ int rl_iface_arg(const char *cmd, const char *name);
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 
-/*
- * Start a change under RL_PIN_ROOT (attach, detach, quota set/del): root,
- * bpffs ready, not in a private mount namespace, the lock held. Returns
- * the lock fd (rl_unlock() it), or -1 after reporting the problem.
- */
-int rl_change_begin(void);
-
 /* {"interfaces": arr} on one line of stdout; takes the reference to arr. */
 typedef struct json_t json_t;
 void rl_print_interfaces_json(json_t *arr);
 
-int cmd_attach(int argc, char **argv);
-int cmd_detach(int argc, char **argv);
-int cmd_quota(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_status(int argc, char **argv);
+extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
+	rl_cmd_stats, rl_cmd_status;
 
 #endif /* RL_CLI_H */

@@ -4,7 +4,6 @@
  * The order of pins that makes it crash-safe is attach_txn.c's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -29,128 +28,128 @@
 RL_MAPS(RL_MAP_IN_SKEL)
 #undef RL_MAP_IN_SKEL
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xdp-ratelimit attach IFACE [OPTIONS]\n"
-		"\n"
-		"Load the limiter, attach it to IFACE as a pinned bpf_link and pin its\n"
-		"maps under " RL_PIN_ROOT "/IFACE/. Returns once it enforces.\n"
-		"\n"
-		"Options:\n"
-		"  --mode auto|native|generic  XDP mode; auto tries native, then generic (default auto)\n"
-		"  --window DURATION    sliding window, e.g. 500ms, 1s, 1m (default 1s, at most 1m)\n"
-		"  --buckets N          buckets per window, 1 to %u (default %u); each at least 1ms\n"
-		"  --default-pps RATE   packets per second per source for the default rule\n"
-		"  --default-bps RATE   bytes per second per source for the default rule\n"
-		"                       (without either, sources without a rule are only counted)\n"
-		"  --max-sources N      tracked sources, %u to %u (default %u)\n"
-		"  --ipv6-prefix LEN    track IPv6 sources per /LEN, 1 to 128 (default %u)\n"
-		"  --dry-run            count what would be dropped, drop nothing\n"
-		"  --pass-malformed     pass frames too short or bad to read (default: drop)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"RATE is a whole number with an optional k, M or G suffix (powers of 1000).\n"
-		"\n"
-		"Example:\n"
-		"  xdp-ratelimit attach eth0 --default-pps 1000 --window 1s --buckets 10\n",
-		RL_MAX_BUCKETS, RL_DEFAULT_BUCKETS, RL_MIN_MAX_SOURCES,
-		RL_MAX_MAX_SOURCES, RL_DEFAULT_MAX_SOURCES, RL_DEFAULT_V6_PREFIX);
-}
+enum { OPT_MODE = RL_OPT_FIRST, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS,
+       OPT_DEF_BPS, OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN,
+       OPT_PASS_MALFORMED };
 
-enum { OPT_MODE = 256, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS, OPT_DEF_BPS,
-       OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN, OPT_PASS_MALFORMED };
+/* The numbers the help below gives. */
+_Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
+	       RL_MIN_MAX_SOURCES == 16 && RL_MAX_MAX_SOURCES == 16777216 &&
+	       RL_DEFAULT_MAX_SOURCES == 65536 && RL_DEFAULT_V6_PREFIX == 64,
+	       "attach --help states these values");
+
+static const struct rl_opt attach_opts[] = {
+	{ OPT_MODE, "mode", "auto|native|generic",
+	  "XDP mode; auto tries native, then generic (default auto)" },
+	{ OPT_WINDOW, "window", "DURATION",
+	  "sliding window, e.g. 500ms, 1s, 1m (default 1s, at most 1m)" },
+	{ OPT_BUCKETS, "buckets", "N",
+	  "buckets per window, 1 to 16 (default 10); each at least 1ms" },
+	{ OPT_DEF_PPS, "default-pps", "RATE",
+	  "packets per second per source for the default rule" },
+	{ OPT_DEF_BPS, "default-bps", "RATE",
+	  "bytes per second per source for the default rule\n"
+	  "(without either, sources without a rule are only counted)" },
+	{ OPT_MAX_SOURCES, "max-sources", "N",
+	  "tracked sources, 16 to 16777216 (default 65536)" },
+	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN",
+	  "track IPv6 sources per /LEN, 1 to 128 (default 64)" },
+	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
+	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
+	  "pass frames too short or bad to read (default: drop)" },
+	{ 0 }
+};
 
 struct attach_args {
 	const char *iface;
 	enum rl_xdp_mode mode;
 	struct rl_attach_req req;
 	__u64 def_pps, def_bps;
+	struct rl_settings s;		/* built from req */
 };
 
-static int parse_args(int argc, char **argv, struct attach_args *a)
+static void attach_defaults(void *cfg)
 {
-	static const struct option opts[] = {
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "buckets", required_argument, NULL, OPT_BUCKETS },
-		{ "default-pps", required_argument, NULL, OPT_DEF_PPS },
-		{ "default-bps", required_argument, NULL, OPT_DEF_BPS },
-		{ "max-sources", required_argument, NULL, OPT_MAX_SOURCES },
-		{ "ipv6-prefix", required_argument, NULL, OPT_V6_PREFIX },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "pass-malformed", no_argument, NULL, OPT_PASS_MALFORMED },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	char err[RL_ERR_LEN];
-	__u64 v;
-	int c;
+	struct attach_args *a = cfg;
 
 	rl_attach_req_defaults(&a->req);
 	a->mode = RL_XDP_AUTO;
 	a->def_pps = a->def_bps = RL_UNLIMITED;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		int ret = 0;
+}
 
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return -1;
-		case OPT_MODE:
-			if (!strcmp(optarg, "auto"))
-				a->mode = RL_XDP_AUTO;
-			else if (!strcmp(optarg, "native"))
-				a->mode = RL_XDP_NATIVE;
-			else if (!strcmp(optarg, "generic"))
-				a->mode = RL_XDP_GENERIC;
-			else
-				return rl_usage_err("attach: bad --mode '%s': use auto, native or generic",
-						    optarg);
-			break;
-		case OPT_WINDOW:
-			ret = rl_parse_duration(optarg, &a->req.window_ns, err, sizeof(err));
-			break;
-		case OPT_BUCKETS:
-			ret = rl_parse_uint(optarg, "--buckets", 1, RL_MAX_BUCKETS, &v,
-					    err, sizeof(err));
-			a->req.nbuckets = (__u32)v;
-			break;
-		case OPT_DEF_PPS:
-			ret = rl_parse_rate(optarg, false, &a->def_pps, err, sizeof(err));
-			break;
-		case OPT_DEF_BPS:
-			ret = rl_parse_rate(optarg, false, &a->def_bps, err, sizeof(err));
-			break;
-		case OPT_MAX_SOURCES:
-			ret = rl_parse_uint(optarg, "--max-sources", RL_MIN_MAX_SOURCES,
-					    RL_MAX_MAX_SOURCES, &a->req.max_sources,
-					    err, sizeof(err));
-			break;
-		case OPT_V6_PREFIX:
-			ret = rl_parse_uint(optarg, "--ipv6-prefix", 1, 128, &v, err,
-					    sizeof(err));
-			a->req.v6_prefix = (__u32)v;
-			break;
-		case OPT_DRY_RUN:
-			a->req.flags |= RL_F_DRY_RUN;
-			break;
-		case OPT_PASS_MALFORMED:
-			a->req.flags |= RL_F_PASS_MALFORMED;
-			break;
-		default:
-			return rl_bad_option("attach", c, argv);
-		}
-		if (ret)
-			return rl_usage_err("attach: %s", err);
+static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct attach_args *a = cfg;
+	char err[RL_ERR_LEN];
+	int ret = 0;
+	__u64 v;
+
+	(void)p;
+	switch (id) {
+	case OPT_MODE:
+		if (!strcmp(arg, "auto"))
+			a->mode = RL_XDP_AUTO;
+		else if (!strcmp(arg, "native"))
+			a->mode = RL_XDP_NATIVE;
+		else if (!strcmp(arg, "generic"))
+			a->mode = RL_XDP_GENERIC;
+		else
+			return rl_usage_err("attach: bad --mode '%s': use auto, native or generic",
+					    arg);
+		break;
+	case OPT_WINDOW:
+		ret = rl_parse_duration(arg, &a->req.window_ns, err, sizeof(err));
+		break;
+	case OPT_BUCKETS:
+		ret = rl_parse_uint(arg, "--buckets", 1, RL_MAX_BUCKETS, &v,
+				    err, sizeof(err));
+		a->req.nbuckets = (__u32)v;
+		break;
+	case OPT_DEF_PPS:
+		ret = rl_parse_rate(arg, false, &a->def_pps, err, sizeof(err));
+		break;
+	case OPT_DEF_BPS:
+		ret = rl_parse_rate(arg, false, &a->def_bps, err, sizeof(err));
+		break;
+	case OPT_MAX_SOURCES:
+		ret = rl_parse_uint(arg, "--max-sources", RL_MIN_MAX_SOURCES,
+				    RL_MAX_MAX_SOURCES, &a->req.max_sources,
+				    err, sizeof(err));
+		break;
+	case OPT_V6_PREFIX:
+		ret = rl_parse_uint(arg, "--ipv6-prefix", 1, 128, &v, err,
+				    sizeof(err));
+		a->req.v6_prefix = (__u32)v;
+		break;
+	case OPT_DRY_RUN:
+		a->req.flags |= RL_F_DRY_RUN;
+		break;
+	case OPT_PASS_MALFORMED:
+		a->req.flags |= RL_F_PASS_MALFORMED;
+		break;
 	}
-	if (optind != argc - 1)
-		return rl_usage_err(optind >= argc ?
+	return ret ? rl_usage_err("attach: %s", err) : 0;
+}
+
+static int attach_operands(struct rl_parser *p, void *cfg, int argc,
+			   char **argv)
+{
+	struct attach_args *a = cfg;
+	char err[RL_ERR_LEN];
+	int ret;
+
+	(void)p;
+	if (argc != 1)
+		return rl_usage_err(argc < 1 ?
 				    "attach: name the interface: xdp-ratelimit attach IFACE [OPTIONS]" :
 				    "attach: one interface at a time: xdp-ratelimit attach IFACE [OPTIONS]");
-	a->iface = argv[optind];
-	return rl_iface_arg("attach", a->iface);
+	a->iface = argv[0];
+	ret = rl_iface_arg("attach", a->iface);
+	if (ret)
+		return ret;
+	if (rl_settings_build(&a->s, &a->req, rl_ncpus(), err, sizeof(err)))
+		return rl_usage_err("attach: %s", err);
+	return 0;
 }
 
 /* Load, pin and attach (attach_txn.h); the interface is not attached and
@@ -188,40 +187,49 @@ static int do_attach(const struct attach_args *a, int ifindex,
 	return RL_EXIT_OK;
 }
 
-int cmd_attach(int argc, char **argv)
+/* Under the lock: refuse an interface that is attached or has pins. */
+static int attach_run(void *cfg)
 {
-	char err[RL_ERR_LEN], dir[PATH_MAX];
-	struct attach_args a = {};
-	struct rl_settings s;
+	const struct attach_args *a = cfg;
+	char dir[PATH_MAX];
 	struct stat st;
-	int ifindex, lock, ret;
+	int ifindex;
 
-	ret = parse_args(argc, argv, &a);
-	if (ret)
-		return ret < 0 ? RL_EXIT_OK : ret;
-	if (rl_settings_build(&s, &a.req, rl_ncpus(), err, sizeof(err)))
-		return rl_usage_err("attach: %s", err);
-	if (rl_require_root())
-		return RL_EXIT_FAIL;
-	ifindex = (int)if_nametoindex(a.iface);
+	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
-			       a.iface);
-	lock = rl_change_begin();
-	if (lock < 0)
-		return RL_EXIT_FAIL;
-	rl_attach_repair(a.iface);
-	rl_pin_path(dir, sizeof(dir), a.iface, NULL);
+			       a->iface);
+	/* best effort: what stays, status reports and detach removes */
+	(void)rl_attach_repair(a->iface);
+	rl_pin_path(dir, sizeof(dir), a->iface, NULL);
 	if (stat(dir, &st) == 0) {
-		if (rl_link_ifindex(a.iface, NULL) > 0)
-			ret = rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
-				      a.iface);
-		else	/* its maps may hold rules set since: not ours to drop */
-			ret = rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
-				      a.iface, dir, a.iface);
-	} else {
-		ret = do_attach(&a, ifindex, &s);
+		if (rl_link_ifindex(a->iface, NULL) > 0)
+			return rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
+				       a->iface);
+		/* its maps may hold rules set since: not ours to drop */
+		return rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
+			       a->iface, dir, a->iface);
 	}
-	rl_unlock(lock);
-	return ret;
+	return do_attach(a, ifindex, &a->s);
 }
+
+const struct rl_cmd rl_cmd_attach = {
+	.name = "attach",
+	.summary = "load, attach and pin the limiter on an interface",
+	.args = "IFACE",
+	.doc =
+		"Load the limiter, attach it to IFACE as a pinned bpf_link and pin its\n"
+		"maps under " RL_PIN_ROOT "/IFACE/. Returns once it enforces.\n",
+	.opts = attach_opts,
+	.notes =
+		"RATE is a whole number with an optional k, M or G suffix (powers of 1000).\n"
+		"\n"
+		"Example:\n"
+		"  xdp-ratelimit attach eth0 --default-pps 1000 --window 1s --buckets 10\n",
+	.flags = RL_CMD_LOCK,
+	.cfg_size = sizeof(struct attach_args),
+	.defaults = attach_defaults,
+	.opt = attach_opt,
+	.operands = attach_operands,
+	.run = attach_run,
+};

@@ -4,7 +4,6 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,34 +13,35 @@
 #include "rules.h"
 #include "values.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xdp-ratelimit quota set PREFIX [--pps RATE|unlimited] [--bps RATE|unlimited]\n"
-		"                              [--aggregate-pps RATE|unlimited]\n"
-		"                              [--aggregate-bps RATE|unlimited] [--iface IFACE]\n"
-		"       xdp-ratelimit quota del PREFIX [--iface IFACE]\n"
-		"       xdp-ratelimit quota list [--iface IFACE] [--json]\n"
-		"\n"
-		"A rule limits every source address inside PREFIX to its own --pps/--bps\n"
-		"(per second, judged over the sliding window), and with --aggregate-* all\n"
-		"of PREFIX together. The longest matching prefix wins. 'set' changes only\n"
-		"the limits it names; 'unlimited' removes one. --pps 0 blocks PREFIX;\n"
-		"--pps unlimited with no other limit allow-lists it. Changes apply at once,\n"
-		"keeping every counter. --iface may be left out when one interface is\n"
-		"attached; 'list' without it shows every attached interface.\n"
-		"\n"
-		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
-		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
-		"\n"
-		"Examples:\n"
-		"  xdp-ratelimit quota set default --pps 1000\n"
-		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
-		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
-		"  xdp-ratelimit quota del 198.18.0.0/15\n");
-}
+enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE,
+       OPT_JSON };
 
-enum { OPT_PPS = 256, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE, OPT_JSON };
+#define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
+	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
+
+static const struct rl_opt set_opts[] = {
+	{ OPT_PPS, "pps", "RATE|unlimited",
+	  "packets per second each source in PREFIX may pass" },
+	{ OPT_BPS, "bps", "RATE|unlimited",
+	  "bytes per second each source in PREFIX may pass" },
+	{ OPT_AGG_PPS, "aggregate-pps", "RATE|unlimited",
+	  "packets per second all of PREFIX may pass together" },
+	{ OPT_AGG_BPS, "aggregate-bps", "RATE|unlimited",
+	  "bytes per second all of PREFIX may pass together" },
+	OPT_QUOTA_IFACE,
+	{ 0 }
+};
+
+static const struct rl_opt del_opts[] = {
+	OPT_QUOTA_IFACE,
+	{ 0 }
+};
+
+static const struct rl_opt list_opts[] = {
+	OPT_QUOTA_IFACE,
+	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
+	{ 0 }
+};
 
 struct quota_args {
 	const char *iface;
@@ -50,115 +50,87 @@ struct quota_args {
 	struct rl_rule_change change;
 };
 
-static int parse_args(const char *verb, int argc, char **argv,
-		      struct quota_args *a)
+static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "pps", required_argument, NULL, OPT_PPS },
-		{ "bps", required_argument, NULL, OPT_BPS },
-		{ "aggregate-pps", required_argument, NULL, OPT_AGG_PPS },
-		{ "aggregate-bps", required_argument, NULL, OPT_AGG_BPS },
-		{ "iface", required_argument, NULL, OPT_IFACE },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	struct quota_args *a = cfg;
 	struct rl_rule_change *ch = &a->change;
-	bool is_set = !strcmp(verb, "set"), is_list = !strcmp(verb, "list");
-	char err[RL_ERR_LEN], cmd[16];
-	int c, ret;
+	char err[RL_ERR_LEN];
+	__u64 *val;
+	bool *have;
 
-	snprintf(cmd, sizeof(cmd), "quota %s", verb);
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		__u64 *val = NULL;
-		bool *have = NULL;
-
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return -1;
-		case OPT_IFACE:
-			a->iface = optarg;
-			continue;
-		case OPT_JSON:
-			if (!is_list)
-				return rl_usage_err("%s: --json is for 'quota list'", cmd);
-			a->json = true;
-			continue;
-		case OPT_PPS:
-			val = &ch->pps, have = &ch->have_pps;
-			break;
-		case OPT_BPS:
-			val = &ch->bps, have = &ch->have_bps;
-			break;
-		case OPT_AGG_PPS:
-			val = &ch->agg_pps, have = &ch->have_agg_pps;
-			break;
-		case OPT_AGG_BPS:
-			val = &ch->agg_bps, have = &ch->have_agg_bps;
-			break;
-		default:
-			return rl_bad_option(cmd, c, argv);
-		}
-		if (!is_set)
-			return rl_usage_err("%s: --%s is for 'quota set'", cmd,
-					    opts[c - OPT_PPS].name);
-		if (rl_parse_rate(optarg, true, val, err, sizeof(err)))
-			return rl_usage_err("%s: --%s: %s", cmd,
-					    opts[c - OPT_PPS].name, err);
-		*have = true;
-	}
-	if (a->iface) {
-		ret = rl_iface_arg(cmd, a->iface);
-		if (ret)
-			return ret;
-	}
-	if (is_list) {
-		if (optind != argc)
-			return rl_usage_err("quota list: unexpected '%s': see 'xdp-ratelimit quota --help'",
-					    argv[optind]);
+	switch (id) {
+	case OPT_IFACE:
+		a->iface = arg;
+		return rl_iface_arg(p->path, arg);
+	case OPT_JSON:
+		a->json = true;
 		return 0;
+	case OPT_PPS:
+		val = &ch->pps, have = &ch->have_pps;
+		break;
+	case OPT_BPS:
+		val = &ch->bps, have = &ch->have_bps;
+		break;
+	case OPT_AGG_PPS:
+		val = &ch->agg_pps, have = &ch->have_agg_pps;
+		break;
+	default:	/* OPT_AGG_BPS */
+		val = &ch->agg_bps, have = &ch->have_agg_bps;
+		break;
 	}
-	if (optind != argc - 1)
+	if (rl_parse_rate(arg, true, val, err, sizeof(err)))
+		return rl_usage_err("%s: --%s: %s", p->path, rl_opt_name(p, id), err);
+	*have = true;
+	return 0;
+}
+
+/* set and del: PREFIX */
+static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
+			  char **argv)
+{
+	struct quota_args *a = cfg;
+	bool is_set = p->cmd->opts == set_opts;
+	char err[RL_ERR_LEN];
+
+	if (argc != 1)
 		return rl_usage_err("%s: name one PREFIX, e.g. xdp-ratelimit %s 198.18.0.0/15%s",
-				    cmd, cmd, is_set ? " --pps 1000" : "");
-	ret = rl_parse_prefix(argv[optind], &a->prefix, err, sizeof(err));
-	if (ret)
-		return rl_usage_err("%s: %s", cmd, err);
-	if (is_set && !ch->have_pps && !ch->have_bps && !ch->have_agg_pps &&
-	    !ch->have_agg_bps)
+				    p->path, p->path, is_set ? " --pps 1000" : "");
+	if (rl_parse_prefix(argv[0], &a->prefix, err, sizeof(err)))
+		return rl_usage_err("%s: %s", p->path, err);
+	if (is_set && !rl_rule_change_any(&a->change))
 		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps");
 	return 0;
 }
 
+static int list_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
+{
+	(void)p, (void)cfg;
+	if (argc)
+		return rl_usage_err("quota list: unexpected '%s': see 'xdp-ratelimit quota --help'",
+				    argv[0]);
+	return 0;
+}
+
 /* set and del: under the lock, on the one interface they name. */
-static int quota_change(const char *verb, struct quota_args *a)
+static int quota_change(const char *verb, const struct quota_args *a)
 {
 	char err[RL_ERR_LEN], name[IF_NAMESIZE], buf[RL_PREFIX_STRLEN];
 	struct rl_iface ifc;
-	int lock, ret;
+	int ret;
 
-	lock = rl_change_begin();
-	if (lock < 0)
-		return RL_EXIT_FAIL;
 	ret = rl_iface_resolve(a->iface, name, err, sizeof(err));
 	if (!ret)
 		ret = rl_iface_open(name, &ifc, err, sizeof(err));
-	if (ret) {
-		rl_unlock(lock);
+	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
-	}
 	if (!strcmp(verb, "set"))
 		ret = rl_rule_set(&ifc.m, &ifc.cfg.set, &a->prefix, &a->change,
 				  err, sizeof(err));
 	else
 		ret = rl_rule_del(&ifc.m, &a->prefix, err, sizeof(err));
 	rl_iface_close(&ifc);
-	rl_unlock(lock);
 	if (ret)
-		return rl_fail("%s", err);
+		return rl_fail("quota %s: %s", verb, err);
 	rl_format_prefix(&a->prefix, buf, sizeof(buf));
 	printf("%s: rule %s %s\n", name, buf,
 	       !strcmp(verb, "set") ? "set" : "deleted");
@@ -227,14 +199,13 @@ static int list_one(const char *name, json_t *ifaces)
 	return RL_EXIT_OK;
 }
 
-static int quota_list(struct quota_args *a)
+static int quota_list(void *cfg)
 {
+	const struct quota_args *a = cfg;
 	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
 	json_t *ifaces = a->json ? json_array() : NULL;
 	int n, ret = RL_EXIT_OK;
 
-	if (rl_require_root())
-		return RL_EXIT_FAIL;
 	if (a->iface) {
 		if (rl_iface_resolve(a->iface, names[0], err, sizeof(err)))
 			return rl_fail("quota list: %s", err);
@@ -261,29 +232,55 @@ static int quota_list(struct quota_args *a)
 	return ret;
 }
 
-int cmd_quota(int argc, char **argv)
+static int quota_set(void *cfg)
 {
-	struct quota_args a = {};
-	const char *verb;
-	int ret;
-
-	if (argc < 2) {
-		rl_err("quota: missing subcommand: use set, del or list (see 'xdp-ratelimit quota --help')");
-		usage(stderr);
-		return RL_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return RL_EXIT_OK;
-	}
-	verb = argv[1];
-	if (strcmp(verb, "set") && strcmp(verb, "del") && strcmp(verb, "list"))
-		return rl_usage_err("quota: unknown subcommand '%s': use set, del or list (see 'xdp-ratelimit quota --help')",
-				    verb);
-	ret = parse_args(verb, argc - 1, argv + 1, &a);
-	if (ret)
-		return ret < 0 ? RL_EXIT_OK : ret;
-	if (!strcmp(verb, "list"))
-		return quota_list(&a);
-	return quota_change(verb, &a);
+	return quota_change("set", cfg);
 }
+
+static int quota_del(void *cfg)
+{
+	return quota_change("del", cfg);
+}
+
+static const struct rl_cmd quota_set_cmd = {
+	.name = "set", .args = "PREFIX", .opts = set_opts,
+	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct quota_args),
+	.opt = quota_opt, .operands = prefix_operand, .run = quota_set,
+};
+
+static const struct rl_cmd quota_del_cmd = {
+	.name = "del", .args = "PREFIX", .opts = del_opts,
+	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct quota_args),
+	.opt = quota_opt, .operands = prefix_operand, .run = quota_del,
+};
+
+static const struct rl_cmd quota_list_cmd = {
+	.name = "list", .opts = list_opts,
+	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct quota_args),
+	.opt = quota_opt, .operands = list_operands, .run = quota_list,
+};
+
+const struct rl_cmd rl_cmd_quota = {
+	.name = "quota",
+	.summary = "set, delete or list per-source quotas (rules)",
+	.doc =
+		"A rule limits every source address inside PREFIX to its own --pps/--bps\n"
+		"(per second, judged over the sliding window), and with --aggregate-* all\n"
+		"of PREFIX together. The longest matching prefix wins. 'set' changes only\n"
+		"the limits it names; 'unlimited' removes one. --pps 0 blocks PREFIX;\n"
+		"--pps unlimited with no other limit allow-lists it. Changes apply at once,\n"
+		"keeping every counter. --iface may be left out when one interface is\n"
+		"attached; 'list' without it shows every attached interface.\n",
+	.notes =
+		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
+		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
+		"\n"
+		"Examples:\n"
+		"  xdp-ratelimit quota set default --pps 1000\n"
+		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
+		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
+		"  xdp-ratelimit quota del 198.18.0.0/15\n",
+	.subcmds = (const struct rl_cmd *const[]){
+		&quota_set_cmd, &quota_del_cmd, &quota_list_cmd, NULL,
+	},
+};

@@ -24,7 +24,6 @@
 #include "stats_view.h"
 #include "values.h"
 
-#define CMD			"stats"
 #define DEFAULT_TOP		10
 #define DEFAULT_INTERVAL_NS	RL_NSEC_PER_SEC
 #define MIN_INTERVAL_NS		(100 * RL_NSEC_PER_MSEC)
@@ -38,6 +37,8 @@
 #define ANSI_CLEAR		"\033[2J"
 #define ANSI_CLEAR_EOL		"\033[K"
 #define ANSI_CLEAR_BELOW	"\033[J"
+
+enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON, OPT_TOP, OPT_WATCH };
 
 struct stats_opts {
 	const char *iface;	/* NULL: every attached interface */
@@ -74,41 +75,6 @@ struct prev {
 
 static volatile sig_atomic_t stop;
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xdp-ratelimit stats [--iface IFACE] [--json] [--top N] [--watch [SECONDS]]\n"
-		"\n"
-		"Print the totals of attached interfaces and their busiest sources, sorted\n"
-		"by dropped then passed packets. Reads the pinned maps; changes nothing.\n"
-		"\n"
-		"Options:\n"
-		"  --iface IFACE      only IFACE (default: every attached interface)\n"
-		"  --json             print one JSON object on one line instead of tables;\n"
-		"                     with --watch, one object per line per interval, with\n"
-		"                     \"rates\" (null when there is no previous reading)\n"
-		"  --top N            show the N busiest sources (default %d; 0: all of them)\n"
-		"  --watch [SECONDS]  redraw every SECONDS (default 1) until Ctrl-C, with\n"
-		"                     per-second rates of the last interval; SECONDS is a\n"
-		"                     whole number or a DURATION such as 500ms (100ms to 1h).\n"
-		"                     When stdout is not a terminal, frames follow one\n"
-		"                     another, separated by a blank line\n"
-		"  -h, --help         show this help\n"
-		"\n"
-		"Columns: PASSED and DROPPED count since attach; WINDOW is what the source\n"
-		"passed in the current sliding window; RULE is the prefix of the rule that\n"
-		"covers it (- when none does). IPv6 sources show as their tracked prefix.\n"
-		"A source refused on its first packet (a blocked prefix, a full aggregate\n"
-		"budget) takes no table entry: it is shown with its drops and WINDOW -.\n"
-		"\n"
-		"Examples:\n"
-		"  xdp-ratelimit stats\n"
-		"  xdp-ratelimit stats --iface eth0 --top 50\n"
-		"  xdp-ratelimit stats --watch 2\n"
-		"  xdp-ratelimit stats --json | jq '.interfaces[0].totals'\n",
-		DEFAULT_TOP);
-}
-
 /* --watch's SECONDS: "2" or a DURATION ("500ms", "1m"). */
 static int parse_interval(const char *s, __u64 *ns)
 {
@@ -130,65 +96,49 @@ bad:
 			    s);
 }
 
-static int parse_opts(int argc, char **argv, struct stats_opts *o)
+static void stats_defaults(void *cfg)
 {
-	static const struct option longopts[] = {
-		{ "iface", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "watch", optional_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	char err[RL_ERR_LEN];
-	const char *arg;
-	int c, ret;
+	struct stats_opts *o = cfg;
 
-	*o = (struct stats_opts){
-		.top = DEFAULT_TOP, .interval_ns = DEFAULT_INTERVAL_NS,
-	};
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->iface = optarg;
-			ret = rl_iface_arg("stats", optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'n':
-			if (rl_parse_uint(optarg, "--top", 0, RL_MAX_MAX_SOURCES,
-					  &o->top, err, sizeof(err)))
-				return rl_usage_err("stats: %s (0 shows every source)", err);
-			break;
-		case 'w':
-			o->watch = true;
-			arg = optarg;
-			/* "--watch 2" as well as "--watch=2": stats takes no
-			 * operands, so a following number is the interval */
-			if (!arg && optind < argc && argv[optind][0] >= '0' &&
-			    argv[optind][0] <= '9')
-				arg = argv[optind++];
-			if (arg) {
-				ret = parse_interval(arg, &o->interval_ns);
-				if (ret)
-					return ret;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return rl_bad_option(CMD, c, argv);
-		}
+	o->top = DEFAULT_TOP;
+	o->interval_ns = DEFAULT_INTERVAL_NS;
+}
+
+static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct stats_opts *o = cfg;
+	char err[RL_ERR_LEN];
+
+	switch (id) {
+	case OPT_IFACE:
+		o->iface = arg;
+		return rl_iface_arg("stats", arg);
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_TOP:
+		if (rl_parse_uint(arg, "--top", 0, RL_MAX_MAX_SOURCES, &o->top,
+				  err, sizeof(err)))
+			return rl_usage_err("stats: %s (0 shows every source)", err);
+		return 0;
+	default:	/* OPT_WATCH */
+		o->watch = true;
+		/* "--watch 2" as well as "--watch=2": stats takes no operands,
+		 * so a following number is the interval */
+		if (!arg && optind < p->argc && p->argv[optind][0] >= '0' &&
+		    p->argv[optind][0] <= '9')
+			arg = p->argv[optind++];
+		return arg ? parse_interval(arg, &o->interval_ns) : 0;
 	}
-	if (optind < argc)
+}
+
+static int stats_operands(struct rl_parser *p, void *cfg, int argc,
+			  char **argv)
+{
+	(void)p, (void)cfg;
+	if (argc)
 		return rl_usage_err("stats: unexpected argument '%s' (see 'xdp-ratelimit stats --help')",
-				    argv[optind]);
+				    argv[0]);
 	return 0;
 }
 
@@ -581,30 +531,69 @@ static int watch(const struct stats_opts *o, struct snapshot *s)
 	return status;
 }
 
-int cmd_stats(int argc, char **argv)
+static int stats_run(void *cfg)
 {
-	struct stats_opts o;
+	const struct stats_opts *o = cfg;
 	struct snapshot *s;
-	int status, ret;
+	int status;
 
-	ret = parse_opts(argc, argv, &o);
-	if (ret)
-		return ret < 0 ? RL_EXIT_OK : ret;
-	ret = rl_require_root();
-	if (ret)
-		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return rl_fail("stats: out of memory");
-	if (o.watch) {
-		status = watch(&o, s);
+	if (o->watch) {
+		status = watch(o, s);
 	} else {
-		status = snapshot_read(&o, s);
+		status = snapshot_read(o, s);
 		/* what could be read is shown even when another failed */
-		if ((s->n || status == RL_EXIT_OK) && output(&o, s, false, true))
+		if ((s->n || status == RL_EXIT_OK) && output(o, s, false, true))
 			status = RL_EXIT_FAIL;
 	}
 	snapshot_free(s);
 	free(s);
 	return status;
 }
+
+/* The numbers the help below gives. */
+_Static_assert(DEFAULT_TOP == 10, "stats --help states it");
+
+const struct rl_cmd rl_cmd_stats = {
+	.name = "stats",
+	.summary = "show counters and the busiest sources",
+	.doc =
+		"Print the totals of attached interfaces and their busiest sources, sorted\n"
+		"by dropped then passed packets. Reads the pinned maps; changes nothing.\n",
+	.opts = (const struct rl_opt[]){
+		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
+		RL_OPT_JSON(OPT_JSON,
+			    "print one JSON object on one line instead of tables;\n"
+			    "with --watch, one object per line per interval, with\n"
+			    "\"rates\" (null when there is no previous reading)"),
+		{ OPT_TOP, "top", "N",
+		  "show the N busiest sources (default 10; 0: all of them)" },
+		{ OPT_WATCH, "watch", "[SECONDS]",
+		  "redraw every SECONDS (default 1) until Ctrl-C, with\n"
+		  "per-second rates of the last interval; SECONDS is a\n"
+		  "whole number or a DURATION such as 500ms (100ms to 1h).\n"
+		  "When stdout is not a terminal, frames follow one\n"
+		  "another, separated by a blank line" },
+		{ 0 }
+	},
+	.notes =
+		"Columns: PASSED and DROPPED count since attach; WINDOW is what the source\n"
+		"passed in the current sliding window; RULE is the prefix of the rule that\n"
+		"covers it (- when none does). IPv6 sources show as their tracked prefix.\n"
+		"A source refused on its first packet (a blocked prefix, a full aggregate\n"
+		"budget) takes no table entry: it is shown with its drops and WINDOW -.\n"
+		"\n"
+		"Examples:\n"
+		"  xdp-ratelimit stats\n"
+		"  xdp-ratelimit stats --iface eth0 --top 50\n"
+		"  xdp-ratelimit stats --watch 2\n"
+		"  xdp-ratelimit stats --json | jq '.interfaces[0].totals'\n",
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct stats_opts),
+	.defaults = stats_defaults,
+	.opt = stats_opt,
+	.operands = stats_operands,
+	.run = stats_run,
+};

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit status: attached interfaces, their settings and health. */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <net/if.h>
@@ -15,16 +14,6 @@
 #include "rules.h"
 #include "settings.h"
 #include "values.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xdp-ratelimit status [--json]\n"
-		"\n"
-		"List the attached interfaces with their settings, and flag broken\n"
-		"state (a link whose interface is gone, missing or foreign pins, what\n"
-		"an interrupted attach left) with the command that repairs it.\n");
-}
 
 /* Health of one interface's pins: NULL when fine, else what is wrong. */
 static const char *check_iface(const char *name, struct rl_iface *ifc,
@@ -87,39 +76,36 @@ static int report_stale_stages(bool json, json_t *arr)
 	return n < 0 ? 0 : n;
 }
 
-int cmd_status(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
-	json_t *arr = json_array();
-	bool json = false, broken = false;
-	int c, n;
+enum { OPT_JSON = RL_OPT_FIRST };
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'j') {
-			json = true;
-			continue;
-		}
-		json_decref(arr);
-		if (c != 'h')
-			return rl_bad_option("status", c, argv);
-		usage(stdout);
-		return RL_EXIT_OK;
-	}
-	if (optind != argc) {
-		json_decref(arr);
+struct status_args {
+	bool json;
+};
+
+static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	(void)p, (void)id, (void)arg;
+	((struct status_args *)cfg)->json = true;	/* OPT_JSON */
+	return 0;
+}
+
+static int status_operands(struct rl_parser *p, void *cfg, int argc,
+			   char **argv)
+{
+	(void)p, (void)cfg;
+	if (argc)
 		return rl_usage_err("status: unexpected '%s': see 'xdp-ratelimit status --help'",
-				    argv[optind]);
-	}
-	if (rl_require_root()) {
-		json_decref(arr);
-		return RL_EXIT_FAIL;
-	}
+				    argv[0]);
+	return 0;
+}
+
+static int status_run(void *cfg)
+{
+	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	bool json = ((struct status_args *)cfg)->json, broken = false;
+	json_t *arr = json_array();
+	int n;
+
 	settle();
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
@@ -194,3 +180,21 @@ int cmd_status(int argc, char **argv)
 	}
 	return RL_EXIT_OK;
 }
+
+const struct rl_cmd rl_cmd_status = {
+	.name = "status",
+	.summary = "show attached interfaces and their settings",
+	.doc =
+		"List the attached interfaces with their settings, and flag broken\n"
+		"state (a link whose interface is gone, missing or foreign pins, what\n"
+		"an interrupted attach left) with the command that repairs it.\n",
+	.opts = (const struct rl_opt[]){
+		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
+		{ 0 }
+	},
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct status_args),
+	.opt = status_opt,
+	.operands = status_operands,
+	.run = status_run,
+};

@@ -30,6 +30,7 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 		.have_bps = default_bps != RL_UNLIMITED, .bps = default_bps,
 	};
 	int ret = rl_config_write(m, &cfg);
+	char why[RL_ERR_LEN];
 
 	if (ret) {
 		snprintf(err, errlen, "cannot write the config map: %s",
@@ -38,7 +39,10 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	}
 	if (!c.have_pps && !c.have_bps)
 		return 0;
-	return rl_rule_set(m, s, &def, &c, err, errlen);
+	ret = rl_rule_set(m, s, &def, &c, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "cannot set the default rule: %s", why);
+	return ret;
 }
 
 int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,

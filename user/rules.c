@@ -127,6 +127,11 @@ static int reset_aggregate(const struct rl_maps *m, __u32 id)
 	return err;
 }
 
+bool rl_rule_change_any(const struct rl_rule_change *c)
+{
+	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps;
+}
+
 static void apply_change(struct rl_rule *r, const struct rl_rule_change *c,
 			 __u64 window_ns)
 {
@@ -154,15 +159,15 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 
 	id = find_exact(m, p, &rule);
 	if (id == -ENOENT) {
-		if (!c->have_pps && !c->have_bps && !c->have_agg_pps && !c->have_agg_bps) {
+		if (!rl_rule_change_any(c)) {
 			snprintf(err, errlen,
-				 "quota set: nothing to set: give --pps, --bps, --aggregate-pps or --aggregate-bps (or 'unlimited' to allow-list)");
+				 "nothing to set: give --pps, --bps, --aggregate-pps or --aggregate-bps (or 'unlimited' to allow-list)");
 			return -EINVAL;
 		}
 		id = free_slot(m);
 		if (id == -ENOSPC) {
 			snprintf(err, errlen,
-				 "quota set: all %u rule slots are in use: delete a rule with 'xdp-ratelimit quota del PREFIX'",
+				 "all %u rule slots are in use: delete a rule with 'xdp-ratelimit quota del PREFIX'",
 				 RL_MAX_RULES);
 			return id;
 		}
@@ -194,7 +199,7 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "quota set: cannot update the rule maps: %s",
+	snprintf(err, errlen, "cannot update the rule maps: %s",
 		 strerror(-id));
 	return id;
 }
@@ -223,7 +228,7 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 	if (p->v6 && p->len > s->v6_prefix) {
 		rl_format_prefix(p, buf, sizeof(buf));
 		snprintf(err, errlen,
-			 "quota set: %s is longer than the /%u that IPv6 sources are tracked by on this interface: use a /%u or shorter prefix, or attach with --ipv6-prefix %u",
+			 "%s is longer than the /%u that IPv6 sources are tracked by on this interface: use a /%u or shorter prefix, or attach with --ipv6-prefix %u",
 			 buf, s->v6_prefix, s->v6_prefix, p->len);
 		return -EINVAL;
 	}
@@ -244,7 +249,7 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		goto fail;
 	return 0;
 fail:
-	snprintf(err, errlen, "quota set: cannot update the config map: %s",
+	snprintf(err, errlen, "cannot update the config map: %s",
 		 strerror(-ret));
 	return ret;
 }
@@ -292,14 +297,14 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 		else
 			rl_format_prefix(p, buf, sizeof(buf));
 		snprintf(err, errlen,
-			 "quota del: no rule for %s (see 'xdp-ratelimit quota list')",
+			 "no rule for %s (see 'xdp-ratelimit quota list')",
 			 buf);
 		return -ENOENT;
 	}
 	return 0;
 fail:
 	mark_change(m, false);
-	snprintf(err, errlen, "quota del: cannot update the rule maps: %s",
+	snprintf(err, errlen, "cannot update the rule maps: %s",
 		 strerror(-id));
 	return id;
 }

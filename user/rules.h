@@ -20,6 +20,9 @@ struct rl_rule_change {
 	__u64 pps, bps, agg_pps, agg_bps;
 };
 
+/* Does the change name any limit? */
+bool rl_rule_change_any(const struct rl_rule_change *c);
+
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		const struct rl_prefix *p, const struct rl_rule_change *c,
 		char *err, size_t errlen);
