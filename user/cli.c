@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <jansson.h>
 #include <unistd.h>
 #include "cli.h"
 #include "pin.h"
@@ -60,14 +59,4 @@ int rl_require_root(void)
 	if (geteuid() == 0)
 		return 0;
 	return rl_fail("this command needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo");
-}
-
-void rl_print_interfaces_json(json_t *arr)
-{
-	json_t *o = json_pack("{s:o}", "interfaces", arr);
-
-	json_dumpf(o, stdout, JSON_COMPACT);
-	putchar('\n');
-	fflush(stdout);
-	json_decref(o);
 }

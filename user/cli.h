@@ -112,10 +112,6 @@ int rl_iface_arg(const char *cmd, const char *name);
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 
-/* {"interfaces": arr} on one line of stdout; takes the reference to arr. */
-typedef struct json_t json_t;
-void rl_print_interfaces_json(json_t *arr);
-
 extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
 	rl_cmd_stats, rl_cmd_status;
 

@@ -4,13 +4,15 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
-#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "iface.h"
+#include "json_writer.h"
 #include "pin.h"
 #include "rules.h"
+#include "table.h"
 #include "values.h"
 
 enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE,
@@ -137,73 +139,104 @@ static int quota_change(const char *verb, const struct quota_args *a)
 	return RL_EXIT_OK;
 }
 
-static json_t *json_limit(__u64 v)
-{
-	return v == RL_UNLIMITED ? json_null() : json_integer((json_int_t)v);
-}
+/* One interface's rules, as read. */
+struct rule_list {
+	const char *name;
+	struct rl_rule rules[RL_MAX_RULES];
+	int n;
+};
 
-static void fmt_limit(char *buf, size_t len, __u64 v)
+static void limit_json(struct rl_json *j, const char *name, __u64 v)
 {
 	if (v == RL_UNLIMITED)
-		snprintf(buf, len, "-");
+		rl_json_null_field(j, name);
 	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
+		rl_json_uint_field(j, name, v);
 }
 
-static int list_one(const char *name, json_t *ifaces)
+static void rules_json(struct rl_json *j, const struct rule_list *l)
 {
-	static struct rl_rule rules[RL_MAX_RULES];
-	char err[RL_ERR_LEN], pfx[RL_PREFIX_STRLEN];
-	struct rl_iface ifc;
-	json_t *arr;
-	int n;
+	char pfx[RL_PREFIX_STRLEN];
 
-	if (rl_iface_open(name, &ifc, err, sizeof(err)))
-		return rl_fail("quota list: %s", err);
-	n = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
-	rl_iface_close(&ifc);
-	if (n < 0)
-		return rl_fail("quota list: cannot read the rules of %s: %s",
-			       name, strerror(-n));
-	arr = ifaces ? json_array() : NULL;
-	if (!ifaces)
-		printf("%s: %d rule%s\n%-43s %12s %14s %14s %14s\n", name, n,
-		       n == 1 ? "" : "s", "PREFIX", "PPS", "BPS",
-		       "AGGREGATE_PPS", "AGGREGATE_BPS");
-	for (int i = 0; i < n; i++) {
-		const struct rl_rule *r = &rules[i];
+	rl_json_object_start(j);
+	rl_json_string_field(j, "ifname", l->name);
+	rl_json_name(j, "rules");
+	rl_json_array_start(j);
+	for (int i = 0; i < l->n; i++) {
+		const struct rl_rule *r = &l->rules[i];
 		struct rl_prefix p;
 
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, pfx, sizeof(pfx));
-		if (arr) {
-			json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o, s:o}",
-				"prefix", pfx, "pps", json_limit(r->pps),
-				"bps", json_limit(r->bps),
-				"aggregate_pps", json_limit(r->agg_pps),
-				"aggregate_bps", json_limit(r->agg_bps)));
-		} else {
-			char v[4][24];
-
-			fmt_limit(v[0], sizeof(v[0]), r->pps);
-			fmt_limit(v[1], sizeof(v[1]), r->bps);
-			fmt_limit(v[2], sizeof(v[2]), r->agg_pps);
-			fmt_limit(v[3], sizeof(v[3]), r->agg_bps);
-			printf("%-43s %12s %14s %14s %14s\n", pfx, v[0], v[1],
-			       v[2], v[3]);
-		}
+		rl_json_object_start(j);
+		rl_json_string_field(j, "prefix", pfx);
+		limit_json(j, "pps", r->pps);
+		limit_json(j, "bps", r->bps);
+		limit_json(j, "aggregate_pps", r->agg_pps);
+		limit_json(j, "aggregate_bps", r->agg_bps);
+		rl_json_object_end(j);
 	}
-	if (arr)
-		json_array_append_new(ifaces, json_pack("{s:s, s:o}", "ifname",
-							name, "rules", arr));
+	rl_json_array_end(j);
+	rl_json_object_end(j);
+}
+
+static void rule_cell(const void *ctx, size_t row, int col, char *buf,
+		      size_t len)
+{
+	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
+	const __u64 limits[] = { r->pps, r->bps, r->agg_pps, r->agg_bps };
+	struct rl_prefix p;
+
+	if (col == 0) {
+		rl_rule_prefix(r, &p);
+		rl_format_prefix(&p, buf, len);
+	} else if (limits[col - 1] == RL_UNLIMITED) {
+		snprintf(buf, len, "-");
+	} else {
+		snprintf(buf, len, "%llu", (unsigned long long)limits[col - 1]);
+	}
+}
+
+static void rules_table(const struct rule_list *l)
+{
+	static const struct rl_table_col cols[] = {
+		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
+		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
+	};
+
+	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
+	rl_table_print(stdout, cols, 5, (size_t)l->n, rule_cell, l);
+}
+
+static int rules_read(const char *name, struct rule_list *l)
+{
+	char err[RL_ERR_LEN];
+	struct rl_iface ifc;
+
+	l->name = name;
+	if (rl_iface_open(name, &ifc, err, sizeof(err)))
+		return rl_fail("quota list: %s", err);
+	l->n = rl_rule_list(&ifc.m, l->rules, RL_MAX_RULES);
+	rl_iface_close(&ifc);
+	if (l->n < 0)
+		return rl_fail("quota list: cannot read the rules of %s: %s",
+			       name, strerror(-l->n));
 	return RL_EXIT_OK;
 }
 
+/*
+ * Tables as each interface is read; JSON only once every one was (a
+ * failure prints none of it).
+ */
 static int quota_list(void *cfg)
 {
-	const struct quota_args *a = cfg;
 	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
-	json_t *ifaces = a->json ? json_array() : NULL;
+	const struct quota_args *a = cfg;
+	static struct rule_list list;
+	struct rl_json j;
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
 	int n, ret = RL_EXIT_OK;
 
 	if (a->iface) {
@@ -216,18 +249,37 @@ static int quota_list(void *cfg)
 			return rl_fail("quota list: cannot read %s: %s",
 				       RL_PIN_ROOT, strerror(-n));
 	}
-	for (int i = 0; i < n && ret == RL_EXIT_OK; i++) {
-		if (i && !ifaces)
-			putchar('\n');
-		ret = list_one(names[i], ifaces);
-	}
-	if (ifaces) {
-		if (ret == RL_EXIT_OK)
-			rl_print_interfaces_json(ifaces);
-		else
-			json_decref(ifaces);
+	if (a->json) {
+		f = open_memstream(&doc, &len);
+		if (!f)
+			return rl_fail("quota list: out of memory");
+		rl_json_begin(&j, f);
+		rl_json_object_start(&j);
+		rl_json_name(&j, "interfaces");
+		rl_json_array_start(&j);
 	} else if (n == 0) {
 		printf("no interface is attached\n");
+	}
+	for (int i = 0; i < n && ret == RL_EXIT_OK; i++) {
+		ret = rules_read(names[i], &list);
+		if (ret)
+			break;
+		if (f) {
+			rules_json(&j, &list);
+			continue;
+		}
+		if (i)
+			putchar('\n');
+		rules_table(&list);
+	}
+	if (f) {
+		rl_json_array_end(&j);
+		rl_json_object_end(&j);
+		if ((rl_json_end(&j) | fclose(f)) && !ret)
+			ret = rl_fail("quota list: out of memory");
+		if (!ret)
+			fputs(doc, stdout);
+		free(doc);
 	}
 	return ret;
 }

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit status: attached interfaces, their settings and health. */
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "attach_txn.h"
 #include "iface.h"
+#include "json_writer.h"
 #include "pin.h"
 #include "rules.h"
 #include "settings.h"
+#include "table.h"
 #include "values.h"
 
 /* Health of one interface's pins: NULL when fine, else what is wrong. */
@@ -47,33 +49,167 @@ static void settle(void)
 		usleep(10 * 1000);
 }
 
+/* One line of status: an interface, or what a dead attach left. */
+struct status_row {
+	char ifname[NAME_MAX + 1];
+	bool opened;			/* its pins opened: the settings are known */
+	struct rl_settings set;
+	__u32 sources_map_entries;
+	int rules;			/* or -errno */
+	const char *problem;		/* NULL when fine */
+	char why[RL_ERR_LEN];		/* text of a problem found at run time */
+	char staging_dir[PATH_MAX];	/* a dead attach's staging directory */
+};
+
+struct status {
+	struct status_row rows[2 * RL_MAX_IFACES];
+	size_t n;
+	bool broken;
+};
+
+static void row_iface(struct status *st, const char *name)
+{
+	static struct rl_rule rules[RL_MAX_RULES];
+	struct status_row *r = &st->rows[st->n++];
+	struct rl_iface ifc;
+
+	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
+	r->problem = check_iface(name, &ifc, &r->opened, r->why, sizeof(r->why));
+	st->broken |= r->problem != NULL;
+	if (!r->opened)
+		return;
+	r->set = ifc.cfg.set;
+	r->sources_map_entries = ifc.sources_max_entries;
+	r->rules = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
+	rl_iface_close(&ifc);
+}
+
 /*
  * Staging directories of attaches that died before their link pin (see
- * cmd_attach.c), as broken entries: the interface is not attached, but
- * the maps stay pinned until 'detach IFACE'. Count, or 0 when unreadable.
+ * attach_txn.h), as broken entries: the interface is not attached, but
+ * the maps stay pinned until 'detach IFACE'.
  */
-static int report_stale_stages(bool json, json_t *arr)
+static void rows_stale_stages(struct status *st)
 {
-	char names[RL_MAX_IFACES][NAME_MAX + 1], problem[RL_ERR_LEN];
-	char iface[NAME_MAX + 1], path[PATH_MAX];
+	char names[RL_MAX_IFACES][NAME_MAX + 1];
 	int n = rl_attach_stale_stages(NULL, names, RL_MAX_IFACES), pid;
 
 	for (int i = 0; i < n; i++) {
-		rl_attach_stage_parse(names[i], iface, &pid);
-		rl_pin_path(path, sizeof(path), names[i], NULL);
-		snprintf(problem, sizeof(problem),
+		struct status_row *r = &st->rows[st->n++];
+
+		rl_attach_stage_parse(names[i], r->ifname, &pid);
+		rl_pin_path(r->staging_dir, sizeof(r->staging_dir), names[i], NULL);
+		snprintf(r->why, sizeof(r->why),
 			 rl_link_ifindex(names[i], NULL) > 0 ?
 			 "an attach (pid %d) died half way and left its pins in '%s', with its program still attached, unreported; 'xdp-ratelimit detach %s' removes both" :
 			 "an attach (pid %d) died half way and left its pins in '%s'; the program is not attached; 'xdp-ratelimit detach %s' removes them",
-			 pid, path, iface);
-		if (json)
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}",
-				"ifname", iface, "state", "broken",
-				"problem", problem, "staging_dir", path));
-		else
-			printf("%-15s %s: %s\n", iface, "BROKEN", problem);
+			 pid, r->staging_dir, r->ifname);
+		r->problem = r->why;
+		st->broken = true;
 	}
-	return n < 0 ? 0 : n;
+}
+
+static void row_json(struct rl_json *j, const struct status_row *r)
+{
+	const struct rl_settings *s = &r->set;
+	char w[32];
+
+	rl_json_object_start(j);
+	rl_json_string_field(j, "ifname", r->ifname);
+	if (r->opened) {
+		rl_format_duration(s->window_ns, w, sizeof(w));
+		rl_json_uint_field(j, "ifindex", s->ifindex);
+		rl_json_string_field(j, "mode", rl_mode_name(s->mode));
+		rl_json_string_field(j, "window", w);
+		rl_json_uint_field(j, "window_ms", s->window_ns / RL_NSEC_PER_MSEC);
+		rl_json_uint_field(j, "buckets", s->nbuckets);
+		rl_json_uint_field(j, "max_sources", s->max_sources);
+		rl_json_uint_field(j, "sources_map_entries", r->sources_map_entries);
+		rl_json_uint_field(j, "ipv6_prefix", s->v6_prefix);
+		rl_json_bool_field(j, "dry_run", s->flags & RL_F_DRY_RUN);
+		rl_json_bool_field(j, "pass_malformed", s->flags & RL_F_PASS_MALFORMED);
+		rl_json_uint_field(j, "rules", r->rules < 0 ? 0 : r->rules);
+	}
+	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
+	if (r->problem)
+		rl_json_string_field(j, "problem", r->problem);
+	if (*r->staging_dir)
+		rl_json_string_field(j, "staging_dir", r->staging_dir);
+	rl_json_object_end(j);
+}
+
+enum { COL_IFACE, COL_MODE, COL_WINDOW, COL_BUCKETS, COL_MAX_SRC,
+       COL_IPV6_PFX, COL_RULES, COL_STATE, NR_COLS };
+
+static void row_cell(const void *ctx, size_t row, int col, char *buf,
+		     size_t len)
+{
+	const struct status_row *r = &((const struct status *)ctx)->rows[row];
+	const struct rl_settings *s = &r->set;
+
+	if (!r->opened && col != COL_IFACE && col != COL_STATE) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	switch (col) {
+	case COL_IFACE:
+		snprintf(buf, len, "%s", r->ifname);
+		break;
+	case COL_MODE:
+		snprintf(buf, len, "%s", rl_mode_name(s->mode));
+		break;
+	case COL_WINDOW:
+		rl_format_duration(s->window_ns, buf, len);
+		break;
+	case COL_BUCKETS:
+		snprintf(buf, len, "%u", s->nbuckets);
+		break;
+	case COL_MAX_SRC:
+		snprintf(buf, len, "%llu", (unsigned long long)s->max_sources);
+		break;
+	case COL_IPV6_PFX:
+		snprintf(buf, len, "/%u", s->v6_prefix);
+		break;
+	case COL_RULES:
+		snprintf(buf, len, r->rules < 0 ? "-" : "%d", r->rules);
+		break;
+	default:	/* COL_STATE */
+		snprintf(buf, len, "%s%s%s", r->problem ? "BROKEN: " : "ok",
+			 r->problem ? r->problem : "",
+			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "");
+	}
+}
+
+static void print_table(const struct status *st)
+{
+	static const struct rl_table_col cols[NR_COLS] = {
+		{ "IFACE", true }, { "MODE", true }, { "WINDOW", true },
+		{ "BUCKETS", false }, { "MAX_SRC", false }, { "IPV6_PFX", false },
+		{ "RULES", false }, { "STATE", true },
+	};
+
+	if (!st->n) {
+		printf("no interface is attached\n");
+		return;
+	}
+	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	if (st->broken)
+		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+}
+
+static void print_json(const struct status *st)
+{
+	struct rl_json j;
+
+	rl_json_begin(&j, stdout);
+	rl_json_object_start(&j);
+	rl_json_name(&j, "interfaces");
+	rl_json_array_start(&j);
+	for (size_t i = 0; i < st->n; i++)
+		row_json(&j, &st->rows[i]);
+	rl_json_array_end(&j);
+	rl_json_object_end(&j);
+	rl_json_end(&j);
 }
 
 enum { OPT_JSON = RL_OPT_FIRST };
@@ -101,84 +237,28 @@ static int status_operands(struct rl_parser *p, void *cfg, int argc,
 
 static int status_run(void *cfg)
 {
-	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
-	bool json = ((struct status_args *)cfg)->json, broken = false;
-	json_t *arr = json_array();
+	char names[RL_MAX_IFACES][IF_NAMESIZE];
+	struct status *st = calloc(1, sizeof(*st));
 	int n;
 
+	if (!st)
+		return rl_fail("status: out of memory");
 	settle();
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
-		json_decref(arr);
+		free(st);
 		return rl_fail("status: cannot read %s: %s", RL_PIN_ROOT, strerror(-n));
 	}
-	if (!json)
-		printf(n ? "%-15s %-8s %-8s %7s %11s %11s %6s  %s\n" : "no interface is attached\n",
-		       "IFACE", "MODE", "WINDOW", "BUCKETS", "MAX_SRC", "IPV6_PFX",
-		       "RULES", "STATE");
-	for (int i = 0; i < n; i++) {
-		static struct rl_rule rules[RL_MAX_RULES];
-		const struct rl_settings *s;
-		struct rl_iface ifc;
-		const char *problem;
-		bool opened;
-		char w[32];
-		int nrules = 0;
-
-		problem = check_iface(names[i], &ifc, &opened, err, sizeof(err));
-		broken |= problem != NULL;
-		if (!opened) {
-			if (json)
-				json_array_append_new(arr, json_pack("{s:s, s:s, s:s}",
-					"ifname", names[i], "state", "broken",
-					"problem", problem));
-			else
-				printf("%-15s %s: %s\n", names[i], "BROKEN", problem);
-			continue;
-		}
-		s = &ifc.cfg.set;
-		nrules = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
-		rl_format_duration(s->window_ns, w, sizeof(w));
-		if (json) {
-			json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:b, s:b, s:i, s:s}",
-				"ifname", names[i], "ifindex", (int)s->ifindex,
-				"mode", rl_mode_name(s->mode),
-				"window", w, "window_ms", (json_int_t)(s->window_ns / RL_NSEC_PER_MSEC),
-				"buckets", (int)s->nbuckets,
-				"max_sources", (json_int_t)s->max_sources,
-				"sources_map_entries", (json_int_t)ifc.sources_max_entries,
-				"ipv6_prefix", (int)s->v6_prefix,
-				"dry_run", (s->flags & RL_F_DRY_RUN) != 0,
-				"pass_malformed", (s->flags & RL_F_PASS_MALFORMED) != 0,
-				"rules", nrules < 0 ? 0 : nrules,
-				"state", problem ? "broken" : "ok");
-
-			if (problem)
-				json_object_set_new(o, "problem", json_string(problem));
-			json_array_append_new(arr, o);
-		} else {
-			char pfx[16];
-
-			snprintf(pfx, sizeof(pfx), "/%u", s->v6_prefix);
-			printf("%-15s %-8s %-8s %7u %11llu %11s %6d  %s%s%s\n",
-			       names[i], rl_mode_name(s->mode),
-			       w, s->nbuckets, (unsigned long long)s->max_sources,
-			       pfx, nrules,
-			       problem ? "BROKEN: " : "ok",
-			       problem ? problem : "",
-			       (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "");
-		}
-		rl_iface_close(&ifc);
-	}
-	broken |= report_stale_stages(json, arr) > 0;
-	if (json) {
-		rl_print_interfaces_json(arr);
-	} else {
-		json_decref(arr);
-		if (broken)
-			printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
-	}
-	return RL_EXIT_OK;
+	for (int i = 0; i < n; i++)
+		row_iface(st, names[i]);
+	rows_stale_stages(st);
+	if (((struct status_args *)cfg)->json)
+		print_json(st);
+	else
+		print_table(st);
+	free(st);
+	return fflush(stdout) ? rl_fail("status: cannot write the output: %s",
+					strerror(errno)) : RL_EXIT_OK;
 }
 
 const struct rl_cmd rl_cmd_status = {

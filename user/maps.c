@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "maps.h"
-#include "window.h"
 
 const struct rl_map_def rl_map_defs[RL_NR_MAPS] = {
 #define RL_MAP_DEF(name, type, key, value) \
@@ -104,41 +103,6 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->untracked_pkts += c->untracked_pkts;
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
 	}
-out:
-	free(v);
-	return err;
-}
-
-void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
-		       const struct rl_settings *s, __u64 now)
-{
-	__u64 p, b;
-
-	out->passed_pkts += src->passed_pkts;
-	out->passed_bytes += src->passed_bytes;
-	out->dropped_pkts += src->dropped_pkts;
-	out->dropped_bytes += src->dropped_bytes;
-	rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets, &p, &b);
-	out->window_pkts += p;
-	out->window_bytes += b;
-}
-
-int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
-		   const struct rl_key *key, __u64 now, struct rl_source_sum *out)
-{
-	struct rl_source *v = rl_percpu_alloc(sizeof(*v));
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->key = *key;
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->sources, key, v)) {
-		err = -errno;
-		goto out;
-	}
-	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
-		rl_source_sum_add(out, RL_PERCPU_VAL(v, sizeof(*v), cpu), s, now);
 out:
 	free(v);
 	return err;

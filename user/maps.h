@@ -54,26 +54,6 @@ int rl_config_write(const struct rl_maps *m, const struct rl_config *cfg);
 /* Sum of the per-CPU interface counters. */
 int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum);
 
-/*
- * A source's state summed over CPUs: totals, and what its windows hold at
- * `now` (CLOCK_MONOTONIC ns, the clock bpf_ktime_get_ns() reads).
- * `percpu` is scratch of rl_ncpus() values, or NULL to allocate.
- */
-struct rl_source_sum {
-	struct rl_key key;
-	__u64 passed_pkts;
-	__u64 passed_bytes;
-	__u64 dropped_pkts;
-	__u64 dropped_bytes;
-	__u64 window_pkts;
-	__u64 window_bytes;
-};
-/* Add one CPU's value of a source to `out` (window usage as of `now`). */
-void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
-		       const struct rl_settings *s, __u64 now);
-int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
-		   const struct rl_key *key, __u64 now, struct rl_source_sum *out);
-
 /* Per-CPU values of one entry (ncpus x value size, 8-byte aligned). */
 void *rl_percpu_alloc(size_t value_size);
 #define RL_PERCPU_VAL(base, size, cpu) \
@@ -81,5 +61,8 @@ void *rl_percpu_alloc(size_t value_size);
 
 /* CLOCK_MONOTONIC in ns */
 __u64 rl_now_ns(void);
+
+/* A source's per-CPU values, summed (source_sum.h). */
+#include "source_sum.h"
 
 #endif /* RL_MAPS_H */

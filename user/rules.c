@@ -350,3 +350,46 @@ int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
 		return -errno;
 	return (out->flags & RL_RULE_F_USED) ? 0 : -ENOENT;
 }
+
+static const struct rl_rule *cached_rule(const struct rl_maps *m,
+					 struct rl_rule_cache *rc, __u32 id)
+{
+	if (id >= RL_MAX_RULES)
+		return NULL;
+	if (!rc->rules) {
+		rc->rules = calloc(RL_MAX_RULES, sizeof(*rc->rules));
+		rc->state = calloc(RL_MAX_RULES, sizeof(*rc->state));
+		if (!rc->rules || !rc->state)
+			return NULL;
+	}
+	if (rc->state[id] == RL_SLOT_UNREAD)
+		rc->state[id] = !bpf_map_lookup_elem(m->rules, &id, &rc->rules[id]) &&
+				(rc->rules[id].flags & RL_RULE_F_USED) ?
+				RL_SLOT_USED : RL_SLOT_UNUSABLE;
+	return rc->state[id] == RL_SLOT_USED ? &rc->rules[id] : NULL;
+}
+
+void rl_rule_cache_free(struct rl_rule_cache *rc)
+{
+	free(rc->rules);
+	free(rc->state);
+	rc->rules = NULL;
+	rc->state = NULL;
+}
+
+const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
+					struct rl_rule_cache *rc,
+					const struct rl_key *key,
+					bool rule_cached, __u32 rule_id,
+					struct rl_rule *found)
+{
+	const struct rl_rule *rule = NULL;
+
+	if (rule_cached && rule_id == RL_NO_RULE)
+		return NULL;
+	if (rule_cached)
+		rule = cached_rule(m, rc, rule_id);
+	if (!rule && !rl_rule_lookup(m, key, !rl_key_is_v4(key), found))
+		rule = found;
+	return rule;
+}

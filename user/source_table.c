@@ -5,7 +5,6 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "source_table.h"
-#include "window.h"
 
 /* One batch of per-CPU values stays around this size whatever the CPU
  * count: 1M sources on 2 CPUs are read in ~100 syscalls of 4 MiB. */
@@ -122,33 +121,6 @@ static int sel_offer(struct selector *sel, const struct rl_source_row *row)
 	if (sel->limit)
 		sift_up(sel->rows, sel->n - 1);
 	return 0;
-}
-
-/* What rl_source_read() computes, from values already read, and the rule
- * any CPU resolved for the source in the current rules generation. */
-static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
-		       const struct rl_settings *s, __u32 rules_gen, __u64 now,
-		       struct rl_source_row *row)
-{
-	struct rl_source_sum *out = &row->sum;
-
-	memset(row, 0, sizeof(*row));
-	row->rule_id = RL_NO_RULE;
-	out->key = *key;
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		const struct rl_source *src = (const void *)
-			((const char *)vals + cpu * VALUE_STRIDE);
-
-		/* a CPU that never saw the source holds zeroes; generation
-		 * 0 is never a resolved one */
-		if (!row->rule_cached && rules_gen && !RL_RULES_CHANGING(rules_gen) &&
-		    src->rule_gen == rules_gen &&
-		    (src->passed_pkts || src->dropped_pkts)) {
-			row->rule_cached = true;
-			row->rule_id = src->rule_id;
-		}
-		rl_source_sum_add(out, src, s, now);
-	}
 }
 
 /* Drops of a source refused before it was tracked, as read. */
@@ -268,7 +240,9 @@ static int take(struct scan *sc, const struct rl_key *key, const void *vals)
 	struct rl_source_row row;
 	struct refused_row *r;
 
-	sum_source(key, vals, sc->ncpus, sc->s, sc->rules_gen, sc->now, &row);
+	memset(&row, 0, sizeof(row));
+	rl_source_sum_cpus(key, vals, sc->ncpus, sc->s, sc->rules_gen, sc->now,
+			   &row.sum, &row.rule_cached, &row.rule_id);
 	row.tracked = true;
 	r = sc->refused.n ? bsearch(key, sc->refused.rows, sc->refused.n,
 				    sizeof(*r), key_cmp) : NULL;

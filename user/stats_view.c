@@ -4,14 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <jansson.h>
+#include "json_writer.h"
 #include "rules.h"
 #include "settings.h"
 #include "stats_view.h"
-
-#define CELL_LEN	64
-#define COL_GAP		"  "
-#define MAX_COLS	12
+#include "table.h"
 
 void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len)
@@ -31,55 +28,6 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 }
 
 /* ---- tables ------------------------------------------------------- */
-
-struct col {
-	const char *head;
-	bool left;
-};
-
-/* Writes the text of cell (row, col) into buf. */
-typedef void (*cell_fn)(const void *ctx, size_t row, int col, char *buf,
-			size_t len);
-
-/* Columns as wide as their widest cell, two spaces apart, numbers right. */
-static void table_print(FILE *f, const struct col *cols, int ncols,
-			size_t nrows, cell_fn cell, const void *ctx)
-{
-	size_t width[MAX_COLS];
-	char buf[CELL_LEN];
-
-	for (int c = 0; c < ncols; c++)
-		width[c] = strlen(cols[c].head);
-	for (size_t r = 0; r < nrows; r++) {
-		for (int c = 0; c < ncols; c++) {
-			cell(ctx, r, c, buf, sizeof(buf));
-			if (strlen(buf) > width[c])
-				width[c] = strlen(buf);
-		}
-	}
-	for (size_t r = 0; r <= nrows; r++) {
-		char line[MAX_COLS * (CELL_LEN + sizeof(COL_GAP))];
-		size_t n = 0;
-
-		for (int c = 0; c < ncols; c++) {
-			const char *text = cols[c].head;
-
-			if (r > 0) {
-				cell(ctx, r - 1, c, buf, sizeof(buf));
-				text = buf;
-			}
-			n += snprintf(line + n, sizeof(line) - n,
-				      cols[c].left ? "%s%-*s" : "%s%*s",
-				      c ? COL_GAP : "", (int)width[c], text);
-			if (n >= sizeof(line))
-				n = sizeof(line) - 1;
-		}
-		/* no trailing blanks from a left column or empty cells */
-		while (n && line[n - 1] == ' ')
-			n--;
-		fprintf(f, "%.*s\n", (int)n, line);
-	}
-}
 
 static void fmt_u64(char *buf, size_t len, __u64 v)
 {
@@ -157,7 +105,7 @@ enum {
 	SRC_COLS
 };
 
-static const struct col source_cols[SRC_COLS] = {
+static const struct rl_table_col source_cols[SRC_COLS] = {
 	{ "ADDRESS", true }, { "RULE", true },
 	{ "PASSED(pkts)", false }, { "PASSED(bytes)", false },
 	{ "DROPPED(pkts)", false }, { "DROPPED(bytes)", false },
@@ -224,7 +172,7 @@ static void source_cell(const void *ctx, size_t row, int col, char *buf,
 
 static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 {
-	static const struct col tot_cols[] = {
+	static const struct rl_table_col tot_cols[] = {
 		{ "", true }, { "PACKETS", false }, { "BYTES", false },
 		{ "PACKETS/s", false }, { "BYTES/s", false },
 	};
@@ -236,7 +184,7 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		s->name, set->ifindex, rl_mode_name(set->mode), window,
 		set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
 		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
-	table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
+	rl_table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
 	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 "), %" PRIu64
 		" created, %" PRIu64 " packets untracked; %" PRIu64
 		" refused without an entry, %" PRIu64 " refused packets unlisted\n",
@@ -248,7 +196,7 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		fprintf(f, "no sources seen\n");
 		return;
 	}
-	table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
+	rl_table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
 		    source_cell, s);
 }
 
@@ -275,179 +223,118 @@ void rl_stats_print_table(FILE *f, const struct rl_stats_view *v)
 
 /* ---- JSON --------------------------------------------------------- */
 
-/* Builders return NULL only when out of memory; jansson's *_new steal
- * references and ignore a NULL value, so a failure surfaces as a missing
- * key and is caught by the final check. */
-static json_t *jint(__u64 v)
-{
-	/* counters cannot reach 2^63 in practice; clamp rather than wrap */
-	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
-static json_t *jrate(double v)
+static __u64 json_rate(double v)
 {
 	/* rates are never negative: round half up without libm */
-	return json_integer((json_int_t)(v + 0.5));
+	return (__u64)(v + 0.5);
 }
 
-static json_t *rates_json(const struct rl_rates *r, __u64 interval_ns)
+static void rates_json(struct rl_json *j, const char *name,
+		       const struct rl_rates *r, __u64 interval_ns)
 {
-	json_t *o;
-
-	if (!r->valid)
-		return json_null();
-	o = json_object();
-	if (!o)
-		return NULL;
+	rl_json_name(j, name);
+	if (!r->valid) {
+		rl_json_null(j);
+		return;
+	}
+	rl_json_object_start(j);
 	if (interval_ns)
-		json_object_set_new(o, "interval_ms",
-				    jint(interval_ns / RL_NSEC_PER_MSEC));
-	json_object_set_new(o, "passed_pps", jrate(r->passed_pps));
-	json_object_set_new(o, "passed_bps", jrate(r->passed_bps));
-	json_object_set_new(o, "dropped_pps", jrate(r->dropped_pps));
-	json_object_set_new(o, "dropped_bps", jrate(r->dropped_bps));
-	return o;
+		rl_json_uint_field(j, "interval_ms", interval_ns / RL_NSEC_PER_MSEC);
+	rl_json_uint_field(j, "passed_pps", json_rate(r->passed_pps));
+	rl_json_uint_field(j, "passed_bps", json_rate(r->passed_bps));
+	rl_json_uint_field(j, "dropped_pps", json_rate(r->dropped_pps));
+	rl_json_uint_field(j, "dropped_bps", json_rate(r->dropped_bps));
+	rl_json_object_end(j);
 }
 
-static json_t *totals_json(const struct rl_stats_iface *s, bool watch)
+static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
+			bool watch)
 {
 	const struct rl_counters *t = &s->tot;
-	json_t *o = json_object();
 
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "passed_packets", jint(t->passed_pkts));
-	json_object_set_new(o, "passed_bytes", jint(t->passed_bytes));
-	json_object_set_new(o, "dropped_packets", jint(t->dropped_pkts));
-	json_object_set_new(o, "dropped_bytes", jint(t->dropped_bytes));
-	json_object_set_new(o, "malformed_packets", jint(t->malformed_pkts));
-	json_object_set_new(o, "non_ip_packets", jint(t->non_ip_pkts));
-	json_object_set_new(o, "new_sources", jint(t->new_sources));
-	json_object_set_new(o, "untracked_packets", jint(t->untracked_pkts));
-	json_object_set_new(o, "refused_unlisted_packets",
-			    jint(t->refused_unlisted_pkts));
+	rl_json_name(j, "totals");
+	rl_json_object_start(j);
+	rl_json_uint_field(j, "passed_packets", t->passed_pkts);
+	rl_json_uint_field(j, "passed_bytes", t->passed_bytes);
+	rl_json_uint_field(j, "dropped_packets", t->dropped_pkts);
+	rl_json_uint_field(j, "dropped_bytes", t->dropped_bytes);
+	rl_json_uint_field(j, "malformed_packets", t->malformed_pkts);
+	rl_json_uint_field(j, "non_ip_packets", t->non_ip_pkts);
+	rl_json_uint_field(j, "new_sources", t->new_sources);
+	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
+	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
 	if (watch)
-		json_object_set_new(o, "rates", rates_json(&s->rates, s->rates_ns));
-	return o;
+		rates_json(j, "rates", &s->rates, s->rates_ns);
+	rl_json_object_end(j);
 }
 
-static json_t *source_json(const struct rl_stats_iface *s,
-			   const struct rl_stats_source *src, bool watch)
+static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
+			const struct rl_stats_source *src, bool watch)
 {
 	const struct rl_source_sum *v = &src->sum;
 	char addr[RL_SOURCE_STRLEN];
-	json_t *o = json_object();
 
-	if (!o)
-		return NULL;
 	rl_stats_format_source(&v->key, s->set.v6_prefix, addr, sizeof(addr));
-	json_object_set_new(o, "address", json_string(addr));
-	json_object_set_new(o, "rule", src->has_rule ? json_string(src->rule) :
-			    json_null());
-	json_object_set_new(o, "passed_packets", jint(v->passed_pkts));
-	json_object_set_new(o, "passed_bytes", jint(v->passed_bytes));
-	json_object_set_new(o, "dropped_packets", jint(v->dropped_pkts));
-	json_object_set_new(o, "dropped_bytes", jint(v->dropped_bytes));
-	json_object_set_new(o, "window_packets", jint(v->window_pkts));
-	json_object_set_new(o, "window_bytes", jint(v->window_bytes));
-	json_object_set_new(o, "tracked", json_boolean(src->tracked));
+	rl_json_object_start(j);
+	rl_json_string_field(j, "address", addr);
+	if (src->has_rule)
+		rl_json_string_field(j, "rule", src->rule);
+	else
+		rl_json_null_field(j, "rule");
+	rl_json_uint_field(j, "passed_packets", v->passed_pkts);
+	rl_json_uint_field(j, "passed_bytes", v->passed_bytes);
+	rl_json_uint_field(j, "dropped_packets", v->dropped_pkts);
+	rl_json_uint_field(j, "dropped_bytes", v->dropped_bytes);
+	rl_json_uint_field(j, "window_packets", v->window_pkts);
+	rl_json_uint_field(j, "window_bytes", v->window_bytes);
+	rl_json_bool_field(j, "tracked", src->tracked);
 	if (watch)
-		json_object_set_new(o, "rates", rates_json(&src->rates, 0));
-	if (json_object_size(o) != (watch ? 10U : 9U)) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+		rates_json(j, "rates", &src->rates, 0);
+	rl_json_object_end(j);
 }
 
-/* The interface's object without its sources, which can be many. */
-static json_t *iface_json(const struct rl_stats_iface *s, bool watch)
+static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
+		       bool watch)
 {
 	const struct rl_settings *set = &s->set;
-	json_t *o = json_object();
 
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "ifname", json_string(s->name));
-	json_object_set_new(o, "ifindex", jint(set->ifindex));
-	json_object_set_new(o, "mode", json_string(rl_mode_name(set->mode)));
-	json_object_set_new(o, "dry_run", json_boolean(set->flags & RL_F_DRY_RUN));
-	json_object_set_new(o, "pass_malformed",
-			    json_boolean(set->flags & RL_F_PASS_MALFORMED));
-	json_object_set_new(o, "window_ms", jint(set->window_ns / RL_NSEC_PER_MSEC));
-	json_object_set_new(o, "buckets", jint(set->nbuckets));
-	json_object_set_new(o, "ipv6_prefix", jint(set->v6_prefix));
-	json_object_set_new(o, "max_sources", jint(s->max_sources));
-	json_object_set_new(o, "tracked_sources", jint(s->tracked));
-	json_object_set_new(o, "refused_sources", jint(s->refused_only));
-	json_object_set_new(o, "totals", totals_json(s, watch));
-	if (json_object_size(o) != 12) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	rl_json_object_start(j);
+	rl_json_string_field(j, "ifname", s->name);
+	rl_json_uint_field(j, "ifindex", set->ifindex);
+	rl_json_string_field(j, "mode", rl_mode_name(set->mode));
+	rl_json_bool_field(j, "dry_run", set->flags & RL_F_DRY_RUN);
+	rl_json_bool_field(j, "pass_malformed", set->flags & RL_F_PASS_MALFORMED);
+	rl_json_uint_field(j, "window_ms", set->window_ns / RL_NSEC_PER_MSEC);
+	rl_json_uint_field(j, "buckets", set->nbuckets);
+	rl_json_uint_field(j, "ipv6_prefix", set->v6_prefix);
+	rl_json_uint_field(j, "max_sources", s->max_sources);
+	rl_json_uint_field(j, "tracked_sources", s->tracked);
+	rl_json_uint_field(j, "refused_sources", s->refused_only);
+	totals_json(j, s, watch);
+	rl_json_name(j, "sources");
+	rl_json_array_start(j);
+	for (size_t k = 0; k < s->nsrc; k++)
+		source_json(j, s, &s->src[k], watch);
+	rl_json_array_end(j);
+	rl_json_object_end(j);
 }
 
-/* `o` with its closing brace cut, for more members to follow. */
-static int dump_open(FILE *f, json_t *o)
-{
-	char *text = o ? json_dumps(o, 0) : NULL;
-	size_t len = text ? strlen(text) : 0;
-	int err = 0;
-
-	if (len < 2 || text[len - 1] != '}')
-		err = -ENOMEM;
-	else if (fwrite(text, 1, len - 1, f) != len - 1)
-		err = -EIO;
-	free(text);
-	json_decref(o);
-	return err;
-}
-
-/*
- * One line: {"interfaces": [...]} (and "time", "interval_ms" with --watch).
- * Each source is built and written on its own, so memory does not grow
- * with the JSON of a million sources.
- */
+/* One line: {"interfaces": [...]} (and "time", "interval_ms" with --watch). */
 int rl_stats_print_json(FILE *f, const struct rl_stats_view *v)
 {
-	json_t *root = json_object();
-	int err;
+	struct rl_json j;
 
-	if (!root)
-		return -ENOMEM;
+	rl_json_begin(&j, f);
+	rl_json_object_start(&j);
 	if (v->watch) {
-		json_object_set_new(root, "time", jint((__u64)v->wall));
-		json_object_set_new(root, "interval_ms",
-				    jint(v->interval_ns / RL_NSEC_PER_MSEC));
+		rl_json_uint_field(&j, "time", (__u64)v->wall);
+		rl_json_uint_field(&j, "interval_ms", v->interval_ns / RL_NSEC_PER_MSEC);
 	}
-	err = dump_open(f, root);
-	if (err)
-		return err;
-	fprintf(f, "%s\"interfaces\": [", v->watch ? ", " : "");
-	for (size_t i = 0; i < v->n; i++) {
-		const struct rl_stats_iface *s = &v->ifs[i];
-
-		if (i)
-			fputs(", ", f);
-		err = dump_open(f, iface_json(s, v->watch));
-		if (err)
-			return err;
-		fputs(", \"sources\": [", f);
-		for (size_t k = 0; k < s->nsrc; k++) {
-			json_t *o = source_json(s, &s->src[k], v->watch);
-
-			if (k)
-				fputs(", ", f);
-			if (!o)
-				return -ENOMEM;
-			err = json_dumpf(o, f, 0) ? -EIO : 0;
-			json_decref(o);
-			if (err)
-				return err;
-		}
-		fputs("]}", f);
-	}
-	fputs("]}\n", f);
-	return ferror(f) ? -EIO : 0;
+	rl_json_name(&j, "interfaces");
+	rl_json_array_start(&j);
+	for (size_t i = 0; i < v->n; i++)
+		iface_json(&j, &v->ifs[i], v->watch);
+	rl_json_array_end(&j);
+	rl_json_object_end(&j);
+	return rl_json_end(&j);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What `xdp-ratelimit stats` shows, as one struct, and its two renderings:
- * aligned tables for people and the JSON object of SPEC "JSON". Reading the
+ * aligned tables for people and the JSON object of xdp-ratelimit(8). Reading the
  * maps is cmd_stats.c's job; nothing here touches them.
  */
 #ifndef RL_STATS_VIEW_H
@@ -59,7 +59,7 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len);
 
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v);
-/* The SPEC's object on one line; -ENOMEM or -EIO on failure. */
+/* The JSON object on one line; 0, or -EIO when writing failed. */
 int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
 
 #endif /* RL_STATS_VIEW_H */

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A reading for stats (stats.h): per interface, the totals from the
+ * per-CPU `counters`, the busiest sources from one pass over `sources`
+ * (source_table.c) and the rule of each shown (rules.c). Reads the pinned
+ * maps, never writes them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "iface.h"
+#include "rules.h"
+#include "stats.h"
+#include "values.h"
+
+/* --watch remembers more sources than it shows, so that one climbing into
+ * the top N usually has a previous reading to compute its rate from. */
+#define WATCH_KEEP_FACTOR	4
+#define WATCH_KEEP_EXTRA	64
+
+static void source_rule(const struct rl_maps *m, struct rl_rule_cache *rc,
+			const struct rl_source_row *row,
+			struct rl_stats_source *src)
+{
+	const struct rl_rule *rule;
+	struct rl_rule found;
+	struct rl_prefix p;
+
+	rule = rl_rule_of_source(m, rc, &row->sum.key, row->rule_cached,
+				 row->rule_id, &found);
+	if (!rule)
+		return;
+	src->has_rule = true;
+	rl_rule_prefix(rule, &p);
+	rl_format_prefix(&p, src->rule, sizeof(src->rule));
+}
+
+static int read_iface(const char *name, const struct rl_stats_opts *o,
+		      struct rl_stats_read *r)
+{
+	struct rl_stats_iface *v = &r->view;
+	struct rl_rule_cache rc = {};
+	size_t keep = o->top, show;
+	char err[RL_ERR_LEN];
+	struct rl_iface ifc;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (rl_iface_open(name, &ifc, err, sizeof(err))) {
+		rl_err("stats: %s", err);
+		return RL_EXIT_FAIL;
+	}
+	if (o->watch && keep)
+		keep = keep * WATCH_KEEP_FACTOR + WATCH_KEEP_EXTRA;
+	snprintf(v->name, sizeof(v->name), "%s", ifc.name);
+	v->set = ifc.cfg.set;
+	/* as given at attach; the LRU map itself may be sized larger */
+	v->max_sources = ifc.cfg.set.max_sources;
+	ret = rl_counters_sum(&ifc.m, &v->tot);
+	if (ret) {
+		rl_err("stats: cannot read the counters of %s: %s", name,
+		       strerror(-ret));
+		goto fail;
+	}
+	v->now = rl_now_ns();
+	ret = rl_source_top_read(&ifc.m, &v->set, ifc.cfg.rules_gen, v->now,
+				 keep, &r->top);
+	if (ret) {
+		rl_err("stats: cannot read the sources of %s: %s", name,
+		       strerror(-ret));
+		goto fail;
+	}
+	v->tracked = r->top.tracked;
+	v->refused_only = r->top.refused_only;
+	show = o->top && o->top < r->top.n ? o->top : r->top.n;
+	v->src = calloc(show ? show : 1, sizeof(*v->src));
+	if (!v->src) {
+		rl_err("stats: out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < show; i++) {
+		v->src[i].sum = r->top.rows[i].sum;
+		v->src[i].tracked = r->top.rows[i].tracked;
+		source_rule(&ifc.m, &rc, &r->top.rows[i], &v->src[i]);
+	}
+	v->nsrc = show;
+	rl_rule_cache_free(&rc);
+	rl_iface_close(&ifc);
+	return RL_EXIT_OK;
+fail:
+	rl_rule_cache_free(&rc);
+	rl_iface_close(&ifc);
+	rl_source_top_free(&r->top);
+	return RL_EXIT_FAIL;
+}
+
+void rl_stats_snapshot_free(struct rl_stats_snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->ifs[i].view.src);
+		rl_source_top_free(&s->ifs[i].top);
+	}
+	s->n = 0;
+}
+
+int rl_stats_snapshot_read(const struct rl_stats_opts *o,
+			   struct rl_stats_snapshot *s)
+{
+	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	int n, status = RL_EXIT_OK;
+
+	s->n = 0;
+	if (o->iface) {
+		if (rl_iface_resolve(o->iface, names[0], err, sizeof(err))) {
+			rl_err("stats: %s", err);
+			return RL_EXIT_FAIL;
+		}
+		n = 1;
+	} else {
+		n = rl_ifaces_list(names, RL_MAX_IFACES);
+		if (n < 0) {
+			rl_err("stats: cannot list the attached interfaces in %s: %s",
+			       RL_PIN_ROOT, strerror(-n));
+			return RL_EXIT_FAIL;
+		}
+		/* none attached: an empty report, as quota list and status
+		 * give, unless the pins are hidden from us (its message
+		 * says what to do) */
+		if (n == 0 && rl_private_mount_ns() &&
+		    rl_iface_resolve(NULL, names[0], err, sizeof(err))) {
+			rl_err("stats: %s", err);
+			return RL_EXIT_FAIL;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (read_iface(names[i], o, &s->ifs[s->n]))
+			status = RL_EXIT_FAIL;
+		else
+			s->n++;
+	}
+	return status;
+}
