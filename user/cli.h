@@ -70,7 +70,7 @@ struct rl_cmd {
 	/* A command: its config (zeroed, then defaults()), filled by opt()
 	 * per option and operands() with what follows, then run(). opt()
 	 * and operands() return 0 or an exit status; defaults() may be
-	 * NULL. */
+	 * NULL, and operands() for a command that takes none. */
 	size_t cfg_size;
 	void (*defaults)(void *cfg);
 	int (*opt)(struct rl_parser *p, void *cfg, int id, const char *arg);

@@ -378,8 +378,11 @@ int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
 	ret = parse_opts(&p, cfg);
 	if (!ret && cmd->subcmds)
 		ret = dispatch(cmd, path, argc, argv);
-	else if (!ret)
+	else if (!ret && cmd->operands)
 		ret = cmd->operands(&p, cfg, argc - optind, argv + optind);
+	else if (!ret && optind < argc)
+		ret = rl_usage_err("%s: unexpected '%s': see 'xdp-ratelimit %s --help'",
+				   path, argv[optind], group ? group->name : path);
 	if (!ret && !cmd->subcmds)
 		ret = run(cmd, cfg);
 	free(cfg);

@@ -104,15 +104,6 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 	return 0;
 }
 
-static int list_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
-{
-	(void)p, (void)cfg;
-	if (argc)
-		return rl_usage_err("quota list: unexpected '%s': see 'xdp-ratelimit quota --help'",
-				    argv[0]);
-	return 0;
-}
-
 /* set and del: under the lock, on the one interface they name. */
 static int quota_change(const char *verb, const struct quota_args *a)
 {
@@ -309,7 +300,7 @@ static const struct rl_cmd quota_del_cmd = {
 static const struct rl_cmd quota_list_cmd = {
 	.name = "list", .opts = list_opts,
 	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct quota_args),
-	.opt = quota_opt, .operands = list_operands, .run = quota_list,
+	.opt = quota_opt, .run = quota_list,
 };
 
 const struct rl_cmd rl_cmd_quota = {

@@ -74,16 +74,6 @@ static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	}
 }
 
-static int stats_operands(struct rl_parser *p, void *cfg, int argc,
-			  char **argv)
-{
-	(void)p, (void)cfg;
-	if (argc)
-		return rl_usage_err("stats: unexpected argument '%s' (see 'xdp-ratelimit stats --help')",
-				    argv[0]);
-	return 0;
-}
-
 static int stats_run(void *cfg)
 {
 	const struct rl_stats_opts *o = cfg;
@@ -148,7 +138,6 @@ const struct rl_cmd rl_cmd_stats = {
 	.cfg_size = sizeof(struct rl_stats_opts),
 	.defaults = stats_defaults,
 	.opt = stats_opt,
-	.operands = stats_operands,
 	.run = stats_run,
 };
 

@@ -197,7 +197,7 @@ static void print_table(const struct status *st)
 		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
 }
 
-static void print_json(const struct status *st)
+static int print_json(const struct status *st)
 {
 	struct rl_json j;
 
@@ -209,7 +209,7 @@ static void print_json(const struct status *st)
 		row_json(&j, &st->rows[i]);
 	rl_json_array_end(&j);
 	rl_json_object_end(&j);
-	rl_json_end(&j);
+	return rl_json_end(&j);
 }
 
 enum { OPT_JSON = RL_OPT_FIRST };
@@ -222,16 +222,6 @@ static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
 	(void)p, (void)id, (void)arg;
 	((struct status_args *)cfg)->json = true;	/* OPT_JSON */
-	return 0;
-}
-
-static int status_operands(struct rl_parser *p, void *cfg, int argc,
-			   char **argv)
-{
-	(void)p, (void)cfg;
-	if (argc)
-		return rl_usage_err("status: unexpected '%s': see 'xdp-ratelimit status --help'",
-				    argv[0]);
 	return 0;
 }
 
@@ -253,12 +243,13 @@ static int status_run(void *cfg)
 		row_iface(st, names[i]);
 	rows_stale_stages(st);
 	if (((struct status_args *)cfg)->json)
-		print_json(st);
+		n = print_json(st);
 	else
 		print_table(st);
 	free(st);
-	return fflush(stdout) ? rl_fail("status: cannot write the output: %s",
-					strerror(errno)) : RL_EXIT_OK;
+	if (fflush(stdout) || n == -EIO)
+		return rl_fail("status: cannot write the output: %s", strerror(EIO));
+	return RL_EXIT_OK;
 }
 
 const struct rl_cmd rl_cmd_status = {
@@ -275,6 +266,5 @@ const struct rl_cmd rl_cmd_status = {
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct status_args),
 	.opt = status_opt,
-	.operands = status_operands,
 	.run = status_run,
 };

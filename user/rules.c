@@ -239,8 +239,9 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 	for (int i = 0; i < n; i++) {
 		ret = set_one(m, s, &each[i], c, err, errlen);
 		if (ret) {
-			/* reported; the change is over, as far as it got */
-			mark_change(m, false);
+			/* reported; the change is over, as far as it got
+			 * (should this fail too, status reports it cut short) */
+			(void)mark_change(m, false);
 			return ret;
 		}
 	}
@@ -303,7 +304,7 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	}
 	return 0;
 fail:
-	mark_change(m, false);
+	(void)mark_change(m, false);	/* as in rl_rule_set */
 	snprintf(err, errlen, "cannot update the rule maps: %s",
 		 strerror(-id));
 	return id;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Quota rules in the running program's maps (SPEC "Rules"). A rule lives in
- * a slot of `rules`; rules_v4/rules_v6 map its prefix to the slot. Every
- * change bumps config.rules_gen so sources re-resolve their rule on their
- * next packet, keeping their counters. Callers hold the interface lock.
+ * Quota rules in the running program's maps (xdp-ratelimit(8), quota). A
+ * rule lives in a slot of `rules`; rules_v4/rules_v6 map its prefix to the
+ * slot. Every change bumps config.rules_gen so sources re-resolve their
+ * rule on their next packet, keeping their counters. Callers hold the
+ * interface lock. Errors name no command: callers add their context.
  */
 #ifndef RL_RULES_H
 #define RL_RULES_H

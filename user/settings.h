@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include "ratelimit.h"
 
-/* What the operator asked for at attach (SPEC "Commands", attach). */
+/* What the operator asked for at attach (xdp-ratelimit(8), attach). */
 struct rl_attach_req {
 	__u64 window_ns;
 	__u32 nbuckets;
@@ -30,7 +30,7 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
  * (measured: README "Memory"). */
 __u32 rl_sources_map_size(__u64 max_sources, int ncpus);
 
-/* Budget per window for a rate per second (SPEC "Quota"): rounded down, at
+/* Budget per window for a rate per second (xdp-ratelimit(8), quota): rounded down, at
  * least 1 when the rate is not 0; RL_UNLIMITED stays unlimited. */
 __u64 rl_budget(__u64 rate, __u64 window_ns);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What `xdp-ratelimit stats` shows, as one struct, and its two renderings:
- * aligned tables for people and the JSON object of xdp-ratelimit(8). Reading the
- * maps is cmd_stats.c's job; nothing here touches them.
+ * aligned tables for people (table.h) and the JSON object of
+ * xdp-ratelimit(8) (json_writer.h). Reading the maps is stats_read.c's
+ * job; nothing here touches them.
  */
 #ifndef RL_STATS_VIEW_H
 #define RL_STATS_VIEW_H

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The CLI's value syntax: RATE, DURATION, PREFIX (SPEC.md "Commands"). */
+/* The CLI's value syntax: RATE, DURATION, PREFIX (xdp-ratelimit(8)). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>

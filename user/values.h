@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Parsing and printing of the CLI's value syntax (SPEC.md "Commands"):
+ * Parsing and printing of the CLI's value syntax (xdp-ratelimit(8)):
  * RATE, DURATION, PREFIX and addresses. Parsers never exit: they return
  * 0, or -1 with a message in `err` that names the bad value and the fix,
  * ready to follow "xdp-ratelimit: ", leaving their output untouched.
