@@ -247,6 +247,17 @@ static void rates_json(struct rl_json *j, const char *name,
 	rl_json_object_end(j);
 }
 
+/* The four counters totals and sources both have. */
+static void traffic_json(struct rl_json *j, __u64 passed_pkts,
+			 __u64 passed_bytes, __u64 dropped_pkts,
+			 __u64 dropped_bytes)
+{
+	rl_json_uint_field(j, "passed_packets", passed_pkts);
+	rl_json_uint_field(j, "passed_bytes", passed_bytes);
+	rl_json_uint_field(j, "dropped_packets", dropped_pkts);
+	rl_json_uint_field(j, "dropped_bytes", dropped_bytes);
+}
+
 static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 			bool watch)
 {
@@ -254,10 +265,8 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 
 	rl_json_name(j, "totals");
 	rl_json_object_start(j);
-	rl_json_uint_field(j, "passed_packets", t->passed_pkts);
-	rl_json_uint_field(j, "passed_bytes", t->passed_bytes);
-	rl_json_uint_field(j, "dropped_packets", t->dropped_pkts);
-	rl_json_uint_field(j, "dropped_bytes", t->dropped_bytes);
+	traffic_json(j, t->passed_pkts, t->passed_bytes, t->dropped_pkts,
+		     t->dropped_bytes);
 	rl_json_uint_field(j, "malformed_packets", t->malformed_pkts);
 	rl_json_uint_field(j, "non_ip_packets", t->non_ip_pkts);
 	rl_json_uint_field(j, "new_sources", t->new_sources);
@@ -281,10 +290,8 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 		rl_json_string_field(j, "rule", src->rule);
 	else
 		rl_json_null_field(j, "rule");
-	rl_json_uint_field(j, "passed_packets", v->passed_pkts);
-	rl_json_uint_field(j, "passed_bytes", v->passed_bytes);
-	rl_json_uint_field(j, "dropped_packets", v->dropped_pkts);
-	rl_json_uint_field(j, "dropped_bytes", v->dropped_bytes);
+	traffic_json(j, v->passed_pkts, v->passed_bytes, v->dropped_pkts,
+		     v->dropped_bytes);
 	rl_json_uint_field(j, "window_packets", v->window_pkts);
 	rl_json_uint_field(j, "window_bytes", v->window_bytes);
 	rl_json_bool_field(j, "tracked", src->tracked);
