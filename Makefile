@@ -26,7 +26,7 @@ CFLAGS ?= -O2 -g
 ifeq ($(SANITIZE),1)
 	CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 	LDFLAGS += -fsanitize=address,undefined
-	OUTPUT := $(OUTPUT)/sanitize
+	override OUTPUT := $(OUTPUT)/sanitize
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
