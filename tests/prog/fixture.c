@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -109,6 +110,22 @@ int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 		   "BPF_PROG_TEST_RUN: %s", strerror(errno)))
 		return -1;
 	return (int)opts.retval;
+}
+
+int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,
+		 __u64 now)
+{
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int v = fixture_run(f, fr->data, fr->len, cpu, now);
+
+		if (v == XDP_PASS)
+			passed++;
+		else if (!CHECK_EQ(v, XDP_DROP, "verdict is pass or drop"))
+			return -1;
+	}
+	return passed;
 }
 
 int fixture_run_counted(struct fixture *f, const void *frame, size_t len,

@@ -72,6 +72,11 @@ void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan);
 size_t frame_l3(int nvlan);
 void frame_arp(struct frame *fr);
 
+/* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a
+ * failed check) when a run fails or returns neither pass nor drop. */
+int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,
+		 __u64 now);
+
 #define NSEC_MS 1000000ULL
 #define NSEC_S 1000000000ULL
 /* A clock far from 0 so that nothing depends on starting at zero. */

@@ -52,16 +52,16 @@ static struct pass_result send_pass(struct fixture *f, struct frame *fr,
 	int ncpus = rl_ncpus() > 1 ? 2 : 1;
 
 	for (__u32 i = first; i < first + n; i++) {
-		int v;
+		int passed;
 
 		set_source(fr, skip_mod && i % skip_mod == 0 ? fresh + i : i);
-		v = fixture_run(f, fr->data, fr->len, (int)((i + shift) % ncpus), now);
-		if (v == XDP_PASS)
-			r.passed++;
-		else if (v == XDP_DROP)
-			r.dropped++;
-		else
+		passed = fixture_send(f, fr, 1, (int)((i + shift) % ncpus), now);
+		if (passed < 0)
 			r.failed++;
+		else if (passed)
+			r.passed++;
+		else
+			r.dropped++;
 	}
 	return r;
 }

@@ -18,12 +18,9 @@ static int send_from(struct fixture *f, const char *addr, size_t len, int n,
 		     int cpu, __u64 now)
 {
 	struct frame fr;
-	int passed = 0;
 
 	frame_udp(&fr, addr, len, 0);
-	for (int i = 0; i < n; i++)
-		passed += fixture_run(f, fr.data, fr.len, cpu, now) == XDP_PASS;
-	return passed;
+	return fixture_send(f, &fr, n, cpu, now);
 }
 
 static const struct rl_source_row *row_of(const struct rl_source_top *top,

@@ -52,24 +52,18 @@ TEST(quota_change_keeps_counters)
 	struct fixture f;
 	struct frame fr;
 	struct rl_source_sum s;
-	int passed = 0;
-
 	if (!fixture_open(&f, NULL))
 		goto out;
 	if (!fixture_quota(&f, "198.18.0.0/15", 10, RL_UNLIMITED, RL_UNLIMITED,
 			   RL_UNLIMITED))
 		goto out;
 	frame_udp(&fr, "198.18.0.9", 100, 0);
-	for (int i = 0; i < 15; i++)
-		passed += fixture_run(&f, fr.data, fr.len, 0, T0) == XDP_PASS;
-	CHECK_EQ(passed, 10, "10 of 15 pass");
+	CHECK_EQ(fixture_send(&f, &fr, 15, 0, T0), 10, "10 of 15 pass");
 	if (!fixture_quota(&f, "198.18.0.0/15", 12, RL_UNLIMITED, RL_UNLIMITED,
 			   RL_UNLIMITED))
 		goto out;
-	passed = 0;
-	for (int i = 0; i < 5; i++)
-		passed += fixture_run(&f, fr.data, fr.len, 0, T0) == XDP_PASS;
-	CHECK_EQ(passed, 2, "raised quota: only the 2 more fit the same window");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 2,
+		 "raised quota: only the 2 more fit the same window");
 	if (fixture_source(&f, "198.18.0.9", T0, &s)) {
 		CHECK_EQ(s.passed_pkts, 12, "passed kept");
 		CHECK_EQ(s.dropped_pkts, 8, "dropped kept");
