@@ -180,6 +180,11 @@ bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		     "quota set %s: %s", prefix, err);
 }
 
+bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps)
+{
+	return fixture_quota(f, prefix, pps, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED);
+}
+
 struct rl_counters fixture_totals(struct fixture *f)
 {
 	struct rl_counters c;

@@ -52,6 +52,9 @@ int fixture_cpus(int *cpus, int max);
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps);
 
+/* quota set PREFIX --pps PPS, nothing else (RL_UNLIMITED: allow-list). */
+bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps);
+
 struct rl_counters fixture_totals(struct fixture *f);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,

@@ -81,8 +81,7 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its
 	 * second packet within the window, a re-created one passes it */
-	return fixture_quota(f, "default", 1, RL_UNLIMITED, RL_UNLIMITED,
-			     RL_UNLIMITED);
+	return fixture_pps(f, "default", 1);
 }
 
 /* N sources, three passes within one window: the first passes, the

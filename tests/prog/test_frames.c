@@ -20,7 +20,7 @@ static bool open_limited(struct fixture *f, __u32 flags)
 	rl_attach_req_defaults(&req);
 	req.flags = flags;
 	return fixture_open(f, &req) &&
-	       fixture_quota(f, "default", 1, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED);
+	       fixture_pps(f, "default", 1);
 }
 
 static void check_totals(struct fixture *f, __u64 passed, __u64 dropped,
@@ -234,7 +234,7 @@ TEST(ipv6_prefix_setting)
 	rl_attach_req_defaults(&req);
 	req.v6_prefix = 128;
 	if (!fixture_open(&f, &req) ||
-	    !fixture_quota(&f, "default", 1, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	    !fixture_pps(&f, "default", 1))
 		goto out;
 	frame_udp(&fr, "2001:db8:1:2::1", 80, 0);
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "host 1");

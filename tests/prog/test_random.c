@@ -148,16 +148,14 @@ static const struct fixed_rule *fixed_rule_of(const struct ref *r)
 static bool set_rules(struct fixture *f)
 {
 	for (size_t i = 0; i < NFIXED; i++)
-		if (!fixture_quota(f, fixed[i].prefix, fixed[i].block ? 0 : RL_UNLIMITED,
-				   RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		if (!fixture_pps(f, fixed[i].prefix, fixed[i].block ? 0 : RL_UNLIMITED))
 			return false;
 	/* limited sources around the allow-listed /24; a prefix with an
 	 * aggregate budget; a byte budget for IPv6 */
 	return fixture_quota(f, "198.18.0.0/20", 5, 20000, 50, RL_UNLIMITED) &&
 	       fixture_quota(f, "2001:db8:1::/48", RL_UNLIMITED, 100000, RL_UNLIMITED,
 			     RL_UNLIMITED) &&
-	       fixture_quota(f, "default", 100, RL_UNLIMITED, RL_UNLIMITED,
-			     RL_UNLIMITED);
+	       fixture_pps(f, "default", 100);
 }
 
 /* ---- frames ---- */
@@ -439,9 +437,7 @@ TEST(random_frames_invariants)
 		struct rl_counters m;
 		int v;
 
-		if (i % 2000 == 1999 && !fixture_quota(&f, "default", below(500),
-						       RL_UNLIMITED, RL_UNLIMITED,
-						       RL_UNLIMITED))
+		if (i % 2000 == 1999 && !fixture_pps(&f, "default", below(500)))
 			break;
 		now += advance();
 		v = fixture_run_counted(&f, p, len, cpus[below((__u32)ncpus)], now, &m);

@@ -47,8 +47,7 @@ TEST(refused_sources_keep_their_drops)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED) ||
+	if (!fixture_pps(&f, "198.19.9.0/24", 0) ||
 	    !fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 10,
 			   RL_UNLIMITED))
 		goto out;
@@ -86,8 +85,7 @@ TEST(refused_sources_keep_their_drops)
 	rl_source_top_free(&top);
 
 	/* unblocked, the source gets an entry: one row, drops kept */
-	if (!fixture_quota(&f, "198.19.9.0/24", 1000, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.19.9.0/24", 1000))
 		goto out;
 	CHECK_EQ(send_from(&f, "198.19.9.1", 100, 4, 0, T0 + NSEC_S), 4,
 		 "passes once unblocked");
@@ -122,8 +120,7 @@ TEST(refused_inserts_are_budgeted)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "198.19.0.0/16", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.19.0.0/16", 0))
 		goto out;
 	CHECK_EQ(send_from(&f, "198.19.99.99", 100, 1, 0, T0), 0, "a blocked sender");
 	for (int i = 0; i < flood; i++) {

@@ -25,7 +25,7 @@ TEST(quota_exact_at_edge)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 5, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 5))
 		goto out;
 	frame_udp(&fr, SRC, 100, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 5, "first 5 frames pass");
@@ -54,7 +54,7 @@ TEST(window_slides_bucket_by_bucket)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	/* 4 passes in bucket 0, 6 in bucket 3: the window is full */
@@ -122,7 +122,7 @@ TEST(sources_are_independent)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 2))
 		goto out;
 	frame_udp(&a, "198.18.0.1", 64, 0);
 	frame_udp(&b, "198.18.0.2", 64, 0);
@@ -141,9 +141,9 @@ TEST(longest_prefix_wins)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 1, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.0.0/15", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.5.0/24", 6, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 1) ||
+	    !fixture_pps(&f, "198.18.0.0/15", 3) ||
+	    !fixture_pps(&f, "198.18.5.0/24", 6))
 		goto out;
 	frame_udp(&in24, "198.18.5.9", 64, 0);
 	frame_udp(&in15, "198.19.5.9", 64, 0);
@@ -164,9 +164,9 @@ TEST(block_and_allow_list)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.9.7", RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 2) ||
+	    !fixture_pps(&f, "198.18.9.0/24", 0) ||
+	    !fixture_pps(&f, "198.18.9.7", RL_UNLIMITED))
 		goto out;
 	frame_udp(&blocked, "198.18.9.8", 64, 0);
 	frame_udp(&allowed, "198.18.9.7", 64, 0);
@@ -237,8 +237,7 @@ TEST(refused_newcomers_take_no_entry)
 	if (!fixture_open(&f, NULL))
 		goto out;
 	if (!fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 50, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	    !fixture_pps(&f, "198.19.9.0/24", 0))
 		goto out;
 	frame_udp(&fr, "198.18.200.1", 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the steady source's first packet");
@@ -279,7 +278,7 @@ TEST(dry_run_counts_but_passes)
 	req.flags = RL_F_DRY_RUN;
 	if (!fixture_open(&f, &req))
 		goto out;
-	if (!fixture_quota(&f, "default", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 3))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0), 10, "everything passes");
@@ -301,12 +300,12 @@ TEST(live_quota_change_keeps_counters)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 100))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0), 20, "under 100");
 	/* lowered below what the window already holds: takes effect at once */
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 1), 0, "lowered quota applies at once");
 	if (fixture_source(&f, SRC, T0 + 1, &s)) {
@@ -315,11 +314,11 @@ TEST(live_quota_change_keeps_counters)
 		CHECK_EQ(s.window_pkts, 20, "window kept");
 	}
 	/* raised: the same window continues */
-	if (!fixture_quota(&f, "default", 25, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 25))
 		goto out;
 	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + 2), 5, "raised quota: 5 more");
 	/* a new, more specific rule reaches the existing source too */
-	if (!fixture_quota(&f, SRC, 40, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, SRC, 40))
 		goto out;
 	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0 + 3), 15, "new /32 rule");
 	if (fixture_source(&f, SRC, T0 + 3, &s))
@@ -340,7 +339,7 @@ TEST(cross_cpu_quota)
 		goto out;
 	if (!CHECK_GE(ncpus, 2, "this test needs 2 CPUs or more"))
 		goto out;
-	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 100))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	/* rotate CPUs every frame, then in runs of 7 */
@@ -498,8 +497,7 @@ TEST(cross_cpu_quota_concurrent)
 	if (n < ncpus)
 		printf("    only %d of %d possible CPUs usable\n",
 		       n, ncpus);
-	if (!fixture_quota(&f, "default", SPREAD_BUDGET, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", SPREAD_BUDGET))
 		goto out;
 	/* one run per thread and round: held, the program is not re-added to
 	 * the dispatcher (a mutex and an RCU grace period) for each of them,
@@ -626,7 +624,7 @@ TEST(window_across_clock_wrap)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 12, 0, t1), 10, "before the wrap");
