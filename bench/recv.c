@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 #include "baselines.skel.h"
 #include "bench_bpf.h"
+#include "maps.h"
 #include "bench.h"
 
 struct events {
@@ -215,13 +216,13 @@ int bench_recv(int argc, char **argv)
 			fclose(f);
 	}
 	{
-		__u64 end = bench_now_ns() + (__u64)(duration * 1e9);
+		__u64 end = rl_now_ns() + (__u64)(duration * 1e9);
 		struct sigaction sa = { .sa_handler = on_stop };
 
 		/* SIGINT or SIGTERM: stop early, and report as at the end */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		while (!stop && bench_now_ns() < end)
+		while (!stop && rl_now_ns() < end)
 			if (ring_buffer__poll(rb, 20) < 0 && errno != EINTR)
 				goto out;
 		if (ring_buffer__consume(rb) < 0)

@@ -69,10 +69,9 @@ struct frame {
 };
 
 /* UDP over IPv4 or IPv6 (by the address family of `src`), `len` bytes in
- * all (padded), behind `nvlan` tags (0..3; 802.1ad outer when 2 or more). */
+ * all (padded), behind `nvlan` tags (0..3; 802.1ad outer when 2 or more):
+ * tg_frame_udp() of tests/gen/frames.h, which trafficgen and bench use. */
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan);
-/* Offset of the L3 header in a frame built with nvlan tags. */
-size_t frame_l3(int nvlan);
 void frame_arp(struct frame *fr);
 
 /* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a

@@ -20,12 +20,13 @@
 #include "settings.h"
 #include "../harness.h"
 #include "fixture.h"
+#include "gen/frames.h"
 
 /* Source i: the i-th address of 198.18.0.0/15 (i < 2^17), written into the
  * frame's IPv4 header. */
 static void set_source(struct frame *fr, __u32 i)
 {
-	__u8 *saddr = fr->data + frame_l3(0) + 12;
+	__u8 *saddr = fr->data + tg_l3_off(0) + TG_IPV4_SADDR_OFF;
 
 	saddr[0] = 198;
 	saddr[1] = (__u8)(18 + ((i >> 16) & 1));
