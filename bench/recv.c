@@ -8,7 +8,7 @@
  * use (bpf_ktime_get_ns). Then, per source:
  *
  * - windows on the limiter's grid: the bucket containing t and the B-1
- *   before it (SPEC "Window"), buckets being multiples of W/B on the
+ *   before it (xdp-ratelimit(8) "Window"), buckets being multiples of W/B on the
  *   monotonic clock. Every window is checked for the worst excess; those
  *   wholly inside the traffic (not the first or last bucket) give the
  *   median, min and max packets passed per window.

@@ -419,7 +419,7 @@ def main():
                    ncpus, r["allowed_excess"]))
     for r in acc:
         # the same bound on every 1 s interval, wherever it starts (not
-        # only the windows of the bucket grid that SPEC defines)
+        # only the windows of the bucket grid of xdp-ratelimit(8) "Window")
         if r["tool"] != "xdp-ratelimit":
             continue
         v = r["worst_excess_any_interval"]
@@ -534,7 +534,7 @@ def main():
                 fmt(r["per_window"], 0) + " (%d)" % (r["full_windows"] or 0),
                 r["worst_excess"], r["worst_excess_any_interval"],
                 r.get("worst_excess_any_short_interval")))
-        w("  window: the bucket holding the packet and the 9 before it (SPEC), on "
+        w("  window: the bucket holding the packet and the 9 before it (xdp-ratelimit(8)), on "
           "the program's clock; passes counted at a UDP socket behind the limiter\n")
     w("\nTargets (issue 5)\n")
     for tg in targets:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Sources refused on their first packet take no `sources` entry, but their
- * drops still count for them (SPEC: a dropped packet is counted in the
- * source's dropped counters), in `refused`, and `stats` shows them.
+ * drops still count for them (xdp-ratelimit(8): a dropped packet is counted
+ * in the source's dropped counters), in `refused`, and `stats` shows them.
  */
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -465,7 +465,7 @@ static bool spread_round(struct fixture *f, const struct frame *fr,
 }
 
 /*
- * SPEC "Global per source, across CPUs": the documented error bound
+ * xdp-ratelimit(8) "Across CPUs": the documented error bound
  * measured with one source spread over all CPUs at once (README "One quota
  * across CPUs": within one bucket, never over the budget; CPUs racing for
  * the last packets may leave up to ncpus - 1 of it unused).
