@@ -64,7 +64,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS)
 
-.PHONY: all deps test test-unit test-prog test-e2e test-stress test-fuzz fuzz valgrind \
+.PHONY: all deps test test-unit test-prog test-e2e test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -85,6 +85,9 @@ test-prog: $(PROG)
 
 test-e2e: all
 	$(Q)tests/e2e/run.sh $(OUTPUT) $(T)
+
+test-doc: $(CLI)
+	$(Q)tests/doc/run.sh $(OUTPUT) $(T)
 
 test-stress: all
 	$(Q)tests/run.sh $(OUTPUT) stress
