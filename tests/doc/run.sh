@@ -53,10 +53,11 @@ test_man_covers_help() {
 	result man_covers_help $? "not in doc/xdp-ratelimit.8: ${missing[*]}"
 }
 
-# Users get the repository, not the workspace around it.
+# Users get the repository, not the workspace around it (its SPEC.md, its
+# issue tracker).
 test_no_outside_references() {
 	local hits
-	hits=$(cd "$root" && grep -rnwE '\.\./shared|SPEC' README.md CONTRIBUTING.md \
+	hits=$(cd "$root" && grep -rnwE '\.\./shared|SPEC|issue [0-9]+' README.md CONTRIBUTING.md \
 		doc bench tests scripts bpf include 2>/dev/null | grep -v '^tests/doc/run.sh:')
 	[ -z "$hits" ]
 	result no_outside_references $? "$hits"

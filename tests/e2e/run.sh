@@ -1,5 +1,5 @@
 #!/bin/bash
-# End to end (issue 4): the CLI on veth pairs between two namespaces of
+# End to end: the CLI on veth pairs between two namespaces of
 # this run, real traffic from tests/gen/trafficgen, and assertions on what
 # the receiver gets and on `stats --json`.
 #
