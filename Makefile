@@ -1,6 +1,7 @@
 # xdp-ratelimit: `make` builds everything into build/ (OUTPUT=DIR for another),
 # `make test` runs every test suite, `make V=1` shows the commands. Debian
-# packages: scripts/install-deps.sh.
+# packages: scripts/install-deps.sh. `make test-unit|test-prog|test-e2e T=NAME`
+# runs only the tests NAME selects (CONTRIBUTING.md, "Running one test").
 OUTPUT ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -63,7 +64,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS)
 
-.PHONY: all deps test test-unit test-prog test-e2e test-stress test-fuzz fuzz valgrind \
+.PHONY: all deps test test-unit test-prog test-e2e test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -77,13 +78,16 @@ test: all
 	$(Q)tests/run.sh $(OUTPUT)
 
 test-unit: $(UNIT)
-	$(Q)$(UNIT)
+	$(Q)$(UNIT) $(T)
 
 test-prog: $(PROG)
-	$(Q)$(PROG)
+	$(Q)$(PROG) $(T)
 
 test-e2e: all
-	$(Q)tests/e2e/run.sh $(OUTPUT)
+	$(Q)tests/e2e/run.sh $(OUTPUT) $(T)
+
+test-doc: $(CLI)
+	$(Q)tests/doc/run.sh $(OUTPUT) $(T)
 
 test-stress: all
 	$(Q)tests/run.sh $(OUTPUT) stress
