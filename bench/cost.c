@@ -33,7 +33,7 @@
 #include "maps.h"
 #include "rules.h"
 #include "settings.h"
-#include "units.h"
+#include "values.h"
 #include "bench.h"
 #include "gen/frames.h"
 

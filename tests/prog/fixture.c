@@ -11,7 +11,7 @@
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
 #include "loader.h"
-#include "units.h"
+#include "values.h"
 #include "../harness.h"
 #include "gen/frames.h"
 #include "fixture.h"
