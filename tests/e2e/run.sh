@@ -8,7 +8,7 @@
 # source (dynamic sets with counters), every frame, and non-IP frames. The
 # interface's own rx counters are no use: a veth counts frames before XDP.
 #
-# Usage: tests/e2e/run.sh BUILD_DIR [NAME...]
+# Usage: tests/e2e/run.sh [BUILD_DIR] [NAME...]
 #        tests/e2e/run.sh --list
 # Every test, or only those NAMEd: a test (quota_live) or an area (quota,
 # all of its tests). An unknown NAME is an error (exit 2).
@@ -52,8 +52,13 @@ if [ "${1:-}" = --list ]; then
 	done
 	exit 0
 fi
-build=${1:-build}
-shift
+# BUILD_DIR may be left out (build/): a first operand that is not a
+# directory is a test name
+build=build
+if [ $# -gt 0 ] && [ -d "$1" ]; then
+	build=$1
+	shift
+fi
 selected=()
 for n in "$@"; do
 	found=0
