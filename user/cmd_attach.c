@@ -279,9 +279,10 @@ out:
 		char w[32];
 
 		rl_format_duration(s->window_ns, w, sizeof(w));
-		printf("attached to %s (%s mode): window %s in %u buckets, up to %llu sources%s%s\n",
+		printf("attached to %s (%s mode): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
 		       a->iface, got == RL_MODE_NATIVE ? "native" : "generic",
-		       w, s->nbuckets, (unsigned long long)s->max_sources,
+		       w, s->nbuckets, s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
+		       (unsigned long long)s->max_sources,
 		       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
 		       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
 	}
@@ -299,10 +300,14 @@ int cmd_attach(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret < 0 ? RL_EXIT_OK : ret;
-	if (rl_settings_build(&s, &a.req, rl_ncpus(), err, sizeof(err)))
+	if (rl_settings_build(&s, &a.req, rl_cpu_ids(), err, sizeof(err)))
 		return rl_usage_err("attach: %s", err);
 	if (rl_require_root())
 		return RL_EXIT_FAIL;
+	/* per-CPU state is only safe while XDP runs to completion on a CPU */
+	if (rl_preempt_rt("/sys/kernel/realtime"))
+		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
+	rl_settings_clock(&s, rl_coarse_tick_ns());
 	ifindex = (int)if_nametoindex(a.iface);
 	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",

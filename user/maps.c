@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -7,6 +8,7 @@
 #include <bpf/bpf.h>
 #include "maps.h"
 #include "window.h"
+#include "settings.h"
 
 const char *const rl_map_names[RL_NR_MAPS] = {
 	RL_MAP_CONFIG, RL_MAP_COUNTERS, RL_MAP_SOURCES, RL_MAP_RULES,
@@ -61,6 +63,24 @@ int rl_ncpus(void)
 	return n;
 }
 
+int rl_cpu_ids(void)
+{
+	static int n;
+	char buf[4096];
+	FILE *f;
+
+	if (n)
+		return n;
+	f = fopen("/sys/devices/system/cpu/possible", "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	n = rl_cpu_mask_bound(buf);
+	return n;
+}
+
 void *rl_percpu_alloc(size_t value_size)
 {
 	return calloc(rl_ncpus(), (value_size + 7) & ~(size_t)7);
@@ -72,6 +92,15 @@ __u64 rl_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * RL_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+__u64 rl_coarse_tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return 0;
+	return (__u64)res.tv_sec * RL_NSEC_PER_SEC + res.tv_nsec;
 }
 
 int rl_config_read(const struct rl_maps *m, struct rl_config *cfg)
@@ -124,6 +153,10 @@ void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 {
 	__u64 p, b;
 
+	/* another key's state left on this CPU by a reused entry (struct
+	 * rl_source `owner`), or none: the program ignores it too */
+	if (memcmp(&src->owner, &out->key, sizeof(out->key)))
+		return;
 	out->passed_pkts += src->passed_pkts;
 	out->passed_bytes += src->passed_bytes;
 	out->dropped_pkts += src->dropped_pkts;

@@ -143,6 +143,7 @@ static void sum_source(const struct rl_key *key, const void *vals, int ncpus,
 		 * 0 is never a resolved one */
 		if (!row->rule_cached && rules_gen && !RL_RULES_CHANGING(rules_gen) &&
 		    src->rule_gen == rules_gen &&
+		    !memcmp(&src->owner, key, sizeof(*key)) &&
 		    (src->passed_pkts || src->dropped_pkts)) {
 			row->rule_cached = true;
 			row->rule_id = src->rule_id;
