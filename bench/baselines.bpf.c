@@ -224,13 +224,16 @@ struct {
 } passed SEC(".maps");
 
 __u64 record_lost;
+/* stamp with bpf_ktime_get_coarse_ns(), the clock of xdp-ratelimit's
+ * windows when its attach chose it (ratelimit-bench recv --program-clock) */
+const volatile __u32 record_coarse;
 
 SEC("socket")
 int sock_record(struct __sk_buff *skb)
 {
 	struct bench_pass ev;
 
-	ev.ts = bpf_ktime_get_ns();
+	ev.ts = record_coarse ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
 	ev.saddr = 0;
 	ev.len = skb->len;
 	/* IPv4 source address: 12 bytes into the network header */

@@ -209,6 +209,8 @@ def memory(rows, sizes64, ncpus):
                "bytes_per_source": r["memlock"] / n}
         pw = 1 << (e - 1).bit_length()
         row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
+        # README "Memory per source", constants as written there
+        row["formula_readme"] = e * (72 + ncpus * v) + 16 * pw
         if n in s64:
             e64 = s64[n]["entries"]
             row["entries_64"] = e64
@@ -322,7 +324,7 @@ def markdown(path):
                 m_["program_total"]["median"] / 1e6,
                 ("%.2f GB" % (m_["formula_64"] / 1e9)) if "formula_64" in m_ else ""))
         w("\n")
-    w("**Targets of issue 5:**\n\n")
+    w("**Targets of issues 5 and 12:**\n\n")
     for t in r.get("targets", []):
         w("- %s %s\n" % ("**MISS**" if t["result"] == "MISS" else t["result"], t["text"]))
     return 0
@@ -428,6 +430,28 @@ def main():
                "accuracy, %d source(s) at %gx, any 1 s interval (not only the "
                "bucket grid): worst excess %s (<= %d)" % (
                    r["population"], r["multiple"], v, r["allowed_excess"]))
+
+    # ---- targets (issue 12: compact state, twice the speed) ---------------
+    x = tpv("v4_1", "b")
+    if x:
+        r = x["ratio_a"]
+        target("issue12_one_source_vs_xdp_drop", r, r and r["median"] >= 0.7,
+               "issue 12: veth, 1 source: (b) at %s of bare XDP_DROP (>= 0.70; 0.53 before)"
+               % fmt(r))
+    x = tpv("v6_1m", "B")
+    if x:
+        r = x["ratio_a"]
+        target("issue12_million_vs_xdp_drop", r, r and r["median"] >= 0.26,
+               "issue 12: veth, 1,000,000 tracked sources: (b) at %s of bare XDP_DROP "
+               "(>= 0.26, twice the 0.13 before)" % fmt(r))
+    for m_ in mem["rows"]:
+        v = m_["value_size"]
+        target("issue12_value_size", v, v <= 128,
+               "issue 12: sizeof(struct rl_source) = %d B as bpftool shows it (<= 128)" % v)
+        err = abs(m_["formula_readme"] - m_["memlock"]["median"]) / m_["memlock"]["median"]
+        target("issue12_formula_%d" % m_["max_sources"], err, err <= 0.01,
+               "issue 12: --max-sources %d: the README formula is within %.2f%% of "
+               "bpftool's memlock (<= 1%%)" % (m_["max_sources"], 100 * err))
 
     results = {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -536,7 +560,7 @@ def main():
                 r.get("worst_excess_any_short_interval")))
         w("  window: the bucket holding the packet and the 9 before it (SPEC), on "
           "the program's clock; passes counted at a UDP socket behind the limiter\n")
-    w("\nTargets (issue 5)\n")
+    w("\nTargets (issues 5 and 12)\n")
     for tg in targets:
         w("  %-4s %s\n" % (tg["result"], tg["text"]))
     w("\nresults: %s\n" % a.out)

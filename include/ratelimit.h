@@ -157,9 +157,10 @@ struct rl_state {
 /*
  * Value of the per-CPU `sources` LRU hash: one per tracked source per CPU.
  *
- * The first cache line holds what every packet reads (owner, rule cache,
- * lease, the window's bucket and totals); the ring follows (read on a roll,
- * written on a pass), then the totals (one of them written per packet).
+ * What every packet touches comes first, in the first 104 bytes (two
+ * cache lines): owner, rule cache, totals and created_ns (64), then the
+ * lease and the window's bucket and totals (40). The ring follows (read on
+ * a roll, one slot written on a pass).
  *
  * `owner` is the key the value was last (re)initialised for on this CPU:
  * the kernel may hand an evicted LRU element to a new key at once, while a
@@ -173,12 +174,12 @@ struct rl_source {
 	struct rl_key owner;
 	__u32 rule_gen;		/* rules generation rule_id was resolved in */
 	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
-	struct rl_state st;
 	__u64 passed_pkts;
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
 	__u64 created_ns;
+	struct rl_state st;
 };
 
 /*
@@ -275,8 +276,9 @@ RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_window) % 8 == 0, "rl_window padding");
 RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
 RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
-RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st.win.ring) == 64,
-		 "rl_source: owner, rule cache, lease and window head in one cache line");
+RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st) == 64 &&
+		 __builtin_offsetof(struct rl_source, st.win.ring) == 104,
+		 "rl_source: what every packet touches in its first 104 bytes");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 
