@@ -108,10 +108,11 @@ static int load_rl(struct rl_inst *r, __u64 max_sources)
 	rl_maps_init(&r->m);
 	rl_attach_req_defaults(&req);
 	req.max_sources = max_sources;
-	if (rl_settings_build(&r->s, &req, ncpus, err, sizeof(err))) {
+	if (rl_settings_build(&r->s, &req, rl_cpu_ids(), err, sizeof(err))) {
 		fprintf(stderr, "ratelimit-bench: settings: %s\n", err);
 		return -1;
 	}
+	rl_settings_clock(&r->s, rl_coarse_tick_ns());	/* as attach does */
 	r->skel = ratelimit__open();
 	if (!r->skel ||
 	    rl_loader_prepare(r->skel->obj, &r->skel->rodata->settings, &r->s) ||
@@ -171,6 +172,10 @@ static int make_xcpu_entry(struct baselines *b)
 
 	if (!val)
 		return -1;
+	/* owned by the key on every CPU, as the program's values are */
+	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
+		((struct rl_source *)RL_PERCPU_VAL(val, sizeof(struct rl_source),
+						   cpu))->owner = key;
 	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &key, val,
 				  BPF_ANY);
 	free(val);

@@ -5,7 +5,8 @@
  * meter or hashlimit): a UDP socket on the generator's port whose socket
  * filter (baselines.bpf.c: sock_record) records the time and source of
  * every packet that got through, on the clock the XDP program's windows
- * use (bpf_ktime_get_ns). Then, per source:
+ * use (bpf_ktime_get_ns, or with --program-clock the coarse clock when
+ * xdp-ratelimit's attach would choose it). Then, per source:
  *
  * - windows on the limiter's grid: the bucket containing t and the B-1
  *   before it (xdp-ratelimit(8) "Window"), buckets being multiples of W/B on the
@@ -38,6 +39,7 @@
 #include "bench_bpf.h"
 #include "maps.h"
 #include "bench.h"
+#include "settings.h"
 
 struct events {
 	struct bench_pass *v;
@@ -151,7 +153,8 @@ static void on_stop(int sig)
 static int usage(void)
 {
 	fprintf(stderr, "Usage: ratelimit-bench recv --duration S --budget N "
-		"[--window-ms MS] [--buckets B] [--port P] [--ready FILE] [--times]\n");
+		"[--window-ms MS] [--buckets B] [--port P] [--ready FILE] [--times]\n"
+		"                              [--program-clock]\n");
 	return 2;
 }
 
@@ -193,6 +196,9 @@ int bench_recv(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "ready", required_argument, NULL, 'r' },
 		{ "times", no_argument, NULL, 't' },
+		/* stamp passes with the clock xdp-ratelimit's attach chooses
+		 * for this window (README "How the window works"): its windows are on it */
+		{ "program-clock", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct analysis a = { .window_ns = 1000000000ULL, .nbuckets = 10,
@@ -205,7 +211,7 @@ int bench_recv(int argc, char **argv)
 	bool times = false;
 	json_t *doc;
 	double duration = 0;
-	int port = 9, opt, fd = -1, ret = 1, one = 1;
+	int port = 9, opt, fd = -1, ret = 1, one = 1, program_clock = 0;
 	__u32 *counts = NULL;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -217,6 +223,7 @@ int bench_recv(int argc, char **argv)
 		case 'p': port = atoi(optarg); break;
 		case 'r': ready = optarg; break;
 		case 't': times = true; break;
+		case 'c': program_clock = 1; break;
 		default: return usage();
 		}
 	}
@@ -224,7 +231,17 @@ int bench_recv(int argc, char **argv)
 		return usage();
 	a.bucket_ns = a.window_ns / a.nbuckets;
 
-	b = baselines__open_and_load();
+	b = baselines__open();
+	if (b && program_clock) {
+		struct rl_settings s = { .bucket_ns = a.bucket_ns };
+
+		rl_settings_clock(&s, rl_coarse_tick_ns());
+		b->rodata->record_coarse = !!(s.flags & RL_F_COARSE_CLOCK);
+	}
+	if (b && baselines__load(b)) {
+		baselines__destroy(b);
+		b = NULL;
+	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (!b || fd < 0) {
 		fprintf(stderr, "ratelimit-bench recv: setup failed\n");

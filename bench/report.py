@@ -209,6 +209,8 @@ def memory(rows, sizes64, ncpus):
                "bytes_per_source": r["memlock"] / n}
         pw = 1 << (e - 1).bit_length()
         row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
+        # README "Memory per source", constants as written there
+        row["formula_readme"] = e * (72 + ncpus * v) + 16 * pw
         if n in s64:
             e64 = s64[n]["entries"]
             row["entries_64"] = e64
@@ -428,6 +430,29 @@ def main():
                "accuracy, %d source(s) at %gx, any 1 s interval (not only the "
                "bucket grid): worst excess %s (<= %d)" % (
                    r["population"], r["multiple"], v, r["allowed_excess"]))
+
+    # ---- compact per-source state: size, speed, the README memory formula ---
+    x = tpv("v4_1", "b")
+    if x:
+        r = x["ratio_a"]
+        target("compact_one_source_vs_xdp_drop", r, r and r["median"] >= 0.7,
+               "compact state: veth, 1 source: (b) at %s of bare XDP_DROP (>= 0.70; 0.53 before)"
+               % fmt(r))
+    x = tpv("v6_1m", "B")
+    if x:
+        r = x["ratio_a"]
+        target("compact_million_vs_xdp_drop", r, r and r["median"] >= 0.26,
+               "compact state: veth, 1,000,000 tracked sources: (b) at %s of bare XDP_DROP "
+               "(>= 0.26, twice the 0.13 before)" % fmt(r))
+    if mem["rows"]:
+        v = mem["rows"][0]["value_size"]
+        target("compact_value_size", v, v <= 128,
+               "compact state: sizeof(struct rl_source) = %d B as bpftool shows it (<= 128)" % v)
+    for m_ in mem["rows"]:
+        err = abs(m_["formula_readme"] - m_["memlock"]["median"]) / m_["memlock"]["median"]
+        target("compact_formula_%d" % m_["max_sources"], err, err <= 0.01,
+               "compact state: --max-sources %d: the README formula is within %.2f%% of "
+               "bpftool's memlock (<= 1%%)" % (m_["max_sources"], 100 * err))
 
     results = {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -283,7 +283,7 @@ acc_run() {	# TOOL SOURCES QUOTA MULT
 	rm -f "$tmp/ready"
 	nsenter --net="/run/netns/$x" "$bench" recv --duration "$(calc "$acc_secs + 30")" \
 		--budget "$q" --window-ms 1000 --buckets 10 --ready "$tmp/ready" \
-		>"$tmp/recv.json" &
+		$([ "$tool" = xdp-ratelimit ] && echo --program-clock) >"$tmp/recv.json" &
 	local rp=$!
 	bg+=("$rp")
 	case $tool in

@@ -57,7 +57,7 @@ struct rl_usage {
 	__u32 active;	/* other CPUs with passes or a lease in the window */
 };
 
-/* rl_lease.valid: 0 none; a lease granted but not yet confirmed; held */
+/* rl_lease.state: 0 none; a lease granted but not yet confirmed; held */
 #define RL_LEASE_PENDING	1
 #define RL_LEASE_HELD		2
 
@@ -72,13 +72,32 @@ RL_INLINE int rl_budget_limited(const struct rl_budget *b)
 	return b->pkts != RL_UNLIMITED || b->bytes != RL_UNLIMITED;
 }
 
+/* A lease holds for the newest bucket of its window: a roll drops it. */
 RL_INLINE int rl_lease_valid(const struct rl_state *st, __u32 gen)
 {
-	return st->lease.valid && st->lease.start == st->win.start &&
-	       st->lease.gen == gen;
+	return st->lease.state && st->lease.gen == gen;
 }
 
-/* Decide from this CPU's state alone, after rl_window_roll(). */
+/* rl_window_roll(), and the lease goes with the bucket it was for. */
+RL_INLINE void rl_state_roll(struct rl_state *st, __u64 now, __u64 width,
+			     __u32 nbuckets)
+{
+	/* a CPU that reads the new bucket with the old lease still live
+	 * counts too much, never too little */
+	if (rl_window_roll(&st->win, now, width, nbuckets))
+		RL_WRITE(st->lease.state, 0);
+}
+
+/*
+ * A u64 figure of a budget as a lease field: every such figure is at most
+ * RL_MAX_BUDGET, or RL_UNLIMITED, whose low half is RL_LEASE_UNLIMITED. No
+ * branch (the verifier walks every path of the refresh). Compared the
+ * other way, a lease field needs no conversion: RL_LEASE_UNLIMITED is above
+ * every budget.
+ */
+#define rl_lease_u32(v)	((__u32)(v))
+
+/* Decide from this CPU's state alone, after rl_state_roll(). */
 RL_INLINE int rl_quota_fast(const struct rl_state *st,
 			    const struct rl_budget *b, __u64 len, __u32 gen)
 {
@@ -90,7 +109,7 @@ RL_INLINE int rl_quota_fast(const struct rl_state *st,
 		return RL_OVER;
 	if (!rl_lease_valid(st, gen))
 		return RL_ASK;
-	if ((!pkts_lim || st->win.pkts + 1 <= l->allow_pkts) &&
+	if ((!pkts_lim || (__u64)st->win.pkts + 1 <= l->allow_pkts) &&
 	    (!bytes_lim || st->win.bytes + len <= l->allow_bytes))
 		return RL_FITS;
 	if ((pkts_lim && l->free_pkts < 1) || (bytes_lim && l->free_bytes < len))
@@ -100,26 +119,30 @@ RL_INLINE int rl_quota_fast(const struct rl_state *st,
 
 /*
  * Add another CPU's state to `u`, as seen at `now` by a CPU whose newest
- * bucket starts at `start`. A lease counts only while it is still live for
- * the current bucket (a CPU still behind refreshes before passing again).
+ * bucket is `bucket`. A lease counts only while it is still live for the
+ * current bucket (a CPU still behind refreshes before passing again). The
+ * lease is read before the window: a roll drops the lease first.
  */
 RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
-			    __u64 now, __u64 start, __u64 width,
+			    __u64 now, __u64 bucket, __u64 width,
 			    __u32 nbuckets, __u32 gen)
 {
+	__u32 state = RL_READ(o->lease.state), lgen = RL_READ(o->lease.gen);
+	__u32 ap = RL_READ(o->lease.allow_pkts), ab = RL_READ(o->lease.allow_bytes);
+	__u64 obucket = RL_READ(o->win.bucket);
 	__u64 passed_p, passed_b, p, b;
 
 	rl_window_usage_at(&o->win, now, width, nbuckets, &passed_p, &passed_b);
 	p = passed_p;
 	b = passed_b;
-	if (o->lease.valid && o->lease.gen == gen &&
-	    o->lease.start == o->win.start &&
-	    (__s64)(o->win.start - start) >= 0) {
-		if (o->lease.allow_pkts != RL_UNLIMITED && o->lease.allow_pkts > p)
-			p = o->lease.allow_pkts;
-		if (o->lease.allow_bytes != RL_UNLIMITED && o->lease.allow_bytes > b)
-			b = o->lease.allow_bytes;
-		if (o->lease.valid == RL_LEASE_PENDING) {
+	/* compared as times: a window that rolled across a clock wrap and
+	 * one anchored after it have indices far apart on one time line */
+	if (state && lgen == gen && (__s64)(obucket * width - bucket * width) >= 0) {
+		if (ap != RL_LEASE_UNLIMITED && ap > p)
+			p = ap;
+		if (ab != RL_LEASE_UNLIMITED && ab > b)
+			b = ab;
+		if (state == RL_LEASE_PENDING) {
 			u->pending_pkts += p - passed_p;
 			u->pending_bytes += b - passed_b;
 		}
@@ -172,9 +195,9 @@ RL_INLINE void rl_quota_free(struct rl_state *st, const struct rl_budget *b,
 	*claim_pkts = rl_free(b->pkts, others->pkts, st->win.pkts);
 	*claim_bytes = rl_free(b->bytes, others->bytes, st->win.bytes);
 	if (up < l->free_pkts)
-		l->free_pkts = up;
+		l->free_pkts = rl_lease_u32(up);
 	if (ub < l->free_bytes)
-		l->free_bytes = ub;
+		l->free_bytes = rl_lease_u32(ub);
 }
 
 /* Give up any claim beyond this CPU's passes: the packet is dropped. */
@@ -182,7 +205,7 @@ RL_INLINE int rl_lease_none(struct rl_lease *l, const struct rl_window *w)
 {
 	l->allow_pkts = w->pkts;
 	l->allow_bytes = w->bytes;
-	l->valid = RL_LEASE_HELD;
+	l->state = RL_LEASE_HELD;
 	return RL_OVER;
 }
 
@@ -202,15 +225,14 @@ RL_INLINE int rl_quota_refresh(struct rl_state *st, const struct rl_budget *b,
 		d = ncpus;
 	if (d == 0)
 		d = 1;
-	l->start = st->win.start;
 	l->gen = gen;
-	l->free_pkts = l->free_bytes = RL_UNLIMITED;
+	l->free_pkts = l->free_bytes = RL_LEASE_UNLIMITED;
 	rl_quota_free(st, b, others, &fp, &fb);
 	if (fp < 1 || fb < len)
 		return rl_lease_none(l, &st->win);
-	l->allow_pkts = rl_allow(fp, st->win.pkts, 1, d);
-	l->allow_bytes = rl_allow(fb, st->win.bytes, len, d);
-	l->valid = RL_LEASE_PENDING;
+	l->allow_pkts = rl_lease_u32(rl_allow(fp, st->win.pkts, 1, d));
+	l->allow_bytes = rl_lease_u32(rl_allow(fb, st->win.bytes, len, d));
+	l->state = RL_LEASE_PENDING;
 	return RL_FITS;
 }
 
@@ -229,10 +251,10 @@ RL_INLINE int rl_quota_confirm(struct rl_state *st, const struct rl_budget *b,
 	if (fp < 1 || fb < len)
 		return rl_lease_none(l, &st->win);
 	if (fp != RL_UNLIMITED && l->allow_pkts - st->win.pkts > fp)
-		l->allow_pkts = st->win.pkts + fp;
+		l->allow_pkts = rl_lease_u32(st->win.pkts + fp);
 	if (fb != RL_UNLIMITED && l->allow_bytes - st->win.bytes > fb)
-		l->allow_bytes = st->win.bytes + fb;
-	l->valid = RL_LEASE_HELD;
+		l->allow_bytes = rl_lease_u32(st->win.bytes + fb);
+	l->state = RL_LEASE_HELD;
 	return RL_FITS;
 }
 
@@ -240,11 +262,11 @@ RL_INLINE int rl_quota_confirm(struct rl_state *st, const struct rl_budget *b,
 RL_INLINE void rl_quota_commit(struct rl_state *st, __u64 len)
 {
 	rl_window_add(&st->win, 1, len);
-	if (st->lease.free_pkts != RL_UNLIMITED && st->lease.free_pkts)
+	if (st->lease.free_pkts != RL_LEASE_UNLIMITED && st->lease.free_pkts)
 		st->lease.free_pkts--;
-	if (st->lease.free_bytes != RL_UNLIMITED)
+	if (st->lease.free_bytes != RL_LEASE_UNLIMITED)
 		st->lease.free_bytes = st->lease.free_bytes > len ?
-				       st->lease.free_bytes - len : 0;
+				       st->lease.free_bytes - (__u32)len : 0;
 }
 
 #endif /* RL_QUOTA_H */

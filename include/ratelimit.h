@@ -27,12 +27,27 @@
 /* bpf_ktime_get_ns() is precise, but a bucket narrower than 1 ms would make
  * every source roll its ring on almost every packet. */
 #define RL_MIN_BUCKET_NS	RL_NSEC_PER_MSEC
-/* Per-bucket packet counters are 32 bit: one CPU cannot pass 2^32 frames in
- * a minute, so a window of at most one minute cannot overflow them. */
 #define RL_MAX_WINDOW_NS	(60 * RL_NSEC_PER_SEC)
+/*
+ * Window counters are 32 bit (struct rl_bucket): what one CPU passes of one
+ * budget in one bucket, and in the whole window, is at most RL_COUNT_MAX.
+ * A limited dimension never gets there, since a budget is at most
+ * RL_MAX_BUDGET (quota set and attach refuse more: README "Ranges"); an
+ * unlimited one (not judged) saturates there, which only its display
+ * (window_*) sees. ~0U is kept for "unlimited" in a lease.
+ */
+#define RL_COUNT_MAX		0xfffffffeU
+#define RL_MAX_BUDGET		((__u64)RL_COUNT_MAX)
+/* The window uses bpf_ktime_get_coarse_ns() (a jiffy clock) when a bucket
+ * spans at least this many of its ticks: a packet is then stamped at most
+ * one tick late, so a bucket boundary moves by at most 1/RL_COARSE_MIN_TICKS
+ * of a bucket (5%), the same for every CPU and every source (README "Clock"). */
+#define RL_COARSE_MIN_TICKS	20
 
 #define RL_MAX_RULES		4096	/* rules per interface, IPv4 + IPv6 */
-#define RL_MAX_CPUS		256	/* bound of the cross-CPU loop */
+/* Highest possible CPU id + 1 (bound of the cross-CPU bpf_loop, which
+ * allows 2^23 iterations): NR_CPUS of the largest kernel configs. */
+#define RL_MAX_CPUS		8192
 #define RL_DEFAULT_MAX_SOURCES	65536
 #define RL_MIN_MAX_SOURCES	16
 #define RL_MAX_MAX_SOURCES	(16U << 20)
@@ -50,7 +65,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	2
+#define RL_LAYOUT_VERSION	3
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -105,53 +120,79 @@ struct rl_lpm_v6 {
 
 /* ---- windows -------------------------------------------------------- */
 
+/* What one CPU passed of one budget in one bucket (at most RL_COUNT_MAX). */
+struct rl_bucket {
+	__u32 pkts;
+	__u32 bytes;
+};
+
 /*
- * Sliding window of one CPU (see include/window.h). `start` is the start
- * time of the newest bucket, always a multiple of the bucket width on the
- * monotonic clock; `head` is its slot in the ring. pkts/bytes are running
- * totals of the live buckets so the verdict never re-sums the ring.
+ * Sliding window of one CPU (see include/window.h). `bucket` is the index
+ * of the newest bucket on the global grid (it starts at bucket x width ns
+ * on the monotonic clock) and the only field a roll publishes: its slot in
+ * the ring is bucket % RL_MAX_BUCKETS, so no second field (a `head`) can be
+ * read out of step with it. pkts/bytes are running totals of the live
+ * buckets so the verdict never re-sums the ring.
  */
 struct rl_window {
-	__u64 start;
-	__u64 pkts;
-	__u64 bytes;
-	__u32 head;
-	__u32 _pad;
-	__u32 bucket_pkts[RL_MAX_BUCKETS];
-	__u64 bucket_bytes[RL_MAX_BUCKETS];
+	__u64 bucket;
+	__u32 pkts;
+	__u32 bytes;
+	struct rl_bucket ring[RL_MAX_BUCKETS];
 };
+
+/* rl_lease.allow_*: no limit of that kind */
+#define RL_LEASE_UNLIMITED	(~0U)
 
 /*
  * A CPU's lease on the global budget (see include/quota.h): this CPU may
- * pass packets while its own window stays within allow_*; the lease is
- * valid for the bucket starting at `start` under rules generation `gen`.
- * free_* is an upper bound of what the whole budget still had free.
+ * pass packets while its own window stays within allow_*, for the newest
+ * bucket of its window (a roll drops the lease) under rules generation
+ * `gen`. free_* is an upper bound of what the whole budget still had free.
  */
 struct rl_lease {
-	__u64 start;
-	__u64 allow_pkts;
-	__u64 allow_bytes;
-	__u64 free_pkts;
-	__u64 free_bytes;
+	__u32 allow_pkts;
+	__u32 allow_bytes;
+	__u32 free_pkts;
+	__u32 free_bytes;
 	__u32 gen;
-	__u32 valid;
+	__u32 state;		/* RL_LEASE_* of quota.h */
 };
 
-/* Window plus lease: the per-CPU state behind one budget. */
+/* Lease plus window: the per-CPU state behind one budget. The lease and
+ * the window's head fields come first, the ring last: a verdict that
+ * neither passes nor rolls reads the first 40 bytes. */
 struct rl_state {
-	struct rl_window win;
 	struct rl_lease lease;
+	struct rl_window win;
 };
 
-/* Value of the per-CPU `sources` LRU hash: one per tracked source per CPU. */
+/*
+ * Value of the per-CPU `sources` LRU hash: one per tracked source per CPU.
+ *
+ * What every packet touches comes first, in the first 104 bytes (two
+ * cache lines): owner, rule cache, totals and created_ns (64), then the
+ * lease and the window's bucket and totals (40). The ring follows (read on
+ * a roll, one slot written on a pass).
+ *
+ * `owner` is the key the value was last (re)initialised for on this CPU:
+ * the kernel may hand an evicted LRU element to a new key at once, while a
+ * CPU still finishes a packet of the old key on it; a value whose owner is
+ * not the key looked up is stale and reset before use (and skipped by the
+ * cross-CPU sum and by userspace). All zero: never used on this CPU.
+ * `created_ns` is the time (the window's clock) this CPU's value was
+ * (re)initialised for `owner`: its first packet on this CPU.
+ */
 struct rl_source {
-	struct rl_state st;
+	struct rl_key owner;
+	__u32 rule_gen;		/* rules generation rule_id was resolved in */
+	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
 	__u64 passed_pkts;
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
-	__u32 rule_gen;		/* rules generation rule_id was resolved in */
-	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
+	__u64 created_ns;
+	struct rl_state st;
 };
 
 /*
@@ -193,6 +234,8 @@ struct rl_rule {
 
 #define RL_F_DRY_RUN		(1U << 0)
 #define RL_F_PASS_MALFORMED	(1U << 1)
+/* set by attach, from the bucket width (RL_COARSE_MIN_TICKS) */
+#define RL_F_COARSE_CLOCK	(1U << 2)
 
 enum rl_mode {
 	RL_MODE_NATIVE = 1,
@@ -205,7 +248,8 @@ struct rl_settings {
 	__u64 window_ns;
 	__u64 bucket_ns;
 	__u32 nbuckets;
-	__u32 ncpus;		/* possible CPUs: bound of the cross-CPU sum */
+	__u32 ncpus;		/* highest possible CPU id + 1: bound of
+				 * the cross-CPU sum */
 	__u32 v6_prefix;
 	__u32 flags;		/* RL_F_* */
 	__u32 v6_mask[4];	/* network order mask for v6_prefix */
@@ -245,6 +289,9 @@ RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_window) % 8 == 0, "rl_window padding");
 RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
 RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
+RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st) == 64 &&
+		 __builtin_offsetof(struct rl_source, st.win.ring) == 104,
+		 "rl_source: what every packet touches in its first 104 bytes");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 

@@ -147,8 +147,15 @@ static int attach_operands(struct rl_parser *p, void *cfg, int argc,
 	ret = rl_iface_arg("attach", a->iface);
 	if (ret)
 		return ret;
-	if (rl_settings_build(&a->s, &a->req, rl_ncpus(), err, sizeof(err)))
+	if (rl_settings_build(&a->s, &a->req, rl_cpu_ids(), err, sizeof(err)))
 		return rl_usage_err("attach: %s", err);
+	/* the default rule's budgets, refused now rather than after loading */
+	if (rl_budgets_fit(&(struct rl_rule_change){
+				.have_pps = a->def_pps != RL_UNLIMITED, .pps = a->def_pps,
+				.have_bps = a->def_bps != RL_UNLIMITED, .bps = a->def_bps },
+			   a->s.window_ns, "default-", err, sizeof(err)))
+		return rl_usage_err("attach: %s", err);
+	rl_settings_clock(&a->s, rl_coarse_tick_ns());
 	return 0;
 }
 
@@ -179,8 +186,9 @@ static int do_attach(const struct attach_args *a, int ifindex,
 	if (ret)
 		return rl_fail("%s", err);
 	rl_format_duration(s->window_ns, w, sizeof(w));
-	printf("attached to %s (%s mode): window %s in %u buckets, up to %llu sources%s%s\n",
+	printf("attached to %s (%s mode): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
 	       a->iface, rl_mode_name(res.mode), w, s->nbuckets,
+	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
 	       (unsigned long long)s->max_sources,
 	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
 	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
@@ -195,6 +203,9 @@ static int attach_run(void *cfg)
 	struct stat st;
 	int ifindex;
 
+	/* per-CPU state is only safe while XDP runs to completion on a CPU */
+	if (rl_preempt_rt("/sys/kernel/realtime"))
+		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",

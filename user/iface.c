@@ -129,8 +129,8 @@ static bool settings_sane(const struct rl_settings *s)
 	struct rl_settings again;
 	char err[RL_ERR_LEN];
 
-	return rl_settings_build(&again, &req, rl_ncpus(), err, sizeof(err)) == 0 &&
-	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_ncpus();
+	return rl_settings_build(&again, &req, rl_cpu_ids(), err, sizeof(err)) == 0 &&
+	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_cpu_ids();
 }
 
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "maps.h"
+#include "settings.h"	/* rl_cpu_mask_bound */
 
 const struct rl_map_def rl_map_defs[RL_NR_MAPS] = {
 #define RL_MAP_DEF(name, type, key, value) \
@@ -50,6 +52,24 @@ int rl_ncpus(void)
 	return n;
 }
 
+int rl_cpu_ids(void)
+{
+	static int n;
+	char buf[4096];
+	FILE *f;
+
+	if (n)
+		return n;
+	f = fopen("/sys/devices/system/cpu/possible", "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	n = rl_cpu_mask_bound(buf);
+	return n;
+}
+
 void *rl_percpu_alloc(size_t value_size)
 {
 	return calloc(rl_ncpus(), (value_size + 7) & ~(size_t)7);
@@ -61,6 +81,15 @@ __u64 rl_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * RL_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+__u64 rl_coarse_tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return 0;
+	return (__u64)res.tv_sec * RL_NSEC_PER_SEC + res.tv_nsec;
 }
 
 int rl_config_read(const struct rl_maps *m, struct rl_config *cfg)

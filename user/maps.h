@@ -46,7 +46,10 @@ int rl_maps_from_obj(struct bpf_object *obj, struct rl_maps *m);
 void rl_maps_init(struct rl_maps *m);	/* every fd -1 */
 void rl_maps_close(struct rl_maps *m);
 
-int rl_ncpus(void);	/* possible CPUs, as per-CPU maps are sized */
+int rl_ncpus(void);	/* possible CPUs, as per-CPU map reads are sized */
+/* Highest possible CPU id + 1 (the bound of a loop over CPU ids, which a
+ * non-contiguous possible mask makes larger than rl_ncpus()), or -errno. */
+int rl_cpu_ids(void);
 
 int rl_config_read(const struct rl_maps *m, struct rl_config *cfg);
 int rl_config_write(const struct rl_maps *m, const struct rl_config *cfg);
@@ -61,6 +64,9 @@ void *rl_percpu_alloc(size_t value_size);
 
 /* CLOCK_MONOTONIC in ns */
 __u64 rl_now_ns(void);
+/* The tick of bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC_COARSE), 0 if
+ * unknown: what attach's choice of clock rests on (rl_settings_clock). */
+__u64 rl_coarse_tick_ns(void);
 
 /* A source's per-CPU values, summed (source_sum.h). */
 #include "source_sum.h"

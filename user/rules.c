@@ -225,6 +225,9 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 	char buf[RL_PREFIX_STRLEN];
 	int n, ret;
 
+	ret = rl_budgets_fit(c, s->window_ns, "", err, errlen);
+	if (ret)
+		return ret;
 	if (p->v6 && p->len > s->v6_prefix) {
 		rl_format_prefix(p, buf, sizeof(buf));
 		snprintf(err, errlen,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "settings.h"
 #include "values.h"
@@ -73,8 +75,9 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 		return -1;
 	}
 	if (ncpus < 1 || ncpus > RL_MAX_CPUS) {
-		snprintf(err, errlen, "%d possible CPUs: xdp-ratelimit supports 1 to %u",
-			 ncpus, RL_MAX_CPUS);
+		snprintf(err, errlen,
+			 "possible CPU ids up to %d: xdp-ratelimit supports ids 0 to %u",
+			 ncpus - 1, RL_MAX_CPUS - 1);
 		return -1;
 	}
 	s->window_ns = r->window_ns;
@@ -132,4 +135,87 @@ __u64 rl_budget(__u64 rate, __u64 window_ns)
 	if (b >= RL_UNLIMITED)
 		return RL_UNLIMITED - 1;
 	return (__u64)b;
+}
+
+int rl_cpu_mask_bound(const char *text)
+{
+	const char *p = text;
+	long hi = -1;
+
+	/* "0-3,8-11\n": ranges and single ids, ascending */
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -EINVAL;
+		}
+		if (b > hi)
+			hi = b;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return hi < 0 || hi >= 0x7fffffff ? -EINVAL : (int)hi + 1;
+}
+
+void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns)
+{
+	s->flags &= ~RL_F_COARSE_CLOCK;
+	if (coarse_tick_ns && s->bucket_ns / coarse_tick_ns >= RL_COARSE_MIN_TICKS)
+		s->flags |= RL_F_COARSE_CLOCK;
+}
+
+int rl_preempt_rt(const char *realtime_path)
+{
+	char c = 0;
+	FILE *f = fopen(realtime_path, "r");
+
+	if (!f)
+		return 0;	/* no such file: not an RT kernel */
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c == '1';
+}
+
+int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
+		   const char *opt_prefix, char *err, size_t errlen)
+{
+	const struct {
+		bool have;
+		__u64 rate;
+		const char *opt, *unit;
+	} r[] = {
+		{ c->have_pps, c->pps, "pps", "packets" },
+		{ c->have_bps, c->bps, "bps", "bytes" },
+		{ c->have_agg_pps, c->agg_pps, "aggregate-pps", "packets" },
+		{ c->have_agg_bps, c->agg_bps, "aggregate-bps", "bytes" },
+	};
+	char w[32];
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		__u64 b = rl_budget(r[i].rate, window_ns);
+
+		if (!r[i].have || b == RL_UNLIMITED || b <= RL_MAX_BUDGET)
+			continue;
+		rl_format_duration(window_ns, w, sizeof(w));
+		snprintf(err, errlen,
+			 "--%s%s %llu makes %llu %s per window of %s: the window counts at most %llu exactly; use --%s%s %llu or less, a shorter --window, or 'unlimited'",
+			 opt_prefix, r[i].opt, (unsigned long long)r[i].rate,
+			 (unsigned long long)b, r[i].unit, w,
+			 (unsigned long long)RL_MAX_BUDGET, opt_prefix, r[i].opt,
+			 (unsigned long long)((unsigned __int128)RL_MAX_BUDGET *
+					      RL_NSEC_PER_SEC / window_ns));
+		return -ERANGE;
+	}
+	return 0;
 }

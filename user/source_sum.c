@@ -12,6 +12,10 @@ void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 {
 	__u64 p, b;
 
+	/* another key's state left on this CPU by a reused entry (struct
+	 * rl_source `owner`), or none: the program ignores it too */
+	if (memcmp(&src->owner, &out->key, sizeof(out->key)))
+		return;
 	out->passed_pkts += src->passed_pkts;
 	out->passed_bytes += src->passed_bytes;
 	out->dropped_pkts += src->dropped_pkts;
@@ -38,6 +42,7 @@ void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
 		 * 0 is never a resolved one */
 		if (!*rule_cached && rules_gen && !RL_RULES_CHANGING(rules_gen) &&
 		    src->rule_gen == rules_gen &&
+		    !memcmp(&src->owner, key, sizeof(*key)) &&
 		    (src->passed_pkts || src->dropped_pkts)) {
 			*rule_cached = true;
 			*rule_id = src->rule_id;

@@ -24,7 +24,9 @@ struct rl_source_sum {
 	__u64 window_bytes;
 };
 
-/* Add one CPU's value of a source to `out` (window usage as of `now`). */
+/* Add one CPU's value of a source to `out` (window usage as of `now`);
+ * a value not owned by out->key (stale, or unused on that CPU) adds
+ * nothing. */
 void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 		       const struct rl_settings *s, __u64 now);
 

@@ -40,7 +40,7 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 		rl_attach_req_defaults(&def);
 		req = &def;
 	}
-	if (!CHECK(rl_settings_build(&f->s, req, rl_ncpus(), err, sizeof(err)) == 0,
+	if (!CHECK(rl_settings_build(&f->s, req, rl_cpu_ids(), err, sizeof(err)) == 0,
 		   "settings: %s", err))
 		return false;
 	f->skel = ratelimit_test__open();

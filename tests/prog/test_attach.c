@@ -56,7 +56,7 @@ TEST(loads_and_attaches_native_on_veth)
 		goto out;
 
 	rl_attach_req_defaults(&req);
-	if (!CHECK(rl_settings_build(&s, &req, rl_ncpus(), err, sizeof(err)) == 0, "%s", err))
+	if (!CHECK(rl_settings_build(&s, &req, rl_cpu_ids(), err, sizeof(err)) == 0, "%s", err))
 		goto out;
 	s.mode = RL_MODE_NATIVE;
 	s.ifindex = ifindex;

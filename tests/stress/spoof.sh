@@ -63,8 +63,9 @@ rl attach "$vrx" --max-sources "$max" --default-pps 10 >/dev/null &&
 ncpus=$(nproc --all)
 e=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .max_entries)
 mem=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .bytes_memlock)
+vsz=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .bytes_value)
 pow=1; while [ "$pow" -lt "$e" ]; do pow=$((pow * 2)); done
-want=$((e * (72 + ncpus * 312) + 16 * pow))
+want=$((e * (72 + ncpus * ((vsz + 7) / 8 * 8)) + 16 * pow))
 check spoof_memory_formula "mem >= want && mem <= want + 4096" \
 	"memlock $mem B, formula $want B (+ <4 KiB fixed) for $e entries"
 

@@ -18,6 +18,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "ratelimit.h"
+
+/* Rolls recorded store by store (window.h RL_ROLL_STEP): the model below
+ * can stall a CPU in the middle of a roll, the others reading that state. */
+static void msim_roll_step(const struct rl_window *w);
+#define RL_ROLL_STEP(w) msim_roll_step(w)
 #include "quota.h"
 #include "model.h"
 #include "harness.h"
@@ -39,7 +45,7 @@ static int judge(struct rl_state *all, uint32_t ncpus, uint32_t self,
 	struct rl_usage acc = { 0 };
 	int ans;
 
-	rl_window_roll(&st->win, now, width, nb);
+	rl_state_roll(st, now, width, nb);
 	ans = rl_quota_fast(st, b, len, gen);
 	if (ans != RL_ASK)
 		return ans;
@@ -49,7 +55,7 @@ static int judge(struct rl_state *all, uint32_t ncpus, uint32_t self,
 		for (uint32_t c = 0; c < ncpus; c++) {
 			if (c == self)
 				continue;
-			rl_usage_add(&acc, &all[c], now, st->win.start, width, nb, gen);
+			rl_usage_add(&acc, &all[c], now, st->win.bucket, width, nb, gen);
 			js->reads++;
 		}
 		if (pass == 0) {
@@ -79,7 +85,7 @@ static int within_quota(struct rl_state *src, struct rl_state *agg,
 	if (src_limited) {
 		rl_quota_commit(&src[self], len);
 	} else {
-		rl_window_roll(&src[self].win, now, width, nb);
+		rl_state_roll(&src[self], now, width, nb);
 		rl_quota_commit(&src[self], len);
 	}
 	if (rl_budget_limited(ab))
@@ -358,8 +364,23 @@ TEST(quota_aggregate_many_sources)
 
 /* ---- many CPUs, one budget ---------------------------------------------- */
 
+/* the state after store number roll_pick of the roll being recorded */
+static struct rl_window *roll_rec;
+static int roll_seen, roll_pick, roll_on;
+
+static void msim_roll_step(const struct rl_window *w)
+{
+	if (roll_on && roll_seen++ == roll_pick)
+		*roll_rec = *w;
+}
+
 struct vcpu {
 	struct rl_state st;
+	/* stalled in the middle of a roll (an interrupt, a preempted vCPU
+	 * between two of its stores): the others read `pub`, the state
+	 * after some of its stores, until it resumes */
+	int stalled;
+	struct rl_state pub;
 	int busy;		/* a refresh in flight: reading the others */
 	int confirming;		/* its second reads, after the lease was written */
 	uint32_t next;		/* next CPU to read */
@@ -377,10 +398,29 @@ struct msim {
 	struct vcpu *cpu;
 	uint64_t *pkts, *bytes;	/* passes per bucket (by the packet's time) */
 	size_t nbk;
-	uint32_t *inflight;	/* CPUs with a refresh in flight */
+	uint32_t *inflight;	/* CPUs with a refresh in flight or stalled */
 	uint32_t ninflight;
-	uint64_t seen, passed, asks, reads, asks_after_over;
+	uint64_t rng;		/* where rolls stall */
+	int stall_rolls;	/* stall CPUs inside rolls at random */
+	uint64_t seen, passed, asks, reads, asks_after_over, stalls;
 };
+
+/* CPU c's state as the others see it now */
+static const struct rl_state *msim_seen(const struct msim *m, uint32_t c)
+{
+	return m->cpu[c].stalled ? &m->cpu[c].pub : &m->cpu[c].st;
+}
+
+static void msim_inflight_drop(struct msim *m, uint32_t c)
+{
+	for (uint32_t i = 0; i < m->ninflight; i++)
+		if (m->inflight[i] == c) {
+			m->inflight[i] = m->inflight[--m->ninflight];
+			break;
+		}
+}
+
+static void msim_rest(struct msim *m, uint32_t c, int atomic);
 
 static void msim_pass(struct msim *m, struct vcpu *v)
 {
@@ -400,7 +440,7 @@ static void msim_over(struct vcpu *v)
 	if (v->st.lease.free_pkts >= 1 && v->st.lease.free_bytes >= v->len)
 		return;
 	v->over = 1;
-	v->over_start = v->st.win.start;
+	v->over_start = v->st.win.bucket;
 }
 
 /* Read up to `k` other CPUs; after the last, refresh and judge. */
@@ -408,11 +448,18 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 {
 	struct vcpu *v = &m->cpu[c];
 
+	if (v->stalled) {	/* resumes: the rest of its roll, its packet */
+		v->stalled = 0;
+		msim_inflight_drop(m, c);
+		msim_rest(m, c, 0);
+		return;
+	}
+
 	for (; v->next < m->ncpus && k; v->next++) {
 		if (v->next == c)
 			continue;
-		rl_usage_add(&v->acc, &m->cpu[v->next].st, v->now,
-			     v->st.win.start, m->width, m->nb, 1);
+		rl_usage_add(&v->acc, msim_seen(m, v->next), v->now,
+			     v->st.win.bucket, m->width, m->nb, 1);
 		m->reads++;
 		k--;
 	}
@@ -428,11 +475,7 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 		return;
 	}
 	v->busy = 0;
-	for (uint32_t i = 0; i < m->ninflight; i++)
-		if (m->inflight[i] == c) {
-			m->inflight[i] = m->inflight[--m->ninflight];
-			break;
-		}
+	msim_inflight_drop(m, c);
 	if (v->confirming &&
 	    rl_quota_confirm(&v->st, &m->b, &v->acc, v->len) == RL_FITS)
 		msim_pass(m, v);
@@ -444,7 +487,7 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 /* Complete CPU c's refresh in flight, both rounds of reads. */
 static void msim_finish(struct msim *m, uint32_t c)
 {
-	while (m->cpu[c].busy)
+	while (m->cpu[c].busy || m->cpu[c].stalled)
 		msim_read(m, c, m->ncpus);
 }
 
@@ -453,14 +496,42 @@ static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
 			int atomic)
 {
 	struct vcpu *v = &m->cpu[c];
-	int ans;
 
-	if (v->busy)		/* XDP runs to completion: finish the last */
+	if (v->busy || v->stalled)	/* XDP runs to completion */
 		msim_finish(m, c);
 	m->seen++;
 	v->now = now;
 	v->len = len;
-	rl_window_roll(&v->st.win, now, m->width, m->nb);
+	if (!atomic && m->stall_rolls && (rng_next(&m->rng) & 1)) {
+		struct rl_lease lease = v->st.lease;
+
+		roll_rec = &v->pub.win;
+		roll_seen = 0;
+		roll_pick = (int)rng_range(&m->rng, 0, 2 * RL_MAX_BUCKETS + 4);
+		roll_on = 1;
+		rl_state_roll(&v->st, now, m->width, m->nb);
+		roll_on = 0;
+		if (roll_seen > roll_pick) {
+			/* the lease goes after the window's stores */
+			v->pub.lease = lease;
+			v->stalled = 1;
+			m->stalls++;
+			m->inflight[m->ninflight++] = c;
+			return;
+		}
+	} else {
+		rl_state_roll(&v->st, now, m->width, m->nb);
+	}
+	msim_rest(m, c, atomic);
+}
+
+/* The rest of a packet's judge() after the roll. */
+static void msim_rest(struct msim *m, uint32_t c, int atomic)
+{
+	struct vcpu *v = &m->cpu[c];
+	uint64_t len = v->len;
+	int ans;
+
 	ans = rl_quota_fast(&v->st, &m->b, len, 1);
 	if (ans == RL_FITS) {
 		msim_pass(m, v);
@@ -472,7 +543,7 @@ static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
 	}
 	m->asks++;
 	/* seen full in this bucket, yet reading the others again? */
-	if (v->over && v->over_start == v->st.win.start)
+	if (v->over && v->over_start == v->st.win.bucket)
 		m->asks_after_over++;
 	v->busy = 1;
 	v->next = 0;
@@ -510,6 +581,8 @@ static void msim_run(uint64_t seed, uint32_t ncpus, uint32_t nb, uint64_t width,
 	m->width = width;
 	m->b = b;
 	m->lag = width / 64;
+	m->rng = seed ^ 0x12;
+	m->stall_rolls = !atomic;	/* interleaved runs stall inside rolls too */
 	m->cpu = calloc(ncpus, sizeof(*m->cpu));
 	m->inflight = calloc(ncpus, sizeof(*m->inflight));
 	m->nbk = (size_t)nwin * nb + 2 * nb;
@@ -596,7 +669,8 @@ TEST(quota_multi_cpu_bound)
 	for (size_t ci = 0; ci < 4; ci++) {
 		uint32_t ncpus = cpu_counts[ci];
 		uint64_t worst[2] = { 0, 0 }, worstb[2] = { 0, 0 };
-		uint64_t seen = 0, passed = 0, starve[2] = { 0, 0 }, nstarve[2] = { 0, 0 };
+		uint64_t seen = 0, passed = 0, stalls = 0, starve[2] = { 0, 0 };
+		uint64_t nstarve[2] = { 0, 0 };
 		bool ok = true;
 
 		for (int run = 0; run < 24; run++) {
@@ -619,6 +693,7 @@ TEST(quota_multi_cpu_bound)
 				 run / 2 % 4, atomic, 12, &m, &r);
 			seen += m.seen;
 			passed += m.passed;
+			stalls += m.stalls;
 			if (b.pkts != UNL) {
 				ok &= CHECK_LE(r.max_pkts, b.pkts + ncpus - 1,
 					       "packets passed in a window");
@@ -663,11 +738,12 @@ TEST(quota_multi_cpu_bound)
 				return;
 			}
 		}
-		printf("    ncpus %2u: %" PRIu64 " packets, %" PRIu64 " passed; worst excess"
+		printf("    ncpus %2u: %" PRIu64 " packets, %" PRIu64 " passed, %" PRIu64
+		       " rolls stalled half-way; worst excess"
 		       " per window: %" PRIu64 " pkts / %" PRIu64 " bytes interleaved,"
 		       " %" PRIu64 " / %" PRIu64 " sequential; worst shortfall under flood"
 		       " %" PRIu64 " / %" PRIu64 " (seed %#" PRIx64 ")\n",
-		       ncpus, seen, passed, worst[0], worstb[0], worst[1], worstb[1],
+		       ncpus, seen, passed, stalls, worst[0], worstb[0], worst[1], worstb[1],
 		       starve[0], starve[1], seed);
 	}
 }
@@ -694,9 +770,9 @@ TEST(quota_refresh_held_up)
 
 		memset(all, 0, sizeof(all));
 		/* CPU 1 reads CPU 0 (nothing yet) and is held up */
-		rl_window_roll(&all[1].win, now, width, nb);
+		rl_state_roll(&all[1], now, width, nb);
 		CHECK_EQ(rl_quota_fast(&all[1], &b, len, gen), RL_ASK, "cpu 1 asks");
-		rl_usage_add(&stale, &all[0], now, all[1].win.start, width, nb, gen);
+		rl_usage_add(&stale, &all[0], now, all[1].win.bucket, width, nb, gen);
 		/* CPU 0 floods meanwhile */
 		for (uint64_t k = 0; k < 3 * b.pkts; k++)
 			if (judge(all, 2, 0, &b, now, len, gen, width, nb, &js) == RL_FITS) {
@@ -705,7 +781,7 @@ TEST(quota_refresh_held_up)
 			}
 		/* CPU 1 resumes: its lease from the stale reading, confirmed */
 		if (rl_quota_refresh(&all[1], &b, &stale, len, gen, 2) == RL_FITS) {
-			rl_usage_add(&fresh, &all[0], now, all[1].win.start, width, nb, gen);
+			rl_usage_add(&fresh, &all[0], now, all[1].win.bucket, width, nb, gen);
 			if (rl_quota_confirm(&all[1], &b, &fresh, len) == RL_FITS) {
 				rl_quota_commit(&all[1], len);
 				late++;

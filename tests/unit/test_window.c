@@ -40,20 +40,22 @@ static unsigned burst(struct rl_window *w, uint64_t now, unsigned n,
 	return passed;
 }
 
-/* The window's own invariants: totals are the sums of the used buckets,
- * unused slots stay empty, head is in range. */
+/* The window's own invariants: totals are the sums of the buckets, and
+ * only the slots of the nb newest buckets hold anything. */
 static bool window_consistent(const struct rl_window *w, uint32_t nb)
 {
 	uint64_t p = 0, b = 0;
 
 	for (uint32_t i = 0; i < RL_MAX_BUCKETS; i++) {
-		if (i >= nb && (w->bucket_pkts[i] || w->bucket_bytes[i]))
-			return CHECK(false, "slot %u beyond nbuckets %u is used", i, nb);
-		p += w->bucket_pkts[i];
-		b += w->bucket_bytes[i];
+		uint32_t age = RL_SLOT(w->bucket - i);	/* buckets before newest */
+
+		if (age >= nb && (w->ring[i].pkts || w->ring[i].bytes))
+			return CHECK(false, "slot %u, %u buckets old (nbuckets %u), is used",
+				     i, age, nb);
+		p += w->ring[i].pkts;
+		b += w->ring[i].bytes;
 	}
-	return CHECK(w->head < nb, "head %u >= nbuckets %u", w->head, nb) &&
-	       CHECK(p == w->pkts, "pkts %" PRIu64 " != sum of buckets %" PRIu64,
+	return CHECK(p == w->pkts, "pkts %" PRIu64 " != sum of buckets %" PRIu64,
 		     (uint64_t)w->pkts, p) &&
 	       CHECK(b == w->bytes, "bytes %" PRIu64 " != sum of buckets %" PRIu64,
 		     (uint64_t)w->bytes, b);
@@ -79,29 +81,27 @@ TEST(window_rollover)
 	const uint64_t w = 100;
 	struct rl_window win = { 0 };
 
-	/* first packet anchors the window on the grid, slot 0 */
+	/* first packet anchors the window on the grid: bucket 12 */
 	CHECK_EQ(wjudge(&win, 1234, 10, w, 4, UNL, UNL), 1, "first");
-	CHECK_EQ(win.start, 1200, "anchored on the grid");
-	CHECK_EQ(win.head, 0, "head");
+	CHECK_EQ(rl_window_start(&win, w), 1200, "anchored on the grid");
+	CHECK_EQ(win.bucket, 12, "bucket index");
 	/* same bucket up to its last ns */
 	CHECK_EQ(wjudge(&win, 1299, 10, w, 4, UNL, UNL), 1, "same bucket");
-	CHECK_EQ(win.start, 1200, "no roll inside a bucket");
-	CHECK_EQ(win.bucket_pkts[0], 2, "bucket 0");
+	CHECK_EQ(rl_window_start(&win, w), 1200, "no roll inside a bucket");
+	CHECK_EQ(win.ring[RL_SLOT(12)].pkts, 2, "bucket 12");
 	/* next bucket starts exactly at the boundary */
 	wjudge(&win, 1300, 10, w, 4, UNL, UNL);
-	CHECK_EQ(win.start, 1300, "rolled at the boundary");
-	CHECK_EQ(win.head, 1, "head 1");
-	CHECK_EQ(win.bucket_pkts[1], 1, "bucket 1");
+	CHECK_EQ(rl_window_start(&win, w), 1300, "rolled at the boundary");
+	CHECK_EQ(win.ring[RL_SLOT(13)].pkts, 1, "bucket 13");
 	/* skip a bucket: 1500 is two buckets on, bucket at 1400 stays empty */
 	wjudge(&win, 1517, 10, w, 4, UNL, UNL);
-	CHECK_EQ(win.start, 1500, "start");
-	CHECK_EQ(win.head, 3, "head 3");
-	CHECK_EQ(win.bucket_pkts[2], 0, "skipped bucket empty");
+	CHECK_EQ(rl_window_start(&win, w), 1500, "start");
+	CHECK_EQ(win.ring[RL_SLOT(14)].pkts, 0, "skipped bucket empty");
 	CHECK_EQ(win.pkts, 4, "all 4 in the window [1200,1600)");
-	/* the ring wraps: slot 0 (bucket 1200) is reused for 1600 */
+	/* bucket 1200 leaves: its slot is emptied */
 	wjudge(&win, 1600, 10, w, 4, UNL, UNL);
-	CHECK_EQ(win.head, 0, "ring wrapped to slot 0");
-	CHECK_EQ(win.bucket_pkts[0], 1, "old bucket 1200 replaced");
+	CHECK_EQ(win.ring[RL_SLOT(12)].pkts, 0, "old bucket 1200 emptied");
+	CHECK_EQ(win.ring[RL_SLOT(16)].pkts, 1, "bucket 1600");
 	CHECK_EQ(win.pkts, 3, "the 2 of bucket 1200 left");
 	CHECK_EQ(win.bytes, 30, "bytes follow");
 	window_consistent(&win, 4);
@@ -116,7 +116,7 @@ TEST(window_rollover)
 	for (uint64_t i = 0; i < 40; i++) {
 		CHECK_EQ(wjudge(&win, i * w, 1, w, 16, UNL, UNL), 1, "B=16");
 		CHECK_EQ(win.pkts, i + 1 < 16 ? i + 1 : 16, "B=16 window");
-		CHECK_EQ(win.head, i % 16, "B=16 head");
+		CHECK_EQ(win.bucket, i, "B=16 bucket");
 	}
 	window_consistent(&win, 16);
 }
@@ -221,7 +221,7 @@ TEST(window_long_gaps)
 		rl_window_roll(&win, t, w, nb);
 		CHECK_EQ(win.pkts, cases[i].left, "left in window after gap");
 		CHECK_EQ(win.bytes, cases[i].left * 10, "bytes left");
-		CHECK_EQ(win.start, t - t % w, "start on the grid");
+		CHECK_EQ(rl_window_start(&win, w), t - t % w, "start on the grid");
 		window_consistent(&win, nb);
 		CHECK_EQ(burst(&win, t, 9, 10, w, nb, 8, UNL), 8 - cases[i].left,
 			 "what passes after the gap");
@@ -323,11 +323,11 @@ TEST(window_clock_wrap)
 
 		/* 4 passes in the last bucket before the wrap */
 		CHECK_EQ(burst(&win, top, 4, 1, w, nb, 6, UNL), 4, "before wrap");
-		CHECK_EQ(win.start, top, "newest bucket before the wrap");
+		CHECK_EQ(rl_window_start(&win, w), top, "newest bucket before the wrap");
 		/* right after the wrap, still counted: only 2 more pass */
 		t = top + w;			/* wraps */
 		CHECK_EQ(burst(&win, t, 3, 1, w, nb, 6, UNL), 2, "after wrap");
-		CHECK_EQ(win.start, t, "continuous grid across the wrap");
+		CHECK_EQ(rl_window_start(&win, w), t, "continuous grid across the wrap");
 		CHECK_EQ(win.pkts, 6, "both buckets count");
 		/* the pre-wrap bucket leaves exactly nb buckets after its start */
 		t = top + nb * w;
@@ -341,7 +341,7 @@ TEST(window_clock_wrap)
 		rl_window_roll(&win, t, w, nb);
 		CHECK_EQ(win.pkts, 0, "emptied");
 		CHECK_EQ(burst(&win, t, 1, 1, w, nb, 6, UNL), 1, "fresh window");
-		CHECK_EQ(win.start, t - t % w, "re-anchored on the u64 grid");
+		CHECK_EQ(rl_window_start(&win, w), t - t % w, "re-anchored on the u64 grid");
 
 		/* same run through the model with a 128-bit clock */
 		model_init(&m, w, nb, 6, UNL);
@@ -375,12 +375,12 @@ TEST(window_clock_backwards)
 	CHECK_EQ(burst(&win, 1110, 1, 1, w, nb, 5, UNL), 1, "bucket 1100");
 	/* back 20 ns into bucket 1000: counted in 1100 */
 	CHECK_EQ(burst(&win, 1090, 1, 1, w, nb, 5, UNL), 1, "behind");
-	CHECK_EQ(win.start, 1100, "start does not move back");
-	CHECK_EQ(win.bucket_pkts[win.head], 2, "counted in the newest bucket");
+	CHECK_EQ(rl_window_start(&win, w), 1100, "start does not move back");
+	CHECK_EQ(win.ring[RL_SLOT(win.bucket)].pkts, 2, "counted in the newest bucket");
 	/* far behind (before the whole window): still the newest bucket */
 	CHECK_EQ(burst(&win, 10, 1, 1, w, nb, 5, UNL), 1, "far behind");
 	CHECK_EQ(burst(&win, 10, 1, 1, w, nb, 5, UNL), 0, "budget holds behind");
-	CHECK_EQ(win.start, 1100, "still 1100");
+	CHECK_EQ(rl_window_start(&win, w), 1100, "still 1100");
 	/* at 1400 bucket 1000 leaves: 2 free, not 3 */
 	CHECK_EQ(burst(&win, 1400, 5, 1, w, nb, 5, UNL), 2, "bucket 1000 left");
 	/* at 1500 bucket 1100 with its 3 leaves */
@@ -391,13 +391,13 @@ TEST(window_clock_backwards)
 	memset(&win, 0, sizeof(win));
 	CHECK_EQ(burst(&win, 5, 2, 1, w, nb, 3, UNL), 2, "at 5");
 	CHECK_EQ(burst(&win, ~0ULL, 2, 1, w, nb, 3, UNL), 1, "at -1: same window");
-	CHECK_EQ(win.start, 0, "start kept");
+	CHECK_EQ(rl_window_start(&win, w), 0, "start kept");
 	/* an empty window restarts at the packet's own time */
 	memset(&win, 0, sizeof(win));
 	burst(&win, 5000, 1, 1, w, nb, 3, UNL);
 	rl_window_roll(&win, 9000, w, nb);
 	CHECK_EQ(burst(&win, 5010, 1, 1, w, nb, 3, UNL), 1, "behind an empty window");
-	CHECK_EQ(win.start, 5000, "re-anchored at its own bucket");
+	CHECK_EQ(rl_window_start(&win, w), 5000, "re-anchored at its own bucket");
 }
 
 /* ---- random steps against the model ------------------------------------ */

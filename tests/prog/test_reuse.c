@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A reused LRU entry: the kernel may hand an evicted element of
+ * `sources` to a new key at once, while a CPU still finishes a packet of
+ * the evicted key and writes that key's state (its cached rule, its
+ * window) into the element. Replayed here by moving a source's per-CPU
+ * values, as that CPU left them, under a new key: the new source must be
+ * judged by its own rule and window, on that CPU and by the other CPUs'
+ * sums, and userspace must not show the old source's counts as its own.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "ratelimit.h"
+#include "../harness.h"
+#include "fixture.h"
+
+/* The key of an IPv4 source, as the program makes it. */
+static struct rl_key v4_key(const __u8 a[4])
+{
+	struct rl_key k = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+	memcpy(&k.addr[12], a, 4);
+	return k;
+}
+
+/* Move `from`'s per-CPU values (every CPU) to the new key `to`, as if the
+ * element had been handed over with them. */
+static bool hand_over(struct fixture *f, const struct rl_key *from,
+		      const struct rl_key *to)
+{
+	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	bool ok = CHECK(vals, "alloc") &&
+		  CHECK_EQ(bpf_map_lookup_elem(f->m.sources, from, vals), 0,
+			   "the old source's values") &&
+		  CHECK_EQ(bpf_map_delete_elem(f->m.sources, from), 0, "evicted") &&
+		  CHECK_EQ(bpf_map_update_elem(f->m.sources, to, vals, BPF_NOEXIST), 0,
+			   "the element under the new key");
+
+	free(vals);
+	return ok;
+}
+
+TEST(reused_entry_inherits_nothing)
+{
+	static const __u8 old_a[4] = { 198, 18, 9, 7 }, new_a[4] = { 198, 18, 9, 8 };
+	struct rl_key old_k = v4_key(old_a), new_k = v4_key(new_a);
+	struct rl_source_sum s;
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	fixture_hold(&f);
+	/* the old source is allow-listed, everyone else gets 5 per window */
+	if (!fixture_quota(&f, "default", 5, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
+	    !fixture_quota(&f, "198.18.9.7", RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED,
+			   RL_UNLIMITED))
+		goto out;
+	frame_udp(&fr, "198.18.9.7", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 50, 0, T0), 50, "allow-listed: all 50 pass");
+	if (!hand_over(&f, &old_k, &new_k))
+		goto out;
+
+	/* the new source on the CPU the old one left its state on */
+	frame_udp(&fr, "198.18.9.8", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0 + 1), 5,
+		 "new source: its own rule (5), not the old one's allow-list");
+	if (fixture_source(&f, "198.18.9.8", T0 + 1, &s)) {
+		CHECK_EQ(s.passed_pkts, 5, "passed: its own only");
+		CHECK_EQ(s.dropped_pkts, 15, "dropped: its own only");
+		CHECK_EQ(s.window_pkts, 5, "window: its own passes only");
+	}
+out:
+	fixture_close(&f);
+}
+
+/* The other CPUs' sum must skip a value left by another key: with the old
+ * source's full window on one CPU, the new source still gets its budget
+ * on another. */
+TEST(reused_entry_not_summed_by_other_cpus)
+{
+	static const __u8 old_a[4] = { 198, 18, 9, 17 }, new_a[4] = { 198, 18, 9, 18 };
+	struct rl_key old_k = v4_key(old_a), new_k = v4_key(new_a);
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
+		goto out;
+	fixture_hold(&f);
+	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+		goto out;
+	/* the old source fills its window on CPU 1 */
+	frame_udp(&fr, "198.18.9.17", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 15, 1, T0), 10, "old source: its 10");
+	if (!hand_over(&f, &old_k, &new_k))
+		goto out;
+	/* the new source on CPU 0, same window, same rules generation */
+	frame_udp(&fr, "198.18.9.18", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 15, 0, T0 + 1), 10,
+		 "new source on another CPU: its own 10, the old window not counted");
+out:
+	fixture_close(&f);
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What the compact per-source state (layout 3) asks of attach and quota
+ * set: a loop bound over CPU ids, not a count of CPUs; budgets the 32-bit
+ * window counts exactly, refused beyond with the allowed range; the coarse
+ * clock only for buckets of many ticks; PREEMPT_RT kernels recognised.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "settings.h"
+#include "harness.h"
+
+TEST(cpu_ids_bound_not_count)
+{
+	static const struct {
+		const char *mask;
+		int bound;
+	} ok[] = {
+		{ "0\n", 1 }, { "0-1\n", 2 }, { "0-3,8-11\n", 12 },
+		{ "0,2,4,6\n", 7 }, { "0-7,64-127", 128 }, { "5", 6 },
+		{ "0-8191\n", 8192 },
+	};
+	static const char *const bad[] = { "", "\n", "a", "3-1", "0-", "-1", "0,,1", "0 1" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		CHECK(rl_cpu_mask_bound(ok[i].mask) == ok[i].bound,
+		      "'%s': got %d, want %d", ok[i].mask,
+		      rl_cpu_mask_bound(ok[i].mask), ok[i].bound);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(rl_cpu_mask_bound(bad[i]) == -EINVAL, "'%s' refused", bad[i]);
+}
+
+TEST(settings_cpu_ids_range)
+{
+	struct rl_attach_req r;
+	struct rl_settings s;
+	char err[256] = "";
+
+	rl_attach_req_defaults(&r);
+	CHECK_EQ(rl_settings_build(&s, &r, RL_MAX_CPUS, err, sizeof(err)), 0,
+		 "8192 CPU ids (ids 0 to 8191) accepted");
+	CHECK_EQ(s.ncpus, RL_MAX_CPUS, "ncpus is the id bound");
+	CHECK(rl_settings_build(&s, &r, RL_MAX_CPUS + 1, err, sizeof(err)) != 0 &&
+	      strstr(err, "ids 0 to 8191"), "over 8192 refused with the range: %s", err);
+}
+
+TEST(budget_range_refused_with_the_range)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 71582788 };
+	char err[512] = "";
+
+	/* 71,582,788 pps x 60 s = 4,294,967,280: fits; the next million does not */
+	CHECK_EQ(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)), 0,
+		 "71582788 pps over 1m fits");
+	c.pps = 72000000;
+	CHECK(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--pps 72000000") && strstr(err, "--pps 71582788 or less"),
+	      "refused, naming the most that fits: %s", err);
+	CHECK(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "default-", err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--default-pps 71582788 or less"),
+	      "attach names its own option: %s", err);
+	c = (struct rl_rule_change){ .have_bps = true, .bps = 100000000 };
+	CHECK_EQ(rl_budgets_fit(&c, RL_NSEC_PER_SEC, "", err, sizeof(err)), 0,
+		 "100 MB/s over 1 s fits");
+	CHECK(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--bps 71582788 or less"), "100 MB/s over 1m refused: %s", err);
+	c = (struct rl_rule_change){ .have_agg_bps = true, .agg_bps = 5000000000ULL };
+	CHECK(rl_budgets_fit(&c, RL_NSEC_PER_SEC, "", err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--aggregate-bps"), "aggregate too: %s", err);
+	c = (struct rl_rule_change){ .have_bps = true, .bps = RL_UNLIMITED,
+				     .have_pps = true, .pps = 0 };
+	CHECK_EQ(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)), 0,
+		 "unlimited and 0 always fit");
+}
+
+TEST(coarse_clock_by_bucket_width)
+{
+	struct rl_settings s = { .bucket_ns = 100 * RL_NSEC_PER_MSEC };
+
+	rl_settings_clock(&s, 4 * RL_NSEC_PER_MSEC);	/* HZ=250: 25 ticks */
+	CHECK(s.flags & RL_F_COARSE_CLOCK, "100 ms buckets, 4 ms ticks: coarse");
+	rl_settings_clock(&s, 10 * RL_NSEC_PER_MSEC);	/* HZ=100: 10 ticks */
+	CHECK(!(s.flags & RL_F_COARSE_CLOCK), "100 ms buckets, 10 ms ticks: precise");
+	s.bucket_ns = 80 * RL_NSEC_PER_MSEC;
+	rl_settings_clock(&s, 4 * RL_NSEC_PER_MSEC);
+	CHECK(s.flags & RL_F_COARSE_CLOCK, "exactly 20 ticks: coarse");
+	s.bucket_ns = 80 * RL_NSEC_PER_MSEC - 1;
+	rl_settings_clock(&s, 4 * RL_NSEC_PER_MSEC);
+	CHECK(!(s.flags & RL_F_COARSE_CLOCK), "under 20 ticks: precise");
+	rl_settings_clock(&s, 0);
+	CHECK(!(s.flags & RL_F_COARSE_CLOCK), "tick unknown: precise");
+}
+
+TEST(preempt_rt_recognised)
+{
+	char path[] = "/tmp/rl-realtime-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (!CHECK(fd >= 0, "mkstemp"))
+		return;
+	CHECK_EQ(write(fd, "1\n", 2), 2, "write");
+	close(fd);
+	CHECK_EQ(rl_preempt_rt(path), 1, "realtime 1: PREEMPT_RT");
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK_EQ(write(fd, "0\n", 2), 2, "write");
+	close(fd);
+	CHECK_EQ(rl_preempt_rt(path), 0, "realtime 0");
+	unlink(path);
+	CHECK_EQ(rl_preempt_rt(path), 0, "no such file: not RT");
+}
