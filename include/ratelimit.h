@@ -32,7 +32,7 @@
  * Window counters are 32 bit (struct rl_bucket): what one CPU passes of one
  * budget in one bucket, and in the whole window, is at most RL_COUNT_MAX.
  * A limited dimension never gets there, since a budget is at most
- * RL_MAX_BUDGET (quota set and attach refuse more: README "Ranges"); an
+ * RL_MAX_BUDGET (quota set and attach refuse more: xdp-ratelimit(8) "Quota"); an
  * unlimited one (not judged) saturates there, which only its display
  * (window_*) sees. ~0U is kept for "unlimited" in a lease.
  */
@@ -41,7 +41,7 @@
 /* The window uses bpf_ktime_get_coarse_ns() (a jiffy clock) when a bucket
  * spans at least this many of its ticks: a packet is then stamped at most
  * one tick late, so a bucket boundary moves by at most 1/RL_COARSE_MIN_TICKS
- * of a bucket (5%), the same for every CPU and every source (README "Clock"). */
+ * of a bucket (5%), the same for every CPU and every source (xdp-ratelimit(8) "Window"). */
 #define RL_COARSE_MIN_TICKS	20
 
 #define RL_MAX_RULES		4096	/* rules per interface, IPv4 + IPv6 */
