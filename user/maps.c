@@ -11,6 +11,7 @@
 const char *const rl_map_names[RL_NR_MAPS] = {
 	RL_MAP_CONFIG, RL_MAP_COUNTERS, RL_MAP_SOURCES, RL_MAP_RULES,
 	RL_MAP_RULES_V4, RL_MAP_RULES_V6, RL_MAP_AGGREGATES, RL_MAP_REFUSED,
+	RL_MAP_BANS,
 };
 
 int *rl_maps_fd(struct rl_maps *m, int i)
@@ -18,6 +19,7 @@ int *rl_maps_fd(struct rl_maps *m, int i)
 	int *fds[RL_NR_MAPS] = {
 		&m->config, &m->counters, &m->sources, &m->rules,
 		&m->rules_v4, &m->rules_v6, &m->aggregates, &m->refused,
+		&m->bans,
 	};
 
 	return fds[i];
@@ -113,6 +115,7 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->new_sources += c->new_sources;
 		sum->untracked_pkts += c->untracked_pkts;
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
+		sum->banned_pkts += c->banned_pkts;
 	}
 out:
 	free(v);

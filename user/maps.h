@@ -20,11 +20,12 @@ struct rl_maps {
 	int rules_v6;
 	int aggregates;
 	int refused;
+	int bans;
 };
 
 /* Names of the maps in struct rl_maps order, for loops over all of them. */
 extern const char *const rl_map_names[];
-#define RL_NR_MAPS 8
+#define RL_NR_MAPS 9
 
 /* fd of map i in rl_map_names order */
 int *rl_maps_fd(struct rl_maps *m, int i);

@@ -326,6 +326,7 @@ static const struct map_shape shapes[RL_NR_MAPS] = {
 	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct rl_lpm_v6), sizeof(__u32) },
 	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct rl_state) },
 	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct rl_key), sizeof(struct rl_refused) },
+	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct rl_key), sizeof(struct rl_ban) },
 };
 
 /* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd

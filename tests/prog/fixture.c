@@ -163,6 +163,19 @@ bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		     "quota set %s: %s", prefix, err);
 }
 
+bool fixture_rule(struct fixture *f, const char *prefix,
+		  const struct rl_rule_change *c)
+{
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+
+	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0,
+		   "prefix %s: %s", prefix, err))
+		return false;
+	return CHECK(rl_rule_set(&f->m, &f->s, &p, c, err, sizeof(err)) == 0,
+		     "quota set %s: %s", prefix, err);
+}
+
 struct rl_counters fixture_totals(struct fixture *f)
 {
 	struct rl_counters c;

@@ -52,6 +52,10 @@ int fixture_cpus(int *cpus, int max);
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps);
 
+/* quota set PREFIX with every field of `c` (newcomer budget, ban, ...). */
+bool fixture_rule(struct fixture *f, const char *prefix,
+		  const struct rl_rule_change *c);
+
 struct rl_counters fixture_totals(struct fixture *f);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
