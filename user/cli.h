@@ -55,6 +55,7 @@ void rl_print_interfaces_json(json_t *arr);
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_quota(int argc, char **argv);
+int cmd_ban(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 

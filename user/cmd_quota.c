@@ -18,13 +18,21 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xdp-ratelimit quota set PREFIX [--pps RATE|unlimited] [--bps RATE|unlimited]\n"
 		"                              [--aggregate-pps RATE|unlimited]\n"
-		"                              [--aggregate-bps RATE|unlimited] [--iface IFACE]\n"
+		"                              [--aggregate-bps RATE|unlimited]\n"
+		"                              [--new-pps RATE|unlimited] [--new-bps RATE|unlimited]\n"
+		"                              [--ban DURATION|0] [--iface IFACE]\n"
 		"       xdp-ratelimit quota del PREFIX [--iface IFACE]\n"
 		"       xdp-ratelimit quota list [--iface IFACE] [--json]\n"
 		"\n"
 		"A rule limits every source address inside PREFIX to its own --pps/--bps\n"
 		"(per second, judged over the sliding window), and with --aggregate-* all\n"
-		"of PREFIX together. The longest matching prefix wins. 'set' changes only\n"
+		"of PREFIX together. --new-* caps what PREFIX's *new* sources pass together:\n"
+		"a source is new until it has been tracked for one whole window, and a\n"
+		"packet the newcomer budget refuses takes no table entry, so established\n"
+		"sources keep passing during a spoofed flood. --ban DURATION bans a source\n"
+		"whose packet is dropped for its own --pps/--bps: all its packets drop for\n"
+		"DURATION (1ms to 1440m, a day; 0: no bans; see 'xdp-ratelimit ban').\n"
+		"The longest matching prefix wins. 'set' changes only\n"
 		"the limits it names; 'unlimited' removes one. --pps 0 blocks PREFIX;\n"
 		"--pps unlimited with no other limit allow-lists it. Changes apply at once,\n"
 		"keeping every counter. --iface may be left out when one interface is\n"
@@ -36,11 +44,31 @@ static void usage(FILE *f)
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"
 		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
+		"  xdp-ratelimit quota set default --pps 100 --new-pps 2k --ban 1m\n"
 		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
 		"  xdp-ratelimit quota del 198.18.0.0/15\n");
 }
 
-enum { OPT_PPS = 256, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE, OPT_JSON };
+enum { OPT_PPS = 256, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_NEW_PPS,
+	OPT_NEW_BPS, OPT_IFACE, OPT_JSON, OPT_BAN };
+
+/* --ban: 0 (no bans) or a DURATION of at most RL_MAX_BAN_NS. */
+static int parse_ban(const char *s, __u64 *ns)
+{
+	char err[RL_ERR_LEN];
+
+	if (!strcmp(s, "0")) {
+		*ns = 0;
+		return 0;
+	}
+	if (rl_parse_duration(s, ns, err, sizeof(err)))
+		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
+				    err);
+	if (*ns > RL_MAX_BAN_NS)
+		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
+				    s);
+	return 0;
+}
 
 struct quota_args {
 	const char *iface;
@@ -57,8 +85,11 @@ static int parse_args(const char *verb, int argc, char **argv,
 		{ "bps", required_argument, NULL, OPT_BPS },
 		{ "aggregate-pps", required_argument, NULL, OPT_AGG_PPS },
 		{ "aggregate-bps", required_argument, NULL, OPT_AGG_BPS },
+		{ "new-pps", required_argument, NULL, OPT_NEW_PPS },
+		{ "new-bps", required_argument, NULL, OPT_NEW_BPS },
 		{ "iface", required_argument, NULL, OPT_IFACE },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "ban", required_argument, NULL, OPT_BAN },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -98,6 +129,20 @@ static int parse_args(const char *verb, int argc, char **argv,
 		case OPT_AGG_BPS:
 			val = &ch->agg_bps, have = &ch->have_agg_bps;
 			break;
+		case OPT_NEW_PPS:
+			val = &ch->new_pps, have = &ch->have_new_pps;
+			break;
+		case OPT_NEW_BPS:
+			val = &ch->new_bps, have = &ch->have_new_bps;
+			break;
+		case OPT_BAN:
+			if (!is_set)
+				return rl_usage_err("%s: --ban is for 'quota set'", cmd);
+			ret = parse_ban(optarg, &ch->ban_ns);
+			if (ret)
+				return ret;
+			ch->have_ban = true;
+			continue;
 		default:
 			return rl_bad_option(cmd, c, argv);
 		}
@@ -105,8 +150,10 @@ static int parse_args(const char *verb, int argc, char **argv,
 			return rl_usage_err("%s: --%s is for 'quota set'", cmd,
 					    opts[c - OPT_PPS].name);
 		if (rl_parse_rate(optarg, true, val, err, sizeof(err)))
-			return rl_usage_err("%s: --%s: %s", cmd,
-					    opts[c - OPT_PPS].name, err);
+			return rl_usage_err("%s: --%s: %s%s", cmd,
+					    opts[c - OPT_PPS].name, err,
+					    c == OPT_NEW_PPS || c == OPT_NEW_BPS ?
+					    " (allowed: 0 to 18446744073709551614 per second)" : "");
 		*have = true;
 	}
 	if (a->iface) {
@@ -126,9 +173,8 @@ static int parse_args(const char *verb, int argc, char **argv,
 	ret = rl_parse_prefix(argv[optind], &a->prefix, err, sizeof(err));
 	if (ret)
 		return rl_usage_err("%s: %s", cmd, err);
-	if (is_set && !ch->have_pps && !ch->have_bps && !ch->have_agg_pps &&
-	    !ch->have_agg_bps)
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps");
+	if (is_set && !rl_rule_change_any(ch))
+		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban");
 	return 0;
 }
 
@@ -194,9 +240,9 @@ static int list_one(const char *name, json_t *ifaces)
 			       name, strerror(-n));
 	arr = ifaces ? json_array() : NULL;
 	if (!ifaces)
-		printf("%s: %d rule%s\n%-43s %12s %14s %14s %14s\n", name, n,
-		       n == 1 ? "" : "s", "PREFIX", "PPS", "BPS",
-		       "AGGREGATE_PPS", "AGGREGATE_BPS");
+		printf("%s: %d rule%s\n%-43s %12s %14s %14s %14s %12s %14s %8s\n",
+		       name, n, n == 1 ? "" : "s", "PREFIX", "PPS", "BPS",
+		       "AGGREGATE_PPS", "AGGREGATE_BPS", "NEW_PPS", "NEW_BPS", "BAN");
 	for (int i = 0; i < n; i++) {
 		const struct rl_rule *r = &rules[i];
 		struct rl_prefix p;
@@ -204,20 +250,28 @@ static int list_one(const char *name, json_t *ifaces)
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, pfx, sizeof(pfx));
 		if (arr) {
-			json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o, s:o}",
+			json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 				"prefix", pfx, "pps", json_limit(r->pps),
 				"bps", json_limit(r->bps),
 				"aggregate_pps", json_limit(r->agg_pps),
-				"aggregate_bps", json_limit(r->agg_bps)));
+				"aggregate_bps", json_limit(r->agg_bps),
+				"new_pps", json_limit(r->new_pps),
+				"new_bps", json_limit(r->new_bps),
+				"ban_ms", r->ban_ns ? json_integer((json_int_t)
+					(r->ban_ns / RL_NSEC_PER_MSEC)) : json_null()));
 		} else {
-			char v[4][24];
+			char v[6][24], ban[32] = "-";
 
 			fmt_limit(v[0], sizeof(v[0]), r->pps);
 			fmt_limit(v[1], sizeof(v[1]), r->bps);
 			fmt_limit(v[2], sizeof(v[2]), r->agg_pps);
 			fmt_limit(v[3], sizeof(v[3]), r->agg_bps);
-			printf("%-43s %12s %14s %14s %14s\n", pfx, v[0], v[1],
-			       v[2], v[3]);
+			fmt_limit(v[4], sizeof(v[4]), r->new_pps);
+			fmt_limit(v[5], sizeof(v[5]), r->new_bps);
+			if (r->ban_ns)
+				rl_format_duration(r->ban_ns, ban, sizeof(ban));
+			printf("%-43s %12s %14s %14s %14s %12s %14s %8s\n", pfx,
+			       v[0], v[1], v[2], v[3], v[4], v[5], ban);
 		}
 	}
 	if (arr)

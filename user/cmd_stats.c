@@ -252,6 +252,36 @@ static void source_rule(const struct rl_maps *m, struct rule_cache *rc,
 	rl_format_prefix(&p, src->rule, sizeof(src->rule));
 }
 
+static int ban_key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* The bans that hold (issue 11), and which shown sources they cover. */
+static int read_bans(const struct rl_maps *m, struct rl_stats_iface *v)
+{
+	struct rl_ban_row *by_key;
+	int ret = rl_bans_read(m, v->now, &v->bans, &v->nbans);
+
+	if (ret || !v->nbans)
+		return ret;
+	by_key = malloc(v->nbans * sizeof(*by_key));
+	if (!by_key)
+		return -ENOMEM;
+	memcpy(by_key, v->bans, v->nbans * sizeof(*by_key));
+	qsort(by_key, v->nbans, sizeof(*by_key), ban_key_cmp);
+	for (size_t i = 0; i < v->nsrc; i++) {
+		const struct rl_ban_row *b = bsearch(&v->src[i].sum.key, by_key,
+						     v->nbans, sizeof(*by_key),
+						     ban_key_cmp);
+
+		v->src[i].banned = b != NULL;
+		v->src[i].ban_ms_left = b ? b->ns_left / RL_NSEC_PER_MSEC : 0;
+	}
+	free(by_key);
+	return 0;
+}
+
 static int read_iface(const char *name, const struct stats_opts *o,
 		      struct iface_read *r)
 {
@@ -301,6 +331,13 @@ static int read_iface(const char *name, const struct stats_opts *o,
 		source_rule(&ifc.m, &rc, &r->top.rows[i], &v->src[i]);
 	}
 	v->nsrc = show;
+	ret = read_bans(&ifc.m, v);
+	if (ret) {
+		rl_err("stats: cannot read the bans of %s: %s", name, strerror(-ret));
+		free(v->src);
+		free(v->bans);
+		goto fail;
+	}
 	rule_cache_free(&rc);
 	rl_iface_close(&ifc);
 	return RL_EXIT_OK;
@@ -315,6 +352,7 @@ static void snapshot_free(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->ifs[i].view.src);
+		free(s->ifs[i].view.bans);
 		rl_source_top_free(&s->ifs[i].top);
 	}
 	s->n = 0;

@@ -6,8 +6,10 @@
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bans.h"
 #include "cli.h"
 #include "pin.h"
 #include "rules.h"
@@ -49,6 +51,18 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
  * Wait, at most 2 s, for a change in progress (attach, detach, quota) to
  * end, so that an attach between its steps is not reported as broken.
  */
+/* Bans that hold on an interface (0 when unreadable: status reports). */
+static size_t bans_held(const struct rl_maps *m)
+{
+	struct rl_ban_row *rows;
+	size_t n;
+
+	if (rl_bans_read(m, rl_now_ns(), &rows, &n))
+		return 0;
+	free(rows);
+	return n;
+}
+
 static void settle(void)
 {
 	for (int i = 0; i < 200 && rl_change_running(); i++)
@@ -133,8 +147,9 @@ int cmd_status(int argc, char **argv)
 		struct rl_iface ifc;
 		const char *problem;
 		bool opened;
-		char w[32];
+		char w[32], banned[48] = "";
 		int nrules = 0;
+		size_t nbans;
 
 		problem = check_iface(names[i], &ifc, &opened, err, sizeof(err));
 		broken |= problem != NULL;
@@ -149,6 +164,7 @@ int cmd_status(int argc, char **argv)
 		}
 		s = &ifc.cfg.set;
 		nrules = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
+		nbans = bans_held(&ifc.m);
 		rl_format_duration(s->window_ns, w, sizeof(w));
 		if (json) {
 			json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:b, s:b, s:i, s:s}",
@@ -164,6 +180,7 @@ int cmd_status(int argc, char **argv)
 				"rules", nrules < 0 ? 0 : nrules,
 				"state", problem ? "broken" : "ok");
 
+			json_object_set_new(o, "bans", json_integer((json_int_t)nbans));
 			if (problem)
 				json_object_set_new(o, "problem", json_string(problem));
 			json_array_append_new(arr, o);
@@ -171,13 +188,15 @@ int cmd_status(int argc, char **argv)
 			char pfx[16];
 
 			snprintf(pfx, sizeof(pfx), "/%u", s->v6_prefix);
-			printf("%-15s %-8s %-8s %7u %11llu %11s %6d  %s%s%s\n",
+			if (nbans)
+				snprintf(banned, sizeof(banned), " (%zu banned)", nbans);
+			printf("%-15s %-8s %-8s %7u %11llu %11s %6d  %s%s%s%s\n",
 			       names[i], s->mode == RL_MODE_GENERIC ? "generic" : "native",
 			       w, s->nbuckets, (unsigned long long)s->max_sources,
 			       pfx, nrules,
 			       problem ? "BROKEN: " : "ok",
 			       problem ? problem : "",
-			       (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "");
+			       (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "", banned);
 		}
 		rl_iface_close(&ifc);
 	}

@@ -12,6 +12,7 @@ static const struct {
 	{ "attach", cmd_attach, "load, attach and pin the limiter on an interface" },
 	{ "detach", cmd_detach, "remove it from an interface, with every pin" },
 	{ "quota", cmd_quota, "set, delete or list per-source quotas (rules)" },
+	{ "ban", cmd_ban, "list or lift the bans of rules set with --ban" },
 	{ "stats", cmd_stats, "show counters and the busiest sources" },
 	{ "status", cmd_status, "show attached interfaces and their settings" },
 };
@@ -59,6 +60,6 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-')
 		return rl_usage_err("unknown option '%s': see 'xdp-ratelimit --help'",
 				    argv[1]);
-	return rl_usage_err("unknown command '%s': the commands are attach, detach, quota, stats and status (see 'xdp-ratelimit --help')",
+	return rl_usage_err("unknown command '%s': the commands are attach, detach, quota, ban, stats and status (see 'xdp-ratelimit --help')",
 			    argv[1]);
 }

@@ -261,6 +261,51 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 	}
 	table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
 		    source_cell, s);
+	if (s->nbans) {
+		fprintf(f, "\nbanned: %zu source%s\n", s->nbans, s->nbans == 1 ? "" : "s");
+		rl_stats_print_bans(f, s->bans, s->nbans, set->v6_prefix);
+	}
+}
+
+/* ---- bans ---------------------------------------------------------- */
+
+enum { BAN_ADDRESS, BAN_RULE, BAN_LEFT, BAN_COLS };
+
+static const struct col ban_cols[BAN_COLS] = {
+	{ "ADDRESS", true }, { "RULE", true }, { "TIME_LEFT", false },
+};
+
+struct ban_table {
+	const struct rl_ban_row *rows;
+	__u32 v6_prefix;
+};
+
+static void ban_cell(const void *ctx, size_t row, int col, char *buf, size_t len)
+{
+	const struct ban_table *t = ctx;
+	const struct rl_ban_row *r = &t->rows[row];
+
+	switch (col) {
+	case BAN_ADDRESS:
+		rl_stats_format_source(&r->key, t->v6_prefix, buf, len);
+		break;
+	case BAN_RULE:
+		snprintf(buf, len, "%s", r->rule);
+		break;
+	case BAN_LEFT:
+		snprintf(buf, len, "%.1fs", (double)r->ns_left / RL_NSEC_PER_SEC);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+void rl_stats_print_bans(FILE *f, const struct rl_ban_row *rows, size_t n,
+			 __u32 v6_prefix)
+{
+	struct ban_table t = { rows, v6_prefix };
+
+	table_print(f, ban_cols, BAN_COLS, n, ban_cell, &t);
 }
 
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v)
@@ -337,6 +382,7 @@ static json_t *totals_json(const struct rl_stats_iface *s, bool watch)
 	json_object_set_new(o, "untracked_packets", jint(t->untracked_pkts));
 	json_object_set_new(o, "refused_unlisted_packets",
 			    jint(t->refused_unlisted_pkts));
+	json_object_set_new(o, "banned_packets", jint(t->banned_pkts));
 	if (watch)
 		json_object_set_new(o, "rates", rates_json(&s->rates, s->rates_ns));
 	return o;
@@ -362,9 +408,11 @@ static json_t *source_json(const struct rl_stats_iface *s,
 	json_object_set_new(o, "window_packets", jint(v->window_pkts));
 	json_object_set_new(o, "window_bytes", jint(v->window_bytes));
 	json_object_set_new(o, "tracked", json_boolean(src->tracked));
+	json_object_set_new(o, "ban_ms_left", src->banned ?
+			    jint(src->ban_ms_left) : json_null());
 	if (watch)
 		json_object_set_new(o, "rates", rates_json(&src->rates, 0));
-	if (json_object_size(o) != (watch ? 10U : 9U)) {
+	if (json_object_size(o) != (watch ? 11U : 10U)) {
 		json_decref(o);
 		return NULL;
 	}
@@ -391,8 +439,9 @@ static json_t *iface_json(const struct rl_stats_iface *s, bool watch)
 	json_object_set_new(o, "max_sources", jint(s->max_sources));
 	json_object_set_new(o, "tracked_sources", jint(s->tracked));
 	json_object_set_new(o, "refused_sources", jint(s->refused_only));
+	json_object_set_new(o, "banned_sources", jint(s->nbans));
 	json_object_set_new(o, "totals", totals_json(s, watch));
-	if (json_object_size(o) != 12) {
+	if (json_object_size(o) != 13) {
 		json_decref(o);
 		return NULL;
 	}
@@ -457,8 +506,30 @@ int rl_stats_print_json(FILE *f, const struct rl_stats_view *v)
 			if (err)
 				return err;
 		}
+		fputs("], \"bans\": [", f);
+		for (size_t k = 0; k < s->nbans; k++) {
+			json_t *o = rl_ban_json(&s->bans[k], s->set.v6_prefix);
+
+			if (k)
+				fputs(", ", f);
+			if (!o)
+				return -ENOMEM;
+			err = json_dumpf(o, f, 0) ? -EIO : 0;
+			json_decref(o);
+			if (err)
+				return err;
+		}
 		fputs("]}", f);
 	}
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;
+}
+
+json_t *rl_ban_json(const struct rl_ban_row *row, __u32 v6_prefix)
+{
+	char addr[RL_SOURCE_STRLEN];
+
+	rl_stats_format_source(&row->key, v6_prefix, addr, sizeof(addr));
+	return json_pack("{s:s, s:s, s:I}", "address", addr, "rule", row->rule,
+			 "ms_left", (json_int_t)(row->ns_left / RL_NSEC_PER_MSEC));
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <net/if.h>
+#include "bans.h"
 #include "maps.h"
 #include "units.h"
 
@@ -28,6 +29,8 @@ struct rl_stats_source {
 	bool has_rule;			/* some rule covers the source */
 	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
 	struct rl_rates rates;
+	bool banned;			/* a ban holds, for ban_ms_left more */
+	__u64 ban_ms_left;
 };
 
 struct rl_stats_iface {
@@ -42,6 +45,8 @@ struct rl_stats_iface {
 	__u64 refused_only;		/* refused, never in the table */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
+	struct rl_ban_row *bans;	/* banned sources, soonest free first */
+	size_t nbans;
 };
 
 struct rl_stats_view {
@@ -61,5 +66,12 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v);
 /* The SPEC's object on one line; -ENOMEM or -EIO on failure. */
 int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
+
+/* Banned sources as a table (ADDRESS, RULE, TIME_LEFT), and one as the
+ * object of `ban list --json` (NULL when out of memory). */
+void rl_stats_print_bans(FILE *f, const struct rl_ban_row *rows, size_t n,
+			 __u32 v6_prefix);
+typedef struct json_t json_t;
+json_t *rl_ban_json(const struct rl_ban_row *row, __u32 v6_prefix);
 
 #endif /* RL_STATS_VIEW_H */

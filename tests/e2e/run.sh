@@ -382,7 +382,7 @@ t_bpftool() {
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates config counters link refused rules rules_v4 rules_v6 sources " ] ||
+	[ "$names" = "aggregates bans config counters link refused rules rules_v4 rules_v6 sources " ] ||
 		bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
@@ -554,11 +554,11 @@ t_quota_del() {
 	local a=198.18.23.5 out rc1 rc2 rules s1 s2 s3 r
 	# the human list: its header, a row per rule
 	out=$(rl quota list --iface "$vrx")
-	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS"$'\n'* ]] &&
-		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 1 - - -" ] &&
-		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 2 - - -" ] &&
-		[ "$(table_row "$out" PREFIX 0.0.0.0/0)" = "0.0.0.0/0 1 - - -" ] &&
-		[ "$(table_row "$out" PREFIX ::/0)" = "::/0 1 - - -" ]
+	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS "*" NEW_PPS "*" NEW_BPS "*" BAN"$'\n'* ]] &&
+		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 1 - - - - - -" ] &&
+		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 2 - - - - - -" ] &&
+		[ "$(table_row "$out" PREFIX 0.0.0.0/0)" = "0.0.0.0/0 1 - - - - - -" ] &&
+		[ "$(table_row "$out" PREFIX ::/0)" = "::/0 1 - - - - - -" ]
 	result quota_list_table $? "quota list printed:"$'\n'"$out"
 	# source: passed/dropped/rule
 	src_pdr() { stats_json | jq -r --arg a "$a" '.interfaces[0].sources[] |
