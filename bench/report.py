@@ -448,6 +448,11 @@ def main():
     # issue 11: a flood refused by the newcomer budget costs no more than
     # one refused by the aggregate (within the noise of one run: 5%), and
     # established sources in the flood's rule lose nothing
+    r = (cost or {}).get("spoof_newcomer_vs_aggregate")
+    if r:
+        target("cost_newcomer_vs_aggregate", r, r["median"] <= 1.05,
+               "per-packet cost, spoofed flood refused by the newcomer budget: %s x "
+               "refused by the aggregate budget (<= 1.05)" % fmt(r))
     if pairs and pairs.get("ratio_h_g"):
         r = pairs["ratio_h_g"]
         target("veth_newcomer_vs_aggregate", r, r["median"] >= 0.95,
