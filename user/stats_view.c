@@ -464,6 +464,21 @@ static int dump_open(FILE *f, json_t *o)
 	return err;
 }
 
+/* Item k of an array being written: a comma before all but the first;
+ * takes the reference to o (NULL: out of memory). */
+static int dump_item(FILE *f, size_t k, json_t *o)
+{
+	int err;
+
+	if (k)
+		fputs(", ", f);
+	if (!o)
+		return -ENOMEM;
+	err = json_dumpf(o, f, 0) ? -EIO : 0;
+	json_decref(o);
+	return err;
+}
+
 /*
  * One line: {"interfaces": [...]} (and "time", "interval_ms" with --watch).
  * Each source is built and written on its own, so memory does not grow
@@ -495,27 +510,13 @@ int rl_stats_print_json(FILE *f, const struct rl_stats_view *v)
 			return err;
 		fputs(", \"sources\": [", f);
 		for (size_t k = 0; k < s->nsrc; k++) {
-			json_t *o = source_json(s, &s->src[k], v->watch);
-
-			if (k)
-				fputs(", ", f);
-			if (!o)
-				return -ENOMEM;
-			err = json_dumpf(o, f, 0) ? -EIO : 0;
-			json_decref(o);
+			err = dump_item(f, k, source_json(s, &s->src[k], v->watch));
 			if (err)
 				return err;
 		}
 		fputs("], \"bans\": [", f);
 		for (size_t k = 0; k < s->nbans; k++) {
-			json_t *o = rl_ban_json(&s->bans[k], s->set.v6_prefix);
-
-			if (k)
-				fputs(", ", f);
-			if (!o)
-				return -ENOMEM;
-			err = json_dumpf(o, f, 0) ? -EIO : 0;
-			json_decref(o);
+			err = dump_item(f, k, rl_ban_json(&s->bans[k], s->set.v6_prefix));
 			if (err)
 				return err;
 		}
