@@ -71,7 +71,8 @@ int rl_bans_read(const struct rl_maps *m, __u64 now, struct rl_ban_row **rows,
 		*n = 0;
 		return err;
 	}
-	qsort(*rows, *n, sizeof(**rows), sooner);
+	if (*n)		/* qsort of NULL is undefined, even of 0 items */
+		qsort(*rows, *n, sizeof(**rows), sooner);
 	return 0;
 }
 
