@@ -112,7 +112,7 @@ int rl_iface_arg(const char *cmd, const char *name);
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 
-extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
+extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota, rl_cmd_ban,
 	rl_cmd_stats, rl_cmd_status;
 
 #endif /* RL_CLI_H */

@@ -15,8 +15,8 @@
 #include "table.h"
 #include "values.h"
 
-enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE,
-       OPT_JSON };
+enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
+       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_IFACE, OPT_JSON };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -30,6 +30,13 @@ static const struct rl_opt set_opts[] = {
 	  "packets per second all of PREFIX may pass together" },
 	{ OPT_AGG_BPS, "aggregate-bps", "RATE|unlimited",
 	  "bytes per second all of PREFIX may pass together" },
+	{ OPT_NEW_PPS, "new-pps", "RATE|unlimited",
+	  "packets per second the new sources of PREFIX may pass together" },
+	{ OPT_NEW_BPS, "new-bps", "RATE|unlimited",
+	  "bytes per second the new sources of PREFIX may pass together" },
+	{ OPT_BAN, "ban", "DURATION|0",
+	  "ban a source dropped for its own --pps/--bps for DURATION "
+	  "(1ms to 1440m, a day; 0: no bans)" },
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
@@ -44,6 +51,24 @@ static const struct rl_opt list_opts[] = {
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
 	{ 0 }
 };
+
+/* --ban: 0 (no bans) or a DURATION of at most RL_MAX_BAN_NS. */
+static int parse_ban(const char *s, __u64 *ns)
+{
+	char err[RL_ERR_LEN];
+
+	if (!strcmp(s, "0")) {
+		*ns = 0;
+		return 0;
+	}
+	if (rl_parse_duration(s, ns, err, sizeof(err)))
+		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
+				    err);
+	if (*ns > RL_MAX_BAN_NS)
+		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
+				    s);
+	return 0;
+}
 
 struct quota_args {
 	const char *iface;
@@ -76,12 +101,23 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_AGG_PPS:
 		val = &ch->agg_pps, have = &ch->have_agg_pps;
 		break;
-	default:	/* OPT_AGG_BPS */
+	case OPT_AGG_BPS:
 		val = &ch->agg_bps, have = &ch->have_agg_bps;
 		break;
+	case OPT_NEW_PPS:
+		val = &ch->new_pps, have = &ch->have_new_pps;
+		break;
+	case OPT_NEW_BPS:
+		val = &ch->new_bps, have = &ch->have_new_bps;
+		break;
+	default:	/* OPT_BAN */
+		ch->have_ban = true;
+		return parse_ban(arg, &ch->ban_ns);
 	}
 	if (rl_parse_rate(arg, true, val, err, sizeof(err)))
-		return rl_usage_err("%s: --%s: %s", p->path, rl_opt_name(p, id), err);
+		return rl_usage_err("%s: --%s: %s%s", p->path, rl_opt_name(p, id), err,
+				    id == OPT_NEW_PPS || id == OPT_NEW_BPS ?
+				    " (allowed: 0 to 18446744073709551614 per second)" : "");
 	*have = true;
 	return 0;
 }
@@ -100,7 +136,7 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 	if (rl_parse_prefix(argv[0], &a->prefix, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
 	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps");
+		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban");
 	return 0;
 }
 
@@ -165,6 +201,12 @@ static void rules_json(struct rl_json *j, const struct rule_list *l)
 		limit_json(j, "bps", r->bps);
 		limit_json(j, "aggregate_pps", r->agg_pps);
 		limit_json(j, "aggregate_bps", r->agg_bps);
+		limit_json(j, "new_pps", r->new_pps);
+		limit_json(j, "new_bps", r->new_bps);
+		if (r->ban_ns)
+			rl_json_uint_field(j, "ban_ms", r->ban_ns / RL_NSEC_PER_MSEC);
+		else
+			rl_json_null_field(j, "ban_ms");
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
@@ -175,12 +217,18 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
 	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
-	const __u64 limits[] = { r->pps, r->bps, r->agg_pps, r->agg_bps };
+	const __u64 limits[] = { r->pps, r->bps, r->agg_pps, r->agg_bps,
+				 r->new_pps, r->new_bps };
 	struct rl_prefix p;
 
 	if (col == 0) {
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, buf, len);
+	} else if (col == 7) {	/* BAN */
+		if (r->ban_ns)
+			rl_format_duration(r->ban_ns, buf, len);
+		else
+			snprintf(buf, len, "-");
 	} else if (limits[col - 1] == RL_UNLIMITED) {
 		snprintf(buf, len, "-");
 	} else {
@@ -193,10 +241,11 @@ static void rules_table(const struct rule_list *l)
 	static const struct rl_table_col cols[] = {
 		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
 		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
+		{ "NEW_PPS", false }, { "NEW_BPS", false }, { "BAN", false },
 	};
 
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, 5, (size_t)l->n, rule_cell, l);
+	rl_table_print(stdout, cols, 8, (size_t)l->n, rule_cell, l);
 }
 
 static int rules_read(const char *name, struct rule_list *l)
@@ -230,16 +279,9 @@ static int quota_list(void *cfg)
 	FILE *f = NULL;
 	int n, ret = RL_EXIT_OK;
 
-	if (a->iface) {
-		if (rl_iface_resolve(a->iface, names[0], err, sizeof(err)))
-			return rl_fail("quota list: %s", err);
-		n = 1;
-	} else {
-		n = rl_ifaces_list(names, RL_MAX_IFACES);
-		if (n < 0)
-			return rl_fail("quota list: cannot read %s: %s",
-				       RL_PIN_ROOT, strerror(-n));
-	}
+	n = rl_ifaces_select(a->iface, names, err, sizeof(err));
+	if (n < 0)
+		return rl_fail("quota list: %s", err);
 	if (a->json) {
 		f = open_memstream(&doc, &len);
 		if (!f)
@@ -313,14 +355,24 @@ const struct rl_cmd rl_cmd_quota = {
 		"the limits it names; 'unlimited' removes one. --pps 0 blocks PREFIX;\n"
 		"--pps unlimited with no other limit allow-lists it. Changes apply at once,\n"
 		"keeping every counter. --iface may be left out when one interface is\n"
-		"attached; 'list' without it shows every attached interface.\n",
+		"attached; 'list' without it shows every attached interface.\n"
+		"\n"
+		"--new-* caps what PREFIX's new sources pass together: a source is new\n"
+		"until it has been tracked for one whole window, and a packet the newcomer\n"
+		"budget refuses takes no table entry, so established sources keep passing\n"
+		"during a spoofed flood. --ban DURATION bans a source whose packet is\n"
+		"dropped for its own --pps/--bps: all its packets drop for DURATION (see\n"
+		"'xdp-ratelimit ban'). The default rule's aggregate and newcomer budgets\n"
+		"are one window for IPv4 and IPv6 together.\n",
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
+		"DURATION: a whole number with suffix ms, s or m: 500ms, 10s, 5m.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"
 		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
+		"  xdp-ratelimit quota set default --pps 100 --new-pps 2k --ban 1m\n"
 		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
 		"  xdp-ratelimit quota del 198.18.0.0/15\n",
 	.subcmds = (const struct rl_cmd *const[]){
