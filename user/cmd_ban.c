@@ -65,8 +65,9 @@ struct ban_list {
 	size_t n;
 };
 
-static int bans_of(const char *name, struct ban_list *l)
+static int bans_read(void *ctx, const char *name)
 {
+	struct ban_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
 	int ret;
@@ -83,8 +84,10 @@ static int bans_of(const char *name, struct ban_list *l)
 	return RL_EXIT_OK;
 }
 
-static void bans_json(struct rl_json *j, const struct ban_list *l)
+static void bans_json(struct rl_json *j, const void *ctx)
 {
+	const struct ban_list *l = ctx;
+
 	rl_json_object_start(j);
 	rl_json_string_field(j, "ifname", l->name);
 	rl_json_name(j, "bans");
@@ -95,65 +98,33 @@ static void bans_json(struct rl_json *j, const struct ban_list *l)
 	rl_json_object_end(j);
 }
 
-static void bans_table(const struct ban_list *l)
+static void bans_table(const void *ctx)
 {
+	const struct ban_list *l = ctx;
+
 	printf("%s: %zu banned source%s\n", l->name, l->n, l->n == 1 ? "" : "s");
 	if (l->n)
 		rl_bans_print_table(stdout, l->rows, l->n, l->v6_prefix);
 }
 
-/*
- * Tables as each interface is read; JSON only once every one was (a
- * failure prints none of it), as quota list.
- */
+static void bans_release(void *ctx)
+{
+	struct ban_list *l = ctx;
+
+	free(l->rows);
+	l->rows = NULL;
+}
+
 static int ban_list_run(void *cfg)
 {
-	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	static const struct rl_lister lister = {
+		.cmd = "ban list", .read = bans_read, .json = bans_json,
+		.table = bans_table, .release = bans_release,
+	};
 	const struct ban_args *a = cfg;
-	struct ban_list list;
-	struct rl_json j;
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
-	int n, ret = RL_EXIT_OK;
+	struct ban_list list = { 0 };
 
-	n = rl_ifaces_select(a->iface, names, err, sizeof(err));
-	if (n < 0)
-		return rl_fail("ban list: %s", err);
-	if (a->json) {
-		f = open_memstream(&doc, &len);
-		if (!f)
-			return rl_fail("ban list: out of memory");
-		rl_json_begin(&j, f);
-		rl_json_object_start(&j);
-		rl_json_name(&j, "interfaces");
-		rl_json_array_start(&j);
-	} else if (n == 0) {
-		printf("no interface is attached\n");
-	}
-	for (int i = 0; i < n && ret == RL_EXIT_OK; i++) {
-		ret = bans_of(names[i], &list);
-		if (ret)
-			break;
-		if (f) {
-			bans_json(&j, &list);
-		} else {
-			if (i)
-				putchar('\n');
-			bans_table(&list);
-		}
-		free(list.rows);
-	}
-	if (f) {
-		rl_json_array_end(&j);
-		rl_json_object_end(&j);
-		if ((rl_json_end(&j) | fclose(f)) && !ret)
-			ret = rl_fail("ban list: out of memory");
-		if (!ret)
-			fputs(doc, stdout);
-		free(doc);
-	}
-	return ret;
+	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 
 /* Under the lock, on the one interface named. */

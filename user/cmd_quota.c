@@ -181,8 +181,9 @@ static void limit_json(struct rl_json *j, const char *name, __u64 v)
 		rl_json_uint_field(j, name, v);
 }
 
-static void rules_json(struct rl_json *j, const struct rule_list *l)
+static void rules_json(struct rl_json *j, const void *ctx)
 {
+	const struct rule_list *l = ctx;
 	char pfx[RL_PREFIX_STRLEN];
 
 	rl_json_object_start(j);
@@ -236,20 +237,22 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 	}
 }
 
-static void rules_table(const struct rule_list *l)
+static void rules_table(const void *ctx)
 {
 	static const struct rl_table_col cols[] = {
 		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
 		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
 		{ "NEW_PPS", false }, { "NEW_BPS", false }, { "BAN", false },
 	};
+	const struct rule_list *l = ctx;
 
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
 	rl_table_print(stdout, cols, 8, (size_t)l->n, rule_cell, l);
 }
 
-static int rules_read(const char *name, struct rule_list *l)
+static int rules_read(void *ctx, const char *name)
 {
+	struct rule_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
 
@@ -264,57 +267,16 @@ static int rules_read(const char *name, struct rule_list *l)
 	return RL_EXIT_OK;
 }
 
-/*
- * Tables as each interface is read; JSON only once every one was (a
- * failure prints none of it).
- */
 static int quota_list(void *cfg)
 {
-	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	static const struct rl_lister lister = {
+		.cmd = "quota list", .read = rules_read, .json = rules_json,
+		.table = rules_table,
+	};
 	const struct quota_args *a = cfg;
 	static struct rule_list list;
-	struct rl_json j;
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
-	int n, ret = RL_EXIT_OK;
 
-	n = rl_ifaces_select(a->iface, names, err, sizeof(err));
-	if (n < 0)
-		return rl_fail("quota list: %s", err);
-	if (a->json) {
-		f = open_memstream(&doc, &len);
-		if (!f)
-			return rl_fail("quota list: out of memory");
-		rl_json_begin(&j, f);
-		rl_json_object_start(&j);
-		rl_json_name(&j, "interfaces");
-		rl_json_array_start(&j);
-	} else if (n == 0) {
-		printf("no interface is attached\n");
-	}
-	for (int i = 0; i < n && ret == RL_EXIT_OK; i++) {
-		ret = rules_read(names[i], &list);
-		if (ret)
-			break;
-		if (f) {
-			rules_json(&j, &list);
-			continue;
-		}
-		if (i)
-			putchar('\n');
-		rules_table(&list);
-	}
-	if (f) {
-		rl_json_array_end(&j);
-		rl_json_object_end(&j);
-		if ((rl_json_end(&j) | fclose(f)) && !ret)
-			ret = rl_fail("quota list: out of memory");
-		if (!ret)
-			fputs(doc, stdout);
-		free(doc);
-	}
-	return ret;
+	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 
 static int quota_set(void *cfg)

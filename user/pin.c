@@ -281,19 +281,3 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	strcpy(out, names[0]);
 	return 0;
 }
-
-int rl_ifaces_select(const char *iface, char names[][IF_NAMESIZE], char *err,
-		     size_t errlen)
-{
-	int n;
-
-	if (iface) {
-		n = rl_iface_resolve(iface, names[0], err, errlen);
-		return n ? n : 1;
-	}
-	n = rl_ifaces_list(names, RL_MAX_IFACES);
-	if (n < 0)
-		snprintf(err, errlen, "cannot read %s: %s", RL_PIN_ROOT,
-			 strerror(-n));
-	return n;
-}

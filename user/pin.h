@@ -65,12 +65,4 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
 int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		     size_t errlen);
 
-/*
- * The interfaces a listing command shows (quota list, ban list): `iface`
- * alone when given (it must be attached), else every attached one, into
- * names[RL_MAX_IFACES]. Their count, or -errno with a message in err.
- */
-int rl_ifaces_select(const char *iface, char names[][IF_NAMESIZE], char *err,
-		     size_t errlen);
-
 #endif /* RL_PIN_H */
