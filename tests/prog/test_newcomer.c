@@ -20,12 +20,9 @@ static int pass_count(struct fixture *f, const char *addr, int n, int cpu,
 		      __u64 now)
 {
 	struct frame fr;
-	int passed = 0;
 
 	frame_udp(&fr, addr, 64, 0);
-	for (int i = 0; i < n; i++)
-		passed += fixture_run(f, fr.data, fr.len, cpu, now) == XDP_PASS;
-	return passed;
+	return fixture_send(f, &fr, n, cpu, now);
 }
 
 /* One frame from each of `n` sources 198.18.NET.1.. on `cpu`; passed. */
