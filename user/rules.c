@@ -201,7 +201,7 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 	if (id == -ENOENT) {
 		if (!rl_rule_change_any(c)) {
 			snprintf(err, errlen,
-				 "nothing to set: give --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps or --ban (or 'unlimited' to allow-list)");
+				 "nothing to set: a new rule needs at least one limit, budget or ban");
 			return -EINVAL;
 		}
 		id = free_slot(m);
