@@ -214,32 +214,39 @@ static void rules_json(struct rl_json *j, const void *ctx)
 	rl_json_object_end(j);
 }
 
+/* The columns of quota list: the prefix, a limit per rule field, the ban. */
+enum { COL_PREFIX, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS, COL_NEW_PPS,
+       COL_NEW_BPS, COL_BAN, NR_COLS };
+
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
 	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
-	const __u64 limits[] = { r->pps, r->bps, r->agg_pps, r->agg_bps,
-				 r->new_pps, r->new_bps };
+	const __u64 limits[] = {
+		[COL_PPS] = r->pps, [COL_BPS] = r->bps,
+		[COL_AGG_PPS] = r->agg_pps, [COL_AGG_BPS] = r->agg_bps,
+		[COL_NEW_PPS] = r->new_pps, [COL_NEW_BPS] = r->new_bps,
+	};
 	struct rl_prefix p;
 
-	if (col == 0) {
+	if (col == COL_PREFIX) {
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, buf, len);
-	} else if (col == 7) {	/* BAN */
+	} else if (col == COL_BAN) {
 		if (r->ban_ns)
 			rl_format_duration(r->ban_ns, buf, len);
 		else
 			snprintf(buf, len, "-");
-	} else if (limits[col - 1] == RL_UNLIMITED) {
+	} else if (limits[col] == RL_UNLIMITED) {
 		snprintf(buf, len, "-");
 	} else {
-		snprintf(buf, len, "%llu", (unsigned long long)limits[col - 1]);
+		snprintf(buf, len, "%llu", (unsigned long long)limits[col]);
 	}
 }
 
 static void rules_table(const void *ctx)
 {
-	static const struct rl_table_col cols[] = {
+	static const struct rl_table_col cols[NR_COLS] = {
 		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
 		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
 		{ "NEW_PPS", false }, { "NEW_BPS", false }, { "BAN", false },
@@ -247,7 +254,7 @@ static void rules_table(const void *ctx)
 	const struct rule_list *l = ctx;
 
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, 8, (size_t)l->n, rule_cell, l);
+	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
 }
 
 static int rules_read(void *ctx, const char *name)
