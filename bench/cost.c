@@ -125,6 +125,25 @@ static int load_rl(struct rl_inst *r, __u64 max_sources)
 	return 0;
 }
 
+/* quota set default --pps 1000 with an aggregate or a newcomer budget of
+ * 10 pps: a spoofed flood (every packet a new source) is refused by it */
+static int spoof_rule(struct rl_inst *r, bool newcomer)
+{
+	struct rl_rule_change c = {
+		.have_pps = true, .pps = 1000,
+		.have_agg_pps = !newcomer, .agg_pps = 10,
+		.have_new_pps = newcomer, .new_pps = 10,
+	};
+	char err[RL_ERR_LEN];
+	struct rl_prefix p = { .is_default = true };
+
+	if (rl_rule_set(&r->m, &r->s, &p, &c, err, sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: quota set default: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* quota set PREFIX --pps PPS (RL_UNLIMITED: unlimited) */
 static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
 {
@@ -358,7 +377,7 @@ int bench_cost(int argc, char **argv)
 	int rounds = 11, cpu = 0, n = 0, opt, ret = 1;
 	double ms = 20;
 	struct cost_case cs[32];
-	struct rl_inst rl = { 0 }, rc = { 0 };
+	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	json_t *cases, *doc;
 
@@ -402,6 +421,11 @@ int bench_cost(int argc, char **argv)
 	    quota(&rl, "198.18.7.7", RL_UNLIMITED) ||
 	    quota(&rc, "default", 1000))
 		goto out;
+	/* spoofed floods refused by an aggregate (today) and by a
+	 * newcomer budget, both driven by churn: every packet a new source */
+	if (load_rl(&ra, RL_DEFAULT_MAX_SOURCES) || load_rl(&rn, RL_DEFAULT_MAX_SOURCES) ||
+	    spoof_rule(&ra, false) || spoof_rule(&rn, true))
+		goto out;
 
 	int pass_fd = bpf_program__fd(bu->progs.xdp_pass);
 	int rl_fd = bpf_program__fd(rl.skel->progs.xdp_ratelimit);
@@ -439,6 +463,12 @@ int bench_cost(int argc, char **argv)
 	add_case(cs, &n, "churn", "churn 1M sources, --max-sources 64Ki",
 		 churn_fd, "2001:db8::1", 0, XDP_PASS, -1);
 	cs[n - 1].tail_fd = bpf_program__fd(rc.skel->progs.xdp_ratelimit);
+	add_case(cs, &n, "spoof_aggregate", "spoofed flood refused by an aggregate budget",
+		 churn_fd, "2001:db8::1", 0, -1, -1);
+	cs[n - 1].tail_fd = bpf_program__fd(ra.skel->progs.xdp_ratelimit);
+	add_case(cs, &n, "spoof_newcomer", "spoofed flood refused by a newcomer budget",
+		 churn_fd, "2001:db8::1", 0, -1, -1);
+	cs[n - 1].tail_fd = bpf_program__fd(rn.skel->progs.xdp_ratelimit);
 	add_case(cs, &n, "xcpu_none", "refresh without the loop", xcpu_fd,
 		 "198.18.0.1", 0, XDP_PASS, -1);
 	add_case(cs, &n, "xcpu_program", "refresh, the program's loop",
@@ -540,9 +570,14 @@ int bench_cost(int argc, char **argv)
 			"ns", bench_summary_json(bench_summarize(net, rounds)),
 			"ratio_pass", bench_summary_json(bench_summarize(ratio, rounds))));
 	}
-	doc = json_pack("{s:i, s:i, s:i, s:f, s:o, s:o}", "cpu", cpu, "ncpus", ncpus,
+	doc = json_pack("{s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "cpu", cpu, "ncpus", ncpus,
 			"rounds", rounds, "ms_per_sample", ms, "cases", cases,
-			"cross_cpu", xcpu_json(cs, n, rounds));
+			"cross_cpu", xcpu_json(cs, n, rounds),
+			/* within each round: what refusing costs, newcomer
+			 * budget over aggregate (the churn driver in both) */
+			"spoof_newcomer_vs_aggregate",
+			ratio_json(cs, find(cs, n, "spoof_newcomer"),
+				   find(cs, n, "spoof_aggregate"), rounds));
 	ret = bench_print_json(doc) ? 1 : 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -551,6 +586,10 @@ out:
 		ratelimit__destroy(rl.skel);
 	if (rc.skel)
 		ratelimit__destroy(rc.skel);
+	if (ra.skel)
+		ratelimit__destroy(ra.skel);
+	if (rn.skel)
+		ratelimit__destroy(rn.skel);
 	baselines__destroy(bu);
 	baselines__destroy(bo);
 	baselines__destroy(xprog);

@@ -87,6 +87,7 @@ CASE_LABEL = {
     "e": "(e) iptables hashlimit srcip",
     "f": "xdp-ratelimit, table 65,536",
     "g": "xdp-ratelimit, table 65,536 + aggregate",
+    "h": "xdp-ratelimit, table 65,536 + newcomer budget",
 }
 GROUP_LABEL = {
     "v4_1": "1 source (IPv4)",
@@ -161,16 +162,38 @@ def per_rep_ratio(rows, num, den):
 
 def pairs_summary(rows):
     """The back-to-back runs of (b) with 1 IPv6 source and the spoofed
-    floods (f) without and (g) with an aggregate budget."""
+    floods (f) without and (g) with an aggregate budget, (h) with a
+    newcomer budget."""
     rows = [r for r in rows if r["group"] == "pairs"]
     if not rows:
         return None
     out = {"n": len({r["rep"] for r in rows}),
            "seconds": statistics.median(r["seconds"] for r in rows)}
-    for c in "bfg":
+    for c in "bfgh":
         out["mpps_" + c] = summary([r["mpps"] for r in rows if r["case"] == c])
-    for c in "fg":
+        out["passed_" + c] = summary([r["passed_fraction"] for r in rows
+                                      if r["case"] == c and r.get("passed_fraction") is not None])
+    for c in "fgh":
         out["ratio_" + c] = per_rep_ratio(rows, ("pairs", c), ("pairs", "b"))
+    # the newcomer budget's refusal against the aggregate's
+    out["ratio_h_g"] = per_rep_ratio(rows, ("pairs", "h"), ("pairs", "g"))
+    return out
+
+
+def established(rows):
+    """Established sources and a spoofed flood in one rule."""
+    out = []
+    for r in rows:
+        g = r.get("flood_generator") or {}
+        secs = g.get("seconds") or 0
+        # what reached XDP from them during the flood; passed + dropped
+        out.append({
+            "sources": r["established_sources"],
+            "sent": r["established_passed"] + r["established_dropped"],
+            "passed": r["established_passed"], "dropped": r["established_dropped"],
+            "flood_seconds": secs,
+            "received_mpps": r["received"] / secs / 1e6 if secs else None,
+            "passed_during_flood": r["passed"], "tracked": r["tracked"]})
     return out
 
 
@@ -296,10 +319,23 @@ def markdown(path):
         w("| run | Mpps | × 1 source |\n|---|---|---|\n")
         for c, label in (("b", "1 source, 1 pps (b)"),
                          ("f", "1,000,000 random sources, table 65,536"),
-                         ("g", "the same + `--aggregate-pps 10k`")):
-            w("| %s | %s | %s |\n" % (label, md(p["mpps_" + c]),
-                                      md(p.get("ratio_" + c)) if c != "b" else ""))
+                         ("g", "the same + `--aggregate-pps 10k`"),
+                         ("h", "the same + `--new-pps 10k` instead")):
+            if p.get("mpps_" + c):
+                w("| %s | %s | %s |\n" % (label, md(p["mpps_" + c]),
+                                          md(p.get("ratio_" + c)) if c != "b" else ""))
+        if p.get("ratio_h_g"):
+            w("\nRefused by the newcomer budget against refused by the aggregate "
+              "budget, within each repeat: %s.\n" % md(p["ratio_h_g"]))
         w("\n")
+    for e in r.get("established") or []:
+        w("**Established sources and a spoofed flood in one rule** (`--pps 1k "
+          "--new-pps 10k`): %d sources at 100 pps each, established, had %d "
+          "frames reach XDP while 1,000,000 random sources flooded for %.1f s "
+          "(%.2f Mpps reached XDP; %d frames passed in all): the established "
+          "sources passed %d and **lost %d to the limiter**.\n\n"
+          % (e["sources"], e["sent"], e["flood_seconds"], e["received_mpps"] or 0,
+             e["passed_during_flood"], e["passed"], e["dropped"]))
     acc = r.get("accuracy") or []
     if acc:
         w("**Accuracy** (paced traffic; window 1 s in 10 buckets; packets passed per "
@@ -350,6 +386,7 @@ def main():
     mem = memory(load_jsonl(os.path.join(t, "memory.jsonl")),
                  load_jsonl(os.path.join(t, "sizes64.jsonl")), ncpus)
     acc = accuracy(load_jsonl(os.path.join(t, "accuracy.jsonl")), ncpus)
+    est = established(load_jsonl(os.path.join(t, "established.jsonl")))
     tp = throughput(tp_rows)
     x = (cost or {}).get("cross_cpu")
     if x:
@@ -410,6 +447,24 @@ def main():
             target("veth_%s_%s_vs_single" % (g, c), r, r["median"] >= 0.5,
                    "veth, %s: %s of its single-source rate (>= 0.50%s)"
                    % (what, fmt(r), how))
+    # a flood refused by the newcomer budget costs no more than
+    # one refused by the aggregate (within the noise of one run: 5%), and
+    # established sources in the flood's rule lose nothing
+    r = (cost or {}).get("spoof_newcomer_vs_aggregate")
+    if r:
+        target("cost_newcomer_vs_aggregate", r, r["median"] <= 1.05,
+               "per-packet cost, spoofed flood refused by the newcomer budget: %s x "
+               "refused by the aggregate budget (<= 1.05)" % fmt(r))
+    if pairs and pairs.get("ratio_h_g"):
+        r = pairs["ratio_h_g"]
+        target("veth_newcomer_vs_aggregate", r, r["median"] >= 0.95,
+               "veth, spoofed flood refused by the newcomer budget: %s of the rate "
+               "refused by the aggregate budget (>= 0.95, %d back-to-back runs)"
+               % (fmt(r), pairs["n"]))
+    for e in est:
+        target("established_lost", e["dropped"], e["dropped"] == 0,
+               "established sources in the flood's rule: lost %d of %d to the limiter (0)"
+               % (e["dropped"], e["sent"]))
     for r in acc:
         if r["tool"] != "xdp-ratelimit":
             continue
@@ -460,7 +515,7 @@ def main():
         "phase_seconds": {k: int(v) for k, v in
                           (p.split("=", 1) for p in a.phases.split() if "=" in p)},
         "machine": machine(ncpus),
-        "cost": cost, "throughput": tp, "spoof_pairs": pairs,
+        "cost": cost, "throughput": tp, "spoof_pairs": pairs, "established": est,
         "throughput_runs": tp_rows,
         "memory": mem, "accuracy": acc, "targets": targets,
     }
@@ -527,9 +582,19 @@ def main():
         w("    %-40s %-21s %s\n" % ("", "Mpps", "x (b), 1 source"))
         for c, label in (("b", "(b) xdp-ratelimit, 1 source (IPv6)"),
                          ("f", "xdp-ratelimit, table 65,536"),
-                         ("g", "xdp-ratelimit, table 65,536 + aggregate")):
+                         ("g", "xdp-ratelimit, table 65,536 + aggregate"),
+                         ("h", "xdp-ratelimit, table 65,536 + newcomer")):
             w("    %-40s %-21s %s\n" % (label, fmt(pairs["mpps_" + c]),
                                         fmt(pairs.get("ratio_" + c)) if c != "b" else ""))
+        w("    newcomer budget refusing / aggregate refusing, within a repeat: %s\n"
+          % fmt(pairs.get("ratio_h_g")))
+    for e in est:
+        w("\nEstablished sources and a spoofed flood in one rule (--pps 1k --new-pps 10k):\n"
+          "  %d established sources had %d frames reach XDP during %.1f s of 1,000,000 "
+          "random sources (%.2f Mpps into XDP): passed %d, lost to the limiter %d; "
+          "%d sources tracked\n"
+          % (e["sources"], e["sent"], e["flood_seconds"], e["received_mpps"] or 0,
+             e["passed"], e["dropped"], e["tracked"]))
     if mem["rows"]:
         w("\nMemory of the sources map (bpftool map show: memlock), %d CPUs here\n" % ncpus)
         w("  %-12s %-10s %-14s %-14s %-14s %-12s %s\n" % (
@@ -624,6 +689,9 @@ def smoke(r, ncpus):
             med = a["per_window"]["median"]
             check("accuracy_xdp_quota", 0.5 * a["budget"] <= med <= a["budget"] + ncpus,
                   "median %s per window against a quota of %s" % (med, a["budget"]))
+    est = r.get("established") or []
+    check("established_ran", len(est) == 1 and est[0]["sent"] > 0 and est[0]["passed"] > 0,
+          "established sources and a flood: %s" % est)
     print("bench: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -21,9 +21,12 @@
 #               XDP_DROP, (b) xdp-ratelimit dropping, (c) its dry run,
 #               (d) an nftables meter, (e) iptables hashlimit, and the
 #               minimal per-source limiter (the floor of any)
-#   pairs       the spoofed floods (without and with an aggregate budget)
-#               against the single-source rate, in back-to-back runs
-#               repeated many times: the ratio the target is about
+#   pairs       the spoofed floods (without and with an aggregate budget,
+#               with a newcomer budget) against the single-source rate, in
+#               back-to-back runs repeated many times: the ratio the target
+#               is about
+#   established established sources and a spoofed flood in the same rule
+#               with a newcomer budget: what the established sources lost
 #
 # Ends with the time each part took ("bench: finished in N s").
 #
@@ -221,12 +224,13 @@ newns "$tx" || die "namespaces"
 #      (hashlimit forgets an idle source after 2 minutes, not 10 s).
 #   f: b with a small table (65,536) against 1,000,000 spoofed sources
 #   g: f with an aggregate budget on the rule the flood matches
+#   h: f with a newcomer budget instead
 recv_cases="a m b c d e"
 case " $groups " in *" v6_1m "*)
 	recv_cases="$recv_cases B D E"
 	[ "$big_dry_run" = 1 ] && recv_cases="$recv_cases C" ;;
 esac
-case " $groups " in *" spoof "*) recv_cases="$recv_cases f g" ;; esac
+case " $groups " in *" spoof "*) recv_cases="$recv_cases f g h" ;; esac
 # xdp-ratelimit receivers attach in the background, each on its own
 # interface, while the others are set up in turn (iptables takes a lock
 # of its own). The 1,048,576-entry tables (B, C) take seconds of kernel
@@ -243,6 +247,9 @@ rl_setup() {	# CASE
 	g) in_ns "$n" "$cli" attach "$d" --default-pps 1 &&
 	   in_ns "$n" "$cli" quota set 2001:db8::/32 --pps 1 --aggregate-pps 10k \
 		--iface "$d" ;;
+	h) in_ns "$n" "$cli" attach "$d" --default-pps 1 &&
+	   in_ns "$n" "$cli" quota set 2001:db8::/32 --pps 1 --new-pps 10k \
+		--iface "$d" ;;
 	esac >/dev/null
 }
 setups=()
@@ -253,7 +260,7 @@ rx_start() {	# CASE...: namespaces, veth pairs, xdp-ratelimit in the background
 		[[ " $recv_cases " = *" $c "* ]] && [ ! -e "/run/netns/$n" ] || continue
 		newns "$n" && pair "$n" "${id}t$c" "${id}r$c" ||
 			die "cannot create namespace $n"
-		case $c in [bcfgBC])
+		case $c in [bcfghBC])
 			rl_setup "$c" &
 			setups+=("$!:$c")
 			bg+=("$!") ;;
@@ -329,7 +336,7 @@ for c in $recv_cases; do
 	case $c in
 	a) in_ns "$n" "$bench" xdp "${id}r$c" drop ;;
 	m) in_ns "$n" "$bench" xdp "${id}r$c" minimal ;;
-	[bcfgBC]) ;;
+	[bcfghBC]) ;;
 	d) in_ns "$n" "$bench" xdp "${id}r$c" pass && nft_meter "$n" 1/second ;;
 	e) in_ns "$n" "$bench" xdp "${id}r$c" pass && hashlimit "$n" 1/sec ;;
 	D) in_ns "$n" "$bench" xdp "${id}r$c" pass && nft_meter "$n" 1/minute 1 ;;
@@ -351,7 +358,7 @@ group_cases() {
 	v4_1|v4_1024) echo "a m b c d e" ;;
 	v6_1) echo "a b d" ;;
 	v6_1m) echo "a B $([ "$big_dry_run" = 1 ] && echo C) D E" ;;
-	spoof) echo "a f g d" ;;
+	spoof) echo "a f g h d" ;;
 	esac
 }
 group_traffic() {
@@ -407,14 +414,14 @@ for r in $(seq 1 "$tp_reps"); do
 done
 phase throughput
 
-# The spoofed floods against the single-source rate, (f) and (g) of the
-# spoof group over (b) of v6_1: each repeat runs the three back to back
+# The spoofed floods against the single-source rate, (f), (g) and (h) of
+# the spoof group over (b) of v6_1: each repeat runs the four back to back
 # (the order rotating), so that load from elsewhere hits them alike.
 if [ "$pair_reps" -gt 0 ] && [[ " $groups " = *" spoof "* ]]; then
-	say "spoofed floods against the single-source rate: $pair_reps x 3 runs ($(elapsed)s)"
+	say "spoofed floods against the single-source rate: $pair_reps x 4 runs ($(elapsed)s)"
 	for r in $(seq 1 "$pair_reps"); do
-		order="b f g"
-		case $((r % 3)) in 2) order="f g b" ;; 0) order="g b f" ;; esac
+		order="b f g h"
+		case $((r % 4)) in 2) order="f g h b" ;; 3) order="g h b f" ;; 0) order="h b f g" ;; esac
 		for c in $order; do
 			traffic=spoof
 			[ "$c" = b ] && traffic=v6_1
@@ -426,9 +433,67 @@ fi
 # the throughput receivers (1.5 GB of tables among them) go now
 for c in $recv_cases; do
 	n=${id}-$c
-	case $c in [bcBCfg]) in_ns "$n" "$cli" detach "${id}r$c" >/dev/null ;; esac
+	case $c in [bcBCfgh]) in_ns "$n" "$cli" detach "${id}r$c" >/dev/null ;; esac
 	ip netns del "$n"
 done
+
+# ======================================================================
+# 5. established sources and a spoofed flood in the same rule:
+#    256 IPv6 sources at 100 pps each (one CPU), established for 1.5 s,
+#    then 1,000,000 random sources at full speed (another CPU) against
+#    --pps 1k --new-pps 10k on 2001:db8::/32. The receiver has two queues,
+#    so that the flood does not crowd the paced frames out before XDP.
+# ======================================================================
+case $mode in full) est_secs=3 ;; quick) est_secs=1 ;; *) est_secs=0.3 ;; esac
+say "established sources and a spoofed flood ($(elapsed)s) ..."
+n=${id}-i est_cpu=$(( cpu == 0 ? 1 % ncpus : 0 ))
+: >"$tmp/established.jsonl"
+if newns "$n" &&
+	ip link add "${id}ti" netns "$tx" numtxqueues 2 numrxqueues 2 type veth \
+		peer name "${id}ri" netns "$n" numtxqueues 2 numrxqueues 2 &&
+	ip -n "$tx" link set "${id}ti" up && ip -n "$n" link set "${id}ri" up &&
+	in_ns "$n" "$cli" attach "${id}ri" --default-pps 1 >/dev/null &&
+	in_ns "$n" "$cli" quota set 2001:db8::/32 --pps 1k --new-pps 10k \
+		--iface "${id}ri" >/dev/null; then
+	mac=$(ip -n "$n" -j link show "${id}ri" | jq -r '.[0].address')
+	# the established sources' passed and dropped frames (a source is
+	# new, and all its frames count against the newcomer budget, for its
+	# first window: only what they lose during the flood is measured)
+	est_sum() {
+		in_ns "$n" "$cli" stats --iface "${id}ri" --json --top 0 | jq -c '
+			[.interfaces[0].sources[] | select(.address | startswith("2001:db8:ffff:"))] |
+			{n: length, p: ([.[].passed_packets] | add // 0),
+			 d: ([.[].dropped_packets] | add // 0)}'
+	}
+	in_ns "$tx" "$gen" --dev "${id}ti" --dst-mac "$mac" --cpu "$est_cpu" \
+		--src 2001:db8:ffff:: --sources 256 --rate 25600 \
+		--duration "$(calc "$est_secs + 2")" --json >"$tmp/est_gen.json" &
+	est=$!
+	bg+=("$est")
+	sleep 1.5
+	e0=$(est_sum)
+	read -r r0 p0 d0 < <("$bench" counters "/run/netns/$n" "${id}ri")
+	t=$(in_ns "$tx" "$gen" --dev "${id}ti" --dst-mac "$mac" --cpu "$cpu" \
+		--duration "$est_secs" --json $(group_traffic spoof))
+	read -r r1 p1 d1 < <("$bench" counters "/run/netns/$n" "${id}ri")
+	e1=$(est_sum)
+	wait "$est"
+	sleep 0.2
+	tracked=$(in_ns "$n" "$cli" stats --iface "${id}ri" --json --top 0 |
+		jq .interfaces[0].tracked_sources)
+	jq -nc --argjson g "$t" --slurpfile e "$tmp/est_gen.json" --argjson a "$e0" \
+		--argjson b "$e1" --argjson rx "$((r1 - r0))" --argjson fp "$((p1 - p0))" \
+		--argjson tr "${tracked:-0}" '
+		{established_sources: $b.n, established_sent_all: $e[0].sent,
+		 established_passed: ($b.p - $a.p), established_dropped: ($b.d - $a.d),
+		 flood_generator: $g, received: $rx, passed: $fp, tracked: $tr}' \
+		>>"$tmp/established.jsonl" || say "established: cannot read the sources"
+	in_ns "$n" "$cli" detach "${id}ri" >/dev/null
+else
+	say "established: setup failed"
+fi
+ip netns del "$n" 2>/dev/null
+phase established
 
 
 # ======================================================================

@@ -9,6 +9,7 @@
 #include "ratelimit.h"
 #include "window.h"
 #include "quota.h"
+#include "newcomer.h"
 #include "parse.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -67,10 +68,11 @@ struct {
 	__type(value, __u32);
 } rules_v6 SEC(".maps");
 
-/* A rule's aggregate budget, indexed like `rules`. */
+/* A rule's aggregate and newcomer windows, indexed by its budget slot
+ * (rl_agg_index, rl_new_index in include/newcomer.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RL_MAX_RULES);
+	__uint(max_entries, RL_AGGREGATE_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct rl_state);
 } aggregates SEC(".maps");
@@ -83,6 +85,14 @@ struct {
 	__type(key, struct rl_key);
 	__type(value, struct rl_refused);
 } refused SEC(".maps");
+
+/* Banned sources and until when: one entry for every CPU to see. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_BAN_ENTRIES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_ban);
+} bans SEC(".maps");
 
 /* Value for new sources: update needs a full value, too big for the stack. */
 static const struct rl_source new_source;
@@ -183,41 +193,56 @@ static __always_inline void sum_others(struct sum_ctx *c, int source)
 
 /*
  * The slow part of judge(): read the other CPUs, take a lease, publish it,
- * read them again and confirm it (include/quota.h). `in` holds the packet's
- * time, the rules generation, this CPU's newest bucket and the budget's key.
- * A global function: the verifier checks it once, not at each of judge()'s
- * three call sites (inlined there, the lease arithmetic's paths multiplied
- * to 700,000 of the 1,000,000 instructions it allows).
+ * read them again and confirm it (include/quota.h). `c` (on the stack of
+ * the function that calls bpf_loop, as bpf_loop requires) holds the
+ * packet's time, the rules generation, this CPU's newest bucket and the
+ * budget's key.
+ */
+static __always_inline int refresh(struct rl_state *st, const struct rl_budget *b,
+				   struct sum_ctx *c, __u64 len)
+{
+	int ans;
+
+	__builtin_memset(&c->acc, 0, sizeof(c->acc));
+	sum_others(c, c->source);
+	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, settings.ncpus);
+	if (ans != RL_FITS)
+		return ans;
+	if (settings.ncpus > 1) {
+		/* The lease is written; a full barrier (a fetching atomic)
+		 * makes it visible before the others are read again. */
+		if (__sync_fetch_and_add(&st->win.bucket, 0) != c->bucket)
+			return RL_OVER;	/* cannot happen: only we write it */
+		__builtin_memset(&c->acc, 0, sizeof(c->acc));
+		sum_others(c, c->source);
+	}
+	return rl_quota_confirm(st, b, &c->acc, len);
+}
+
+/*
+ * refresh() of a source's budget as a global function: the verifier checks
+ * it once, not at each of its call sites (inlined there, the lease
+ * arithmetic's paths multiplied to 700,000 of the 1,000,000 instructions it
+ * allows).
  */
 __attribute__((noinline)) int judge_refresh(struct rl_state *st,
 					    const struct rl_budget *b,
 					    const struct sum_ctx *in, __u64 len)
 {
 	struct sum_ctx c;
-	int ans;
 
 	if (!st || !b || !in)
 		return RL_OVER;	/* cannot happen: the callers' own pointers */
 	c = *in;	/* bpf_loop's context must be on this stack */
-	__builtin_memset(&c.acc, 0, sizeof(c.acc));
-	sum_others(&c, c.source);
-	ans = rl_quota_refresh(st, b, &c.acc, len, c.gen, settings.ncpus);
-	if (ans != RL_FITS)
-		return ans;
-	if (settings.ncpus > 1) {
-		/* The lease is written; a full barrier (a fetching atomic)
-		 * makes it visible before the others are read again. */
-		if (__sync_fetch_and_add(&st->win.bucket, 0) != c.bucket)
-			return RL_OVER;	/* cannot happen: only we write it */
-		__builtin_memset(&c.acc, 0, sizeof(c.acc));
-		sum_others(&c, c.source);
-	}
-	return rl_quota_confirm(st, b, &c.acc, len);
+	return refresh(st, b, &c, len);
 }
 
 /*
  * Judge one packet against one budget held per CPU in `st`. `key` is the
- * source's key (for the source budget) or NULL (for rule_id's aggregate).
+ * source's key (for the source budget) or NULL (for rule_id's window in
+ * `aggregates`, judged only inside judge_rule_window, itself a global
+ * function: the refresh is inlined there, since a global function called
+ * from it, with bpf_loop's callback, would nest the stack past 512 bytes).
  */
 static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 				 __u64 now, __u64 len, __u32 gen,
@@ -236,11 +261,29 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 	c.bucket = st->win.bucket;
 	c.self = bpf_get_smp_processor_id();
 	c.source = key != NULL;
-	if (key)
-		c.key = *key;
-	else
+	if (!key) {
 		c.rule_id = rule_id;
+		return refresh(st, b, &c, len);
+	}
+	c.key = *key;
 	return judge_refresh(st, b, &c, len);
+}
+
+/*
+ * judge() for a rule's window (`aggregates` entry idx; none: fits): a
+ * global function, so the verifier checks it once, not at each of its
+ * four call sites (inlined, the program exceeds the verifier's 1M
+ * instructions). At most five arguments: the caller looks the window up
+ * again to commit (an array lookup, inlined by the verifier).
+ */
+__noinline int judge_rule_window(__u32 idx, const struct rl_budget *b,
+				 __u64 now, __u64 len, __u32 gen)
+{
+	struct rl_state *st = bpf_map_lookup_elem(&aggregates, &idx);
+
+	if (!st || !b)
+		return RL_FITS;
+	return judge(st, b, now, len, gen, NULL, idx);
 }
 
 /* A new source's state (an evicted source starts afresh), its rule cached. */
@@ -262,6 +305,95 @@ static __always_inline struct rl_source *new_source_state(const struct rl_key *k
 	return src;
 }
 
+/* ---- newcomer budget and bans (include/newcomer.h) ---- */
+
+struct created_ctx {
+	struct rl_key key;
+	__u64 created;
+	__u32 self;
+};
+
+static long created_cpu(__u32 cpu, struct created_ctx *c)
+{
+	struct rl_source *o;
+	__u64 t;
+
+	if (cpu == c->self)
+		return 0;
+	o = bpf_map_lookup_percpu_elem(&sources, &c->key, cpu);
+	if (!o || !owned_by(o, &c->key))
+		return 0;	/* unused there, or another key's leftovers */
+	t = RL_READ(o->created_ns);	/* 0: that CPU is still setting it up */
+	if (t && (__s64)(t - c->created) < 0)
+		c->created = t;
+	return 0;
+}
+
+/*
+ * When the source's entry was set up: the earliest created_ns of the
+ * CPUs whose value the source owns (struct rl_source). This CPU's own is
+ * its first packet here, so only while that says "new" are the others
+ * read; the earliest is kept in this CPU's created_ns, so a source
+ * established on another CPU is looked up once here, not per packet.
+ */
+static __always_inline __u64 source_created(struct rl_source *src,
+					    const struct rl_key *key, __u64 now)
+{
+	struct created_ctx c = { .created = src->created_ns };
+
+	if (!rl_source_new(c.created, now, settings.window_ns))
+		return c.created;
+	c.key = *key;
+	c.self = bpf_get_smp_processor_id();
+	bpf_loop(settings.ncpus, created_cpu, &c, 0);
+	src->created_ns = c.created;
+	return c.created;
+}
+
+/* Must the packet fit the rule's newcomer budget `nb`? */
+static __always_inline int newcomer_applies(const struct rl_budget *nb,
+					    struct rl_source *src,
+					    const struct rl_key *key, __u64 now)
+{
+	if (!rl_budget_limited(nb))
+		return 0;
+	return rl_newcomer_applies(nb, src != NULL,
+				   src ? source_created(src, key, now) : 0, now,
+				   settings.window_ns);
+}
+
+/* Judge a packet against the newcomer window of budget slot `slot`;
+ * the window to commit to when it fits (NULL: the map has no entry). */
+static __always_inline int newcomer_fits(const struct rl_budget *nb, __u32 slot,
+					 __u64 now, __u64 len, __u32 gen,
+					 struct rl_state **win)
+{
+	__u32 idx = rl_new_index(slot);
+
+	*win = bpf_map_lookup_elem(&aggregates, &idx);
+	return judge_rule_window(idx, nb, now, len, gen) == RL_FITS;
+}
+
+static __always_inline int source_banned(const struct rl_key *key, __u64 now)
+{
+	struct rl_ban *b = bpf_map_lookup_elem(&bans, key);
+
+	return b && rl_ban_holds(b, now);
+}
+
+/* A drop for the source's own quota: banned on every CPU, if the rule
+ * bans. A ban that cannot be stored leaves the source to its quota. */
+static __always_inline void ban_source(const struct rl_rule *rule,
+				       const struct rl_key *key, __u64 now)
+{
+	struct rl_ban b;
+
+	if (!rule->ban_ns)
+		return;
+	rl_ban_make(&b, rule, now);
+	bpf_map_update_elem(&bans, key, &b, BPF_ANY);
+}
+
 /*
  * Would the first packet of a source not in the table be dropped anyway?
  * Then it is dropped without taking a table entry: a spoofed flood against
@@ -273,15 +405,19 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 					     __u64 len, __u32 gen)
 {
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
-	struct rl_state *agg;
+	struct rl_budget nb = rl_newcomer_budget(rule);
+	__u32 slot = rl_budget_slot(rule_id, rule->prefixlen);
+	struct rl_state *nw;
 
 	if (rule->pkt_budget == 0 ||
 	    (rule->byte_budget != RL_UNLIMITED && rule->byte_budget < len))
 		return 1;
+	/* newcomer budget: refuses without an entry */
+	if (rl_budget_limited(&nb) && !newcomer_fits(&nb, slot, now, len, gen, &nw))
+		return 1;
 	if (!rl_budget_limited(&ab))
 		return 0;
-	agg = bpf_map_lookup_elem(&aggregates, &rule_id);
-	return agg && judge(agg, &ab, now, len, gen, NULL, rule_id) != RL_FITS;
+	return judge_rule_window(slot, &ab, now, len, gen) != RL_FITS;
 }
 
 /* May this CPU add an entry to `refused` now? (RL_REFUSED_NEW_PER_PERIOD) */
@@ -361,8 +497,9 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 	rl_quota_commit(st, len);
 }
 
-/* Is the packet within the source's and the rule's aggregate budgets?
- * Counts it in both windows when it is; a dropped packet counts in none. */
+/* Is the packet within the source's and the rule's aggregate budgets, and,
+ * for a new source, the rule's newcomer budget? Counts it in every window
+ * it was judged in when it is; a dropped packet counts in none. */
 static __always_inline int within_quota(struct rl_source *src,
 					const struct rl_key *key,
 					const struct rl_rule *rule,
@@ -371,21 +508,29 @@ static __always_inline int within_quota(struct rl_source *src,
 {
 	struct rl_budget sb = { rule->pkt_budget, rule->byte_budget };
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
+	struct rl_budget nb = rl_newcomer_budget(rule);
+	__u32 slot = rl_budget_slot(rule_id, rule->prefixlen);
 	int src_limited = rl_budget_limited(&sb);
-	struct rl_state *agg = NULL;
+	struct rl_state *agg = NULL, *nw = NULL;
 
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &sb, now, len, gen, key, 0) != RL_FITS)
+			if (judge(&src->st, &sb, now, len, gen, key, 0) != RL_FITS) {
+				ban_source(rule, key, now);	/* --ban */
 				return 0;
+			}
 		} else if (sb.pkts == 0 || (sb.bytes != RL_UNLIMITED && sb.bytes < len)) {
 			/* untracked: judged as a fresh window */
 			return 0;
 		}
 	}
+	/* newcomer budget: new sources also fit it */
+	if (newcomer_applies(&nb, src, key, now) &&
+	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
+		return 0;
 	if (rl_budget_limited(&ab)) {
-		agg = bpf_map_lookup_elem(&aggregates, &rule_id);
-		if (agg && judge(agg, &ab, now, len, gen, NULL, rule_id) != RL_FITS)
+		agg = bpf_map_lookup_elem(&aggregates, &slot);
+		if (agg && judge_rule_window(slot, &ab, now, len, gen) != RL_FITS)
 			return 0;
 	}
 	if (src && src_limited)
@@ -394,6 +539,8 @@ static __always_inline int within_quota(struct rl_source *src,
 		count_unjudged(&src->st, now, len);
 	if (agg)
 		rl_quota_commit(agg, len);
+	if (nw)
+		rl_quota_commit(nw, len);
 	return 1;
 }
 
@@ -438,6 +585,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	src = bpf_map_lookup_elem(&sources, &key);
 	if (src)
 		own_source(src, &key, now);
+	/* --ban: a banned source drops, its window untouched */
+	if (cfg->bans_used && source_banned(&key, now)) {
+		cnt->banned_pkts++;
+		pass = 0;
+		if (src)
+			goto count_source;
+		count_refused(&key, len, cnt, now);
+		goto out;
+	}
 	rule_id = find_rule(src, &key, kind, cfg->rules_gen);
 	if (rule_id != RL_NO_RULE) {
 		rule = bpf_map_lookup_elem(&rules, &rule_id);
@@ -469,6 +625,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		if (src)
 			count_unjudged(&src->st, now, len);
 	}
+count_source:
 	if (src) {
 		if (pass) {
 			src->passed_pkts++;

@@ -61,6 +61,20 @@
 #define RL_REFUSED_NEW_PER_PERIOD	64
 #define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~950 per s per CPU */
 
+/* ---- newcomer budgets and bans (include/newcomer.h) ---- */
+/* `aggregates` holds two windows per rule: its aggregate at the rule's
+ * slot, its newcomer window RL_BUDGET_SLOTS further. The default rule
+ * (0.0.0.0/0 and ::/0) is one rule: both halves use the extra slot
+ * RL_BUDGET_DEFAULT, so IPv4 and IPv6 share one window of each kind. */
+#define RL_BUDGET_DEFAULT	RL_MAX_RULES
+#define RL_BUDGET_SLOTS		(RL_MAX_RULES + 1)
+#define RL_AGGREGATE_ENTRIES	(2 * RL_BUDGET_SLOTS)
+/* Banned sources (struct rl_ban): an LRU, so the bans of sources that
+ * stopped sending make room; a banned source that keeps sending is looked
+ * up on every packet and stays. */
+#define RL_BAN_ENTRIES		65536
+#define RL_MAX_BAN_NS		(24 * 3600 * RL_NSEC_PER_SEC)	/* a day */
+
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
@@ -93,7 +107,8 @@
 	X(rules_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v4,	__u32)			\
 	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\
 	X(aggregates,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_state)	\
-	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)
+	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
+	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)
 
 /* A map's name as a string: RL_MAP_NAME(sources) is "sources". */
 #define RL_MAP_NAME(name)	#name
@@ -181,7 +196,9 @@ struct rl_state {
  * not the key looked up is stale and reset before use (and skipped by the
  * cross-CPU sum and by userspace). All zero: never used on this CPU.
  * `created_ns` is the time (the window's clock) this CPU's value was
- * (re)initialised for `owner`: its first packet on this CPU.
+ * (re)initialised for `owner`: its first packet on this CPU, or, once a
+ * newcomer budget asked, the earliest of any CPU's for `owner` (when the
+ * entry was created: include/newcomer.h).
  */
 struct rl_source {
 	struct rl_key owner;
@@ -206,6 +223,19 @@ struct rl_refused {
 	__u64 dropped_bytes;
 };
 
+/*
+ * Value of the `bans` LRU hash, keyed by struct rl_key: the source is
+ * banned until `until_ns` (the program's clock). The banning rule's
+ * prefix is kept, since bans outlive rule changes. Shared by all CPUs.
+ */
+struct rl_ban {
+	__u64 until_ns;
+	__u64 banned_ns;	/* when: the drop that banned it */
+	__u32 rule_flags;	/* RL_RULE_F_V6 of the banning rule */
+	__u32 rule_prefixlen;
+	__u8 rule_addr[16];
+};
+
 /* ---- rules ---------------------------------------------------------- */
 
 #define RL_RULE_F_USED		(1U << 0)
@@ -228,6 +258,12 @@ struct rl_rule {
 	__u32 flags;
 	__u32 prefixlen;	/* of the address family in flags */
 	__u8 addr[16];		/* IPv4 in the first 4 bytes */
+	/* newcomer budget (--new-pps/--new-bps) and ban (--ban) */
+	__u64 new_pps;
+	__u64 new_bps;
+	__u64 new_pkt_budget;
+	__u64 new_byte_budget;
+	__u64 ban_ns;		/* 0: no bans */
 };
 
 /* ---- config and counters --------------------------------------------- */
@@ -265,6 +301,10 @@ struct rl_config {
 				 * is in progress (RL_RULES_CHANGING) */
 	__u32 layout;		/* RL_LAYOUT_VERSION of the CLI that attached */
 	__u64 test_now_ns;	/* only read by the test build (RL_TEST_CLOCK) */
+	/* set once a rule has had --ban: from then on (bans outlive rule
+	 * changes) every packet looks its source up in `bans` */
+	__u32 bans_used;
+	__u32 _pad;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -283,6 +323,7 @@ struct rl_counters {
 	/* this CPU's `refused` insert budget: period and inserts in it */
 	__u64 refused_period;
 	__u64 refused_inserts;
+	__u64 banned_pkts;	/* dropped because their source is banned */
 };
 
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
@@ -294,5 +335,6 @@ RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st) == 64 &&
 		 "rl_source: what every packet touches in its first 104 bytes");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
+RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
 
 #endif /* RATELIMIT_H */

@@ -6,10 +6,11 @@ set -eu
 # libclang-rt-dev: the libFuzzer and sanitizer runtimes of clang (only
 # recommended by clang on Debian 12); valgrind: make valgrind; strace: the
 # stress test kills attach at chosen syscalls; mandoc: make test lints the
-# man page (doc/xdp-ratelimit.8)
+# man page (doc/xdp-ratelimit.8); nginx-light, curl, tcpreplay: the
+# spoofed-flood test (tests/flood/run.sh) against a real server
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
-strace mandoc"
+strace mandoc nginx-light curl tcpreplay"
 
 missing=""
 for p in $PKGS; do

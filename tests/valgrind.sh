@@ -8,7 +8,8 @@
 #   the result does not depend on what else is attached;
 # - the success paths (root): attach to a veth in a network namespace made
 #   here, quota set/list/del, stats (tables, --json, --top, --watch) with
-#   real frames counted, status, detach. The namespace and the pins go at
+#   real frames counted, status, ban list/del of the bans they caused,
+#   detach. The namespace and the pins go at
 #   exit, whatever happens.
 # tests/valgrind.supp silences one known report inside libbpf 1.1 (see there).
 set -u
@@ -89,7 +90,7 @@ result unit_suite "$([ $? = 0 ] && echo 1)"
 
 run_cli help 0 --help
 run_cli version 0 --version
-for c in attach detach quota stats status; do
+for c in attach detach quota ban stats status; do
 	run_cli "${c}_help" 0 "$c" --help
 done
 run_cli no_command 2
@@ -104,12 +105,19 @@ run_cli quota_bad_prefix 2 quota set 198.18.0.1/15 --pps 1
 run_cli quota_mapped_prefix 2 quota set ::ffff:198.18.0.7 --pps 1
 run_cli quota_bad_rate 2 quota set 198.18.0.0/15 --pps -1
 run_cli quota_no_limit 2 quota set 198.18.0.0/15
+run_cli quota_bad_ban 2 quota set 198.18.0.0/15 --ban 25h
+run_cli quota_bad_new_pps 2 quota set 198.18.0.0/15 --new-pps lots
+run_cli ban_no_subcommand 2 ban
+run_cli ban_bad_address 2 ban del 198.18.300.1
+run_cli ban_list_sibling_option 2 ban list --new-pps 1
 run_cli stats_bad_top 2 stats --top x
 run_cli stats_bad_watch 2 stats --watch 1h
 run_cli status_nothing_attached 0 --empty-bpffs status
 run_cli status_json_nothing_attached 0 --empty-bpffs status --json
 run_cli stats_nothing_attached 0 --empty-bpffs stats
 run_cli quota_list_nothing_attached 0 --empty-bpffs quota list --json
+run_cli ban_list_nothing_attached 0 --empty-bpffs ban list --json
+run_cli ban_del_nothing_attached 1 --empty-bpffs ban del all
 run_cli quota_set_nothing_attached 1 --empty-bpffs quota set 198.18.0.0/15 --pps 1
 run_cli detach_not_attached 1 --empty-bpffs detach rlvg0
 
@@ -131,6 +139,7 @@ else
 	run_cli quota_set_v6 0 --in-ns quota set 2001:db8::/32 --bps 1M --iface "$va"
 	run_cli quota_set_allow 0 --in-ns quota set 198.18.0.7 --pps unlimited --iface "$va"
 	run_cli quota_set_default 0 --in-ns quota set default --pps 200 --iface "$va"
+	run_cli quota_set_ban 0 --in-ns quota set 198.18.0.0/24 --new-pps 1k --new-bps 10M --ban 1m --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
 	# real frames (the generator is not under test): sources to list
@@ -159,6 +168,13 @@ else
 	result stats_watch "$([ "$st" = 0 ] && echo 1)"
 	run_cli status 0 --in-ns status
 	run_cli status_json 0 --in-ns status --json
+	# the 198.18.0.0/24 sources sent twice their quota: banned
+	run_cli ban_list 0 --in-ns ban list --iface "$va"
+	run_cli ban_list_json 0 --in-ns ban list --json --iface "$va"
+	run_cli ban_del 0 --in-ns ban del 198.18.0.1 --iface "$va"
+	run_cli ban_del_not_banned 1 --in-ns ban del 198.18.0.1 --iface "$va"
+	run_cli ban_del_not_one_source 2 --in-ns ban del 2001:db8::/48 --iface "$va"
+	run_cli ban_del_all 0 --in-ns ban del all --iface "$va"
 	run_cli quota_del 0 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli quota_del_missing 1 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli detach 0 --in-ns detach "$va"

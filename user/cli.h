@@ -112,7 +112,26 @@ int rl_iface_arg(const char *cmd, const char *name);
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 
-extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
+/*
+ * A listing per interface (quota list, ban list): `iface` alone when
+ * given, else every attached interface. For each, read() (an exit status),
+ * then json() writes its object of {"interfaces": [...]} or table() prints
+ * it, then release(). Tables print as each interface is read; JSON only
+ * once every one was, so a failure prints none of it. `cmd` prefixes the
+ * messages. Returns the exit status.
+ */
+struct rl_json;
+struct rl_lister {
+	const char *cmd;
+	int (*read)(void *ctx, const char *name);
+	void (*json)(struct rl_json *j, const void *ctx);
+	void (*table)(const void *ctx);
+	void (*release)(void *ctx);	/* may be NULL */
+};
+int rl_list_ifaces(const struct rl_lister *l, void *ctx, const char *iface,
+		   bool json);
+
+extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota, rl_cmd_ban,
 	rl_cmd_stats, rl_cmd_status;
 
 #endif /* RL_CLI_H */

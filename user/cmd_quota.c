@@ -15,8 +15,8 @@
 #include "table.h"
 #include "values.h"
 
-enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS, OPT_IFACE,
-       OPT_JSON };
+enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
+       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_IFACE, OPT_JSON };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -30,6 +30,13 @@ static const struct rl_opt set_opts[] = {
 	  "packets per second all of PREFIX may pass together" },
 	{ OPT_AGG_BPS, "aggregate-bps", "RATE|unlimited",
 	  "bytes per second all of PREFIX may pass together" },
+	{ OPT_NEW_PPS, "new-pps", "RATE|unlimited",
+	  "packets per second the new sources of PREFIX may pass together" },
+	{ OPT_NEW_BPS, "new-bps", "RATE|unlimited",
+	  "bytes per second the new sources of PREFIX may pass together" },
+	{ OPT_BAN, "ban", "DURATION|0",
+	  "ban a source dropped for its own --pps/--bps for DURATION "
+	  "(1ms to 1440m, a day; 0: no bans)" },
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
@@ -44,6 +51,24 @@ static const struct rl_opt list_opts[] = {
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
 	{ 0 }
 };
+
+/* --ban: 0 (no bans) or a DURATION of at most RL_MAX_BAN_NS. */
+static int parse_ban(const char *s, __u64 *ns)
+{
+	char err[RL_ERR_LEN];
+
+	if (!strcmp(s, "0")) {
+		*ns = 0;
+		return 0;
+	}
+	if (rl_parse_duration(s, ns, err, sizeof(err)))
+		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
+				    err);
+	if (*ns > RL_MAX_BAN_NS)
+		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
+				    s);
+	return 0;
+}
 
 struct quota_args {
 	const char *iface;
@@ -76,12 +101,23 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_AGG_PPS:
 		val = &ch->agg_pps, have = &ch->have_agg_pps;
 		break;
-	default:	/* OPT_AGG_BPS */
+	case OPT_AGG_BPS:
 		val = &ch->agg_bps, have = &ch->have_agg_bps;
 		break;
+	case OPT_NEW_PPS:
+		val = &ch->new_pps, have = &ch->have_new_pps;
+		break;
+	case OPT_NEW_BPS:
+		val = &ch->new_bps, have = &ch->have_new_bps;
+		break;
+	default:	/* OPT_BAN */
+		ch->have_ban = true;
+		return parse_ban(arg, &ch->ban_ns);
 	}
 	if (rl_parse_rate(arg, true, val, err, sizeof(err)))
-		return rl_usage_err("%s: --%s: %s", p->path, rl_opt_name(p, id), err);
+		return rl_usage_err("%s: --%s: %s%s", p->path, rl_opt_name(p, id), err,
+				    id == OPT_NEW_PPS || id == OPT_NEW_BPS ?
+				    " (allowed: 0 to 18446744073709551614 per second)" : "");
 	*have = true;
 	return 0;
 }
@@ -100,7 +136,7 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 	if (rl_parse_prefix(argv[0], &a->prefix, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
 	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps");
+		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban");
 	return 0;
 }
 
@@ -145,8 +181,9 @@ static void limit_json(struct rl_json *j, const char *name, __u64 v)
 		rl_json_uint_field(j, name, v);
 }
 
-static void rules_json(struct rl_json *j, const struct rule_list *l)
+static void rules_json(struct rl_json *j, const void *ctx)
 {
+	const struct rule_list *l = ctx;
 	char pfx[RL_PREFIX_STRLEN];
 
 	rl_json_object_start(j);
@@ -165,42 +202,64 @@ static void rules_json(struct rl_json *j, const struct rule_list *l)
 		limit_json(j, "bps", r->bps);
 		limit_json(j, "aggregate_pps", r->agg_pps);
 		limit_json(j, "aggregate_bps", r->agg_bps);
+		limit_json(j, "new_pps", r->new_pps);
+		limit_json(j, "new_bps", r->new_bps);
+		if (r->ban_ns)
+			rl_json_uint_field(j, "ban_ms", r->ban_ns / RL_NSEC_PER_MSEC);
+		else
+			rl_json_null_field(j, "ban_ms");
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
 	rl_json_object_end(j);
 }
 
+/* The columns of quota list: the prefix, a limit per rule field, the ban. */
+enum { COL_PREFIX, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS, COL_NEW_PPS,
+       COL_NEW_BPS, COL_BAN, NR_COLS };
+
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
 	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
-	const __u64 limits[] = { r->pps, r->bps, r->agg_pps, r->agg_bps };
+	const __u64 limits[] = {
+		[COL_PPS] = r->pps, [COL_BPS] = r->bps,
+		[COL_AGG_PPS] = r->agg_pps, [COL_AGG_BPS] = r->agg_bps,
+		[COL_NEW_PPS] = r->new_pps, [COL_NEW_BPS] = r->new_bps,
+	};
 	struct rl_prefix p;
 
-	if (col == 0) {
+	if (col == COL_PREFIX) {
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, buf, len);
-	} else if (limits[col - 1] == RL_UNLIMITED) {
+	} else if (col == COL_BAN) {
+		if (r->ban_ns)
+			rl_format_duration(r->ban_ns, buf, len);
+		else
+			snprintf(buf, len, "-");
+	} else if (limits[col] == RL_UNLIMITED) {
 		snprintf(buf, len, "-");
 	} else {
-		snprintf(buf, len, "%llu", (unsigned long long)limits[col - 1]);
+		snprintf(buf, len, "%llu", (unsigned long long)limits[col]);
 	}
 }
 
-static void rules_table(const struct rule_list *l)
+static void rules_table(const void *ctx)
 {
-	static const struct rl_table_col cols[] = {
+	static const struct rl_table_col cols[NR_COLS] = {
 		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
 		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
+		{ "NEW_PPS", false }, { "NEW_BPS", false }, { "BAN", false },
 	};
+	const struct rule_list *l = ctx;
 
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, 5, (size_t)l->n, rule_cell, l);
+	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
 }
 
-static int rules_read(const char *name, struct rule_list *l)
+static int rules_read(void *ctx, const char *name)
 {
+	struct rule_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
 
@@ -215,64 +274,16 @@ static int rules_read(const char *name, struct rule_list *l)
 	return RL_EXIT_OK;
 }
 
-/*
- * Tables as each interface is read; JSON only once every one was (a
- * failure prints none of it).
- */
 static int quota_list(void *cfg)
 {
-	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	static const struct rl_lister lister = {
+		.cmd = "quota list", .read = rules_read, .json = rules_json,
+		.table = rules_table,
+	};
 	const struct quota_args *a = cfg;
 	static struct rule_list list;
-	struct rl_json j;
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
-	int n, ret = RL_EXIT_OK;
 
-	if (a->iface) {
-		if (rl_iface_resolve(a->iface, names[0], err, sizeof(err)))
-			return rl_fail("quota list: %s", err);
-		n = 1;
-	} else {
-		n = rl_ifaces_list(names, RL_MAX_IFACES);
-		if (n < 0)
-			return rl_fail("quota list: cannot read %s: %s",
-				       RL_PIN_ROOT, strerror(-n));
-	}
-	if (a->json) {
-		f = open_memstream(&doc, &len);
-		if (!f)
-			return rl_fail("quota list: out of memory");
-		rl_json_begin(&j, f);
-		rl_json_object_start(&j);
-		rl_json_name(&j, "interfaces");
-		rl_json_array_start(&j);
-	} else if (n == 0) {
-		printf("no interface is attached\n");
-	}
-	for (int i = 0; i < n && ret == RL_EXIT_OK; i++) {
-		ret = rules_read(names[i], &list);
-		if (ret)
-			break;
-		if (f) {
-			rules_json(&j, &list);
-			continue;
-		}
-		if (i)
-			putchar('\n');
-		rules_table(&list);
-	}
-	if (f) {
-		rl_json_array_end(&j);
-		rl_json_object_end(&j);
-		if ((rl_json_end(&j) | fclose(f)) && !ret)
-			ret = rl_fail("quota list: out of memory");
-		if (!ret)
-			fputs(doc, stdout);
-		free(doc);
-	}
-	return ret;
+	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 
 static int quota_set(void *cfg)
@@ -313,14 +324,24 @@ const struct rl_cmd rl_cmd_quota = {
 		"the limits it names; 'unlimited' removes one. --pps 0 blocks PREFIX;\n"
 		"--pps unlimited with no other limit allow-lists it. Changes apply at once,\n"
 		"keeping every counter. --iface may be left out when one interface is\n"
-		"attached; 'list' without it shows every attached interface.\n",
+		"attached; 'list' without it shows every attached interface.\n"
+		"\n"
+		"--new-* caps what PREFIX's new sources pass together: a source is new\n"
+		"until it has been tracked for one whole window, and a packet the newcomer\n"
+		"budget refuses takes no table entry, so established sources keep passing\n"
+		"during a spoofed flood. --ban DURATION bans a source whose packet is\n"
+		"dropped for its own --pps/--bps: all its packets drop for DURATION (see\n"
+		"'xdp-ratelimit ban'). The default rule's aggregate and newcomer budgets\n"
+		"are one window for IPv4 and IPv6 together.\n",
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
+		"DURATION: a whole number with suffix ms, s or m: 500ms, 10s, 5m.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"
 		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
+		"  xdp-ratelimit quota set default --pps 100 --new-pps 2k --ban 1m\n"
 		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
 		"  xdp-ratelimit quota del 198.18.0.0/15\n",
 	.subcmds = (const struct rl_cmd *const[]){

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "attach_txn.h"
+#include "bans.h"
 #include "iface.h"
 #include "json_writer.h"
 #include "pin.h"
@@ -56,6 +57,7 @@ struct status_row {
 	struct rl_settings set;
 	__u32 sources_map_entries;
 	int rules;			/* or -errno */
+	int bans;			/* that hold; or -errno */
 	const char *problem;		/* NULL when fine */
 	char why[RL_ERR_LEN];		/* text of a problem found at run time */
 	char staging_dir[PATH_MAX];	/* a dead attach's staging directory */
@@ -81,6 +83,7 @@ static void row_iface(struct status *st, const char *name)
 	r->set = ifc.cfg.set;
 	r->sources_map_entries = ifc.sources_max_entries;
 	r->rules = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
+	r->bans = rl_bans_count(&ifc.m, rl_now_ns());
 	rl_iface_close(&ifc);
 }
 
@@ -129,6 +132,7 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 		rl_json_bool_field(j, "dry_run", s->flags & RL_F_DRY_RUN);
 		rl_json_bool_field(j, "pass_malformed", s->flags & RL_F_PASS_MALFORMED);
 		rl_json_uint_field(j, "rules", r->rules < 0 ? 0 : r->rules);
+		rl_json_uint_field(j, "bans", r->bans < 0 ? 0 : r->bans);
 	}
 	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
 	if (r->problem)
@@ -173,10 +177,16 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 	case COL_RULES:
 		snprintf(buf, len, r->rules < 0 ? "-" : "%d", r->rules);
 		break;
-	default:	/* COL_STATE */
-		snprintf(buf, len, "%s%s%s", r->problem ? "BROKEN: " : "ok",
+	default: {	/* COL_STATE */
+		char banned[32] = "";
+
+		if (r->opened && r->bans > 0)
+			snprintf(banned, sizeof(banned), " (%d banned)", r->bans);
+		snprintf(buf, len, "%s%s%s%s", r->problem ? "BROKEN: " : "ok",
 			 r->problem ? r->problem : "",
-			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "");
+			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "",
+			 banned);
+	}
 	}
 }
 

@@ -2,7 +2,9 @@
 /* An attached interface opened from its pins, each checked (iface.h). */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -133,14 +135,57 @@ static bool settings_sane(const struct rl_settings *s)
 	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_cpu_ids();
 }
 
+/*
+ * The layout version in IFACE's config pin, read before its shape is
+ * checked: another layout's config may have another size, and its user
+ * must hear "detach and attach again", not "not a map we made". Relies on
+ * `layout` keeping its offset in struct rl_config across versions. 0 when
+ * the pin cannot tell (open_map then says what is wrong).
+ */
+static __u32 pinned_layout(const char *iface)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info), zero = 0, layout = 0;
+	size_t off = offsetof(struct rl_config, layout);
+	char path[PATH_MAX];
+	void *val;
+	int fd;
+
+	rl_pin_path(path, sizeof(path), iface, rl_map_defs[RL_MAP_IDX_config].name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (fd_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
+	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
+	    info.value_size >= off + sizeof(layout) && info.value_size <= 4096) {
+		val = calloc(1, info.value_size);
+		if (val && !bpf_map_lookup_elem(fd, &zero, val))
+			memcpy(&layout, (char *)val + off, sizeof(layout));
+		free(val);
+	}
+	close(fd);
+	return layout;
+}
+
+static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+		 name, layout, RL_LAYOUT_VERSION);
+	return -EPROTO;
+}
+
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen)
 {
+	__u32 layout = pinned_layout(name);
 	int ret;
 
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	if (layout && layout != RL_LAYOUT_VERSION)
+		return wrong_layout(name, layout, err, errlen);
 	/* config first: another layout version may pin other maps */
 	ret = open_map(name, RL_MAP_IDX_config, &ifc->m.config, NULL, err, errlen);
 	if (ret)
@@ -152,10 +197,7 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		goto fail;
 	}
 	if (ifc->cfg.layout != RL_LAYOUT_VERSION) {
-		snprintf(err, errlen,
-			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
-			 name, ifc->cfg.layout, RL_LAYOUT_VERSION);
-		ret = -EPROTO;
+		ret = wrong_layout(name, ifc->cfg.layout, err, errlen);
 		goto fail;
 	}
 	for (int i = 0; i < RL_NR_MAPS; i++) {

@@ -31,7 +31,7 @@ static int main_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 }
 
 static const struct rl_cmd *const commands[] = {
-	&rl_cmd_attach, &rl_cmd_detach, &rl_cmd_quota, &rl_cmd_stats,
+	&rl_cmd_attach, &rl_cmd_detach, &rl_cmd_quota, &rl_cmd_ban, &rl_cmd_stats,
 	&rl_cmd_status, NULL,
 };
 

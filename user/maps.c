@@ -131,6 +131,7 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->new_sources += c->new_sources;
 		sum->untracked_pkts += c->untracked_pkts;
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
+		sum->banned_pkts += c->banned_pkts;
 	}
 out:
 	free(v);

@@ -281,4 +281,3 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	strcpy(out, names[0]);
 	return 0;
 }
-

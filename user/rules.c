@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "newcomer.h"
 #include "rules.h"
 #include "settings.h"
 
@@ -113,23 +114,54 @@ static int mark_change(const struct rl_maps *m, bool in_progress)
 	return rl_config_write(m, &cfg);
 }
 
-/* A reused slot's aggregate window must not carry an old rule's passes. */
-static int reset_aggregate(const struct rl_maps *m, __u32 id)
+/* A reused slot's aggregate and newcomer windows must not carry an old
+ * rule's passes. */
+static int reset_aggregate(const struct rl_maps *m, __u32 slot)
 {
 	void *zero = rl_percpu_alloc(sizeof(struct rl_state));
+	__u32 idx[2] = { rl_agg_index(slot), rl_new_index(slot) };
 	int err = 0;
 
 	if (!zero)
 		return -ENOMEM;
-	if (bpf_map_update_elem(m->aggregates, &id, zero, BPF_ANY))
-		err = -errno;
+	for (int i = 0; i < 2 && !err; i++)
+		if (bpf_map_update_elem(m->aggregates, &idx[i], zero, BPF_ANY))
+			err = -errno;
 	free(zero);
 	return err;
 }
 
+/* Is the other half of the default rule (the /0 of the other family) set?
+ * Then the windows both share are in use. */
+static bool other_default_set(const struct rl_maps *m, const struct rl_prefix *p)
+{
+	struct rl_prefix other = { .v6 = !p->v6 };
+	struct rl_rule r;
+
+	return find_exact(m, &other, &r) >= 0;
+}
+
 bool rl_rule_change_any(const struct rl_rule_change *c)
 {
-	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps;
+	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps ||
+	       c->have_new_pps || c->have_new_bps || c->have_ban;
+}
+
+/* A rule that bans: the program looks every source up in `bans` from now
+ * on, for good (bans outlive the rule). Before the rule, so that no ban
+ * is imposed that is not enforced. */
+static int note_bans(const struct rl_maps *m, const struct rl_rule_change *c)
+{
+	struct rl_config cfg;
+	int err;
+
+	if (!c->have_ban || !c->ban_ns)
+		return 0;
+	err = rl_config_read(m, &cfg);
+	if (err || cfg.bans_used)
+		return err;
+	cfg.bans_used = 1;
+	return rl_config_write(m, &cfg);
 }
 
 static void apply_change(struct rl_rule *r, const struct rl_rule_change *c,
@@ -143,6 +175,14 @@ static void apply_change(struct rl_rule *r, const struct rl_rule_change *c,
 		r->agg_pps = c->agg_pps;
 	if (c->have_agg_bps)
 		r->agg_bps = c->agg_bps;
+	if (c->have_new_pps)
+		r->new_pps = c->new_pps;
+	if (c->have_new_bps)
+		r->new_bps = c->new_bps;
+	if (c->have_ban)
+		r->ban_ns = c->ban_ns;
+	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
+	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);
 	r->byte_budget = rl_budget(r->bps, window_ns);
 	r->agg_pkt_budget = rl_budget(r->agg_pps, window_ns);
@@ -161,7 +201,7 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 	if (id == -ENOENT) {
 		if (!rl_rule_change_any(c)) {
 			snprintf(err, errlen,
-				 "nothing to set: give --pps, --bps, --aggregate-pps or --aggregate-bps (or 'unlimited' to allow-list)");
+				 "nothing to set: a new rule needs at least one limit, budget or ban");
 			return -EINVAL;
 		}
 		id = free_slot(m);
@@ -175,10 +215,14 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 			goto fail;
 		memset(&rule, 0, sizeof(rule));
 		rule.pps = rule.bps = rule.agg_pps = rule.agg_bps = RL_UNLIMITED;
+		rule.new_pps = rule.new_bps = RL_UNLIMITED;
 		rule.flags = RL_RULE_F_USED | (p->v6 ? RL_RULE_F_V6 : 0);
 		rule.prefixlen = p->len;
 		memcpy(rule.addr, p->addr, p->v6 ? 16 : 4);
-		ret = reset_aggregate(m, id);
+		/* the default's halves share their windows: keep them
+		 * while the other half uses them */
+		ret = p->len || !other_default_set(m, p) ?
+		      reset_aggregate(m, rl_budget_slot(id, p->len)) : 0;
 		if (ret) {
 			id = ret;
 			goto fail;
@@ -235,7 +279,9 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 			 buf, s->v6_prefix, s->v6_prefix, p->len);
 		return -EINVAL;
 	}
-	ret = mark_change(m, true);
+	ret = note_bans(m, c);
+	if (!ret)
+		ret = mark_change(m, true);
 	if (ret)
 		goto fail;
 	expand_default(p, each, &n);

@@ -19,9 +19,12 @@
 struct rl_rule_change {
 	bool have_pps, have_bps, have_agg_pps, have_agg_bps;
 	__u64 pps, bps, agg_pps, agg_bps;
+	/* newcomer budget and ban (ban_ns 0: no bans) */
+	bool have_new_pps, have_new_bps, have_ban;
+	__u64 new_pps, new_bps, ban_ns;
 };
 
-/* Does the change name any limit? */
+/* Does the change name any field? */
 bool rl_rule_change_any(const struct rl_rule_change *c);
 
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,

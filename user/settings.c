@@ -199,6 +199,8 @@ int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
 		{ c->have_bps, c->bps, "bps", "bytes" },
 		{ c->have_agg_pps, c->agg_pps, "aggregate-pps", "packets" },
 		{ c->have_agg_bps, c->agg_bps, "aggregate-bps", "bytes" },
+		{ c->have_new_pps, c->new_pps, "new-pps", "packets" },
+		{ c->have_new_bps, c->new_bps, "new-bps", "bytes" },
 	};
 	char w[32];
 

@@ -2,9 +2,10 @@
 /*
  * A reading for stats (stats.h): per interface, the totals from the
  * per-CPU `counters`, the busiest sources from one pass over `sources`
- * (source_table.c) and the rule of each shown (rules.c). Reads the pinned
- * maps, never writes them.
+ * (source_table.c), the rule of each shown (rules.c) and the bans that
+ * hold (bans.c). Reads the pinned maps, never writes them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,36 @@ static void source_rule(const struct rl_maps *m, struct rl_rule_cache *rc,
 	src->has_rule = true;
 	rl_rule_prefix(rule, &p);
 	rl_format_prefix(&p, src->rule, sizeof(src->rule));
+}
+
+static int ban_key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* The bans that hold, and which shown sources they cover. */
+static int read_bans(const struct rl_maps *m, struct rl_stats_iface *v)
+{
+	struct rl_ban_row *by_key;
+	int ret = rl_bans_read(m, v->now, &v->bans, &v->nbans);
+
+	if (ret || !v->nbans)
+		return ret;
+	by_key = malloc(v->nbans * sizeof(*by_key));
+	if (!by_key)
+		return -ENOMEM;
+	memcpy(by_key, v->bans, v->nbans * sizeof(*by_key));
+	qsort(by_key, v->nbans, sizeof(*by_key), ban_key_cmp);
+	for (size_t i = 0; i < v->nsrc; i++) {
+		const struct rl_ban_row *b = bsearch(&v->src[i].sum.key, by_key,
+						     v->nbans, sizeof(*by_key),
+						     ban_key_cmp);
+
+		v->src[i].banned = b != NULL;
+		v->src[i].ban_ms_left = b ? b->ns_left / RL_NSEC_PER_MSEC : 0;
+	}
+	free(by_key);
+	return 0;
 }
 
 static int read_iface(const char *name, const struct rl_stats_opts *o,
@@ -85,6 +116,13 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 		source_rule(&ifc.m, &rc, &r->top.rows[i], &v->src[i]);
 	}
 	v->nsrc = show;
+	ret = read_bans(&ifc.m, v);
+	if (ret) {
+		rl_err("stats: cannot read the bans of %s: %s", name, strerror(-ret));
+		free(v->src);
+		free(v->bans);
+		goto fail;
+	}
 	rl_rule_cache_free(&rc);
 	rl_iface_close(&ifc);
 	return RL_EXIT_OK;
@@ -99,6 +137,7 @@ void rl_stats_snapshot_free(struct rl_stats_snapshot *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->ifs[i].view.src);
+		free(s->ifs[i].view.bans);
 		rl_source_top_free(&s->ifs[i].top);
 	}
 	s->n = 0;

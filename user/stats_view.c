@@ -198,6 +198,60 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 	}
 	rl_table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
 		    source_cell, s);
+	if (s->nbans) {
+		fprintf(f, "\nbanned: %zu source%s\n", s->nbans, s->nbans == 1 ? "" : "s");
+		rl_bans_print_table(f, s->bans, s->nbans, set->v6_prefix);
+	}
+}
+
+/* ---- bans --------------------------------------------------------- */
+
+enum { BAN_ADDRESS, BAN_RULE, BAN_LEFT, BAN_COLS };
+
+struct ban_table {
+	const struct rl_ban_row *rows;
+	__u32 v6_prefix;
+};
+
+static void ban_cell(const void *ctx, size_t row, int col, char *buf, size_t len)
+{
+	const struct ban_table *t = ctx;
+	const struct rl_ban_row *r = &t->rows[row];
+
+	switch (col) {
+	case BAN_ADDRESS:
+		rl_stats_format_source(&r->key, t->v6_prefix, buf, len);
+		break;
+	case BAN_RULE:
+		snprintf(buf, len, "%s", r->rule);
+		break;
+	default:	/* BAN_LEFT */
+		snprintf(buf, len, "%.1fs", (double)r->ns_left / RL_NSEC_PER_SEC);
+	}
+}
+
+void rl_bans_print_table(FILE *f, const struct rl_ban_row *rows, size_t n,
+			 __u32 v6_prefix)
+{
+	static const struct rl_table_col cols[BAN_COLS] = {
+		{ "ADDRESS", true }, { "RULE", true }, { "TIME_LEFT", false },
+	};
+	struct ban_table t = { rows, v6_prefix };
+
+	rl_table_print(f, cols, BAN_COLS, n, ban_cell, &t);
+}
+
+void rl_ban_json(struct rl_json *j, const struct rl_ban_row *row,
+		 __u32 v6_prefix)
+{
+	char addr[RL_SOURCE_STRLEN];
+
+	rl_stats_format_source(&row->key, v6_prefix, addr, sizeof(addr));
+	rl_json_object_start(j);
+	rl_json_string_field(j, "address", addr);
+	rl_json_string_field(j, "rule", row->rule);
+	rl_json_uint_field(j, "ms_left", row->ns_left / RL_NSEC_PER_MSEC);
+	rl_json_object_end(j);
 }
 
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v)
@@ -272,6 +326,7 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "new_sources", t->new_sources);
 	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
 	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
+	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);
@@ -295,6 +350,10 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "window_packets", v->window_pkts);
 	rl_json_uint_field(j, "window_bytes", v->window_bytes);
 	rl_json_bool_field(j, "tracked", src->tracked);
+	if (src->banned)
+		rl_json_uint_field(j, "ban_ms_left", src->ban_ms_left);
+	else
+		rl_json_null_field(j, "ban_ms_left");
 	if (watch)
 		rates_json(j, "rates", &src->rates, 0);
 	rl_json_object_end(j);
@@ -317,11 +376,17 @@ static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "max_sources", s->max_sources);
 	rl_json_uint_field(j, "tracked_sources", s->tracked);
 	rl_json_uint_field(j, "refused_sources", s->refused_only);
+	rl_json_uint_field(j, "banned_sources", s->nbans);
 	totals_json(j, s, watch);
 	rl_json_name(j, "sources");
 	rl_json_array_start(j);
 	for (size_t k = 0; k < s->nsrc; k++)
 		source_json(j, s, &s->src[k], watch);
+	rl_json_array_end(j);
+	rl_json_name(j, "bans");
+	rl_json_array_start(j);
+	for (size_t k = 0; k < s->nbans; k++)
+		rl_ban_json(j, &s->bans[k], set->v6_prefix);
 	rl_json_array_end(j);
 	rl_json_object_end(j);
 }

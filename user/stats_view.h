@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <net/if.h>
+#include "bans.h"
 #include "maps.h"
 #include "values.h"
 
@@ -29,6 +30,8 @@ struct rl_stats_source {
 	bool has_rule;			/* some rule covers the source */
 	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
 	struct rl_rates rates;
+	bool banned;			/* a ban holds, for ban_ms_left more */
+	__u64 ban_ms_left;
 };
 
 struct rl_stats_iface {
@@ -43,6 +46,8 @@ struct rl_stats_iface {
 	__u64 refused_only;		/* refused, never in the table */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
+	struct rl_ban_row *bans;	/* banned sources, soonest free first */
+	size_t nbans;
 };
 
 struct rl_stats_view {
@@ -62,5 +67,14 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v);
 /* The JSON object on one line; 0, or -EIO when writing failed. */
 int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
+
+/* Banned sources as a table (ADDRESS, RULE, TIME_LEFT), shared by stats
+ * and `ban list`, and one as the object of their JSON ("address", "rule",
+ * "ms_left"). */
+struct rl_json;
+void rl_bans_print_table(FILE *f, const struct rl_ban_row *rows, size_t n,
+			 __u32 v6_prefix);
+void rl_ban_json(struct rl_json *j, const struct rl_ban_row *row,
+		 __u32 v6_prefix);
 
 #endif /* RL_STATS_VIEW_H */

@@ -26,7 +26,7 @@ test_attach_pins_bpftool() {
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates config counters link refused rules rules_v4 rules_v6 sources " ] ||
+	[ "$names" = "aggregates bans config counters link refused rules rules_v4 rules_v6 sources " ] ||
 		bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
@@ -159,4 +159,23 @@ test_attach_generic() {
 	result auto_falls_back_to_generic $? \
 		"mode $m; said: $out"
 	rl detach "$dummy" >/dev/null
+}
+
+# Pins of an older layout (a config map of layout 2's size, 80 bytes,
+# `layout` at byte 68) under a pin directory of their own: every command
+# refuses them, saying to detach and attach again.
+test_attach_old_layout_refused() {
+	local old=${id}o dir val out rc
+	rx_ifaces+=("$old")
+	dir=$(pin_dir "$old")
+	val=$(for i in $(seq 0 79); do [ "$i" = 68 ] && printf '2 ' || printf '0 '; done)
+	mkdir -p "$dir" &&
+		bpftool map create "$dir/config" type array key 4 value 80 entries 1 name config &&
+		# shellcheck disable=SC2086
+		bpftool map update pinned "$dir/config" key 0 0 0 0 value $val ||
+		{ result old_layout_refused 1 "cannot pin a layout 2 config"; return; }
+	out=$(rl quota list --iface "$old" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $out == *"layout 2"*"detach and attach it again"* ]]
+	result old_layout_refused $? "exit $rc, said: $out"
+	rm -rf "${dir:?}"
 }

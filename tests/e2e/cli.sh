@@ -12,7 +12,7 @@ nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 test_cli_help() {
 	local bad=() c out err=/tmp/$id.err rc
 	tmpfiles+=("$err")
-	for c in "" attach detach quota stats status; do
+	for c in "" attach detach quota ban stats status; do
 		out=$(rl $c --help 2>"$err"); rc=$?
 		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ ! -s "$err" ] ||
 			bad+=("'$c --help': exit $rc")
@@ -25,6 +25,9 @@ test_cli_help() {
 	err=$(rl quota 2>&1 >/dev/null); rc=$?
 	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: quota: missing subcommand"*Usage:* ]] ||
 		bad+=("quota without set/del/list: exit $rc, said '${err%%$'\n'*}'")
+	err=$(rl ban 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: ban: missing subcommand"*Usage:* ]] ||
+		bad+=("ban without list/del: exit $rc, said '${err%%$'\n'*}'")
 	check help_and_version "${#bad[@]} == 0" "${bad[*]}"
 	fresh --window 500ms --buckets 5 --max-sources 100 --ipv6-prefix 56 ||
 		{ result status_json 1 "attach"; return; }
@@ -88,6 +91,27 @@ test_cli_bad_input() {
 	bad budget_too_large 1 "--pps 4294967294 or less" rl "${q[@]}" 198.18.19.0/24 --pps 5G "${i[@]}"
 	bad default_budget_too_large 2 "--default-pps 71582788 or less" \
 		rl attach "$vrx2" --window 1m --default-pps 100M
+	# --ban: 0, or 1ms to a day; --new-*: a RATE, its range said
+	bad ban_hours 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
+	bad ban_too_long 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
+	bad ban_negative 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban -1s "${i[@]}"
+	bad ban_fraction 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1.5s "${i[@]}"
+	bad ban_garbage 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban soon "${i[@]}"
+	bad ban_for_list 2 "'quota set'" rl quota list --ban 1s "${i[@]}"
+	bad new_pps_negative 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps -5 "${i[@]}"
+	bad new_pps_fraction 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps 1.5k "${i[@]}"
+	bad new_pps_garbage 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps lots "${i[@]}"
+	bad new_bps_too_large 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-bps 99999999999999999999 "${i[@]}"
+	# ban del: one source as ban list shows it, or all; not banned: exit 1
+	bad ban_del_v6_shorter 2 "not one source" rl ban del 2001:db8::/48 "${i[@]}"
+	bad ban_del_v4_prefix 2 "not one source" rl ban del 198.18.0.0/24 "${i[@]}"
+	bad ban_del_default 2 "not one source" rl ban del default "${i[@]}"
+	bad ban_del_garbage 2 "198.18.300.1" rl ban del 198.18.300.1 "${i[@]}"
+	bad ban_del_no_address 2 "ADDRESS" rl ban del "${i[@]}"
+	bad ban_del_not_banned 1 "198.18.19.1 is not banned" rl ban del 198.18.19.1 "${i[@]}"
+	bad ban_del_not_attached 1 "$vrx2" rl ban del all --iface "$vrx2"
+	bad ban_list_sibling_option 2 "--new-pps" rl ban list --new-pps 3 "${i[@]}"
+	bad ban_unknown_subcommand 2 "frob" rl ban frob
 	bad duration 2 "5x" rl attach "$vrx2" --window 5x
 	bad duration_too_long 2 "1m" rl attach "$vrx2" --window 2m
 	bad buckets 2 "16" rl attach "$vrx2" --buckets 17
@@ -121,9 +145,12 @@ test_cli_bad_input() {
 	bad not_root_quota 1 "root" in_rx "${nobody[@]}" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
 	bad not_root_attach 1 "root" in_rx "${nobody[@]}" "$cli" attach "$vrx2"
 	bad not_root_detach 1 "root" in_rx "${nobody[@]}" "$cli" detach "$vrx"
+	bad not_root_ban_del 1 "root" in_rx "${nobody[@]}" "$cli" ban del all "${i[@]}"
+	bad not_root_ban_list 1 "root" in_rx "${nobody[@]}" "$cli" ban list "${i[@]}"
 	bad ip_netns_exec_attach 1 "nsenter --net=" ip netns exec "$rx" "$cli" attach "$vrx2"
 	bad ip_netns_exec_quota 1 "nsenter --net=" ip netns exec "$rx" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
 	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"
+	bad ip_netns_exec_ban_del 1 "nsenter --net=" ip netns exec "$rx" "$cli" ban del all "${i[@]}"
 	bad ip_netns_exec_stats 1 "nsenter --net=" ip netns exec "$rx" "$cli" stats --iface "$vrx"
 	# the rule and the counters still work after all that
 	send --src 198.18.19.1 --count 20 >/dev/null

@@ -157,6 +157,19 @@ int fixture_cpus(int *cpus, int max)
 	return n;
 }
 
+bool fixture_rule(struct fixture *f, const char *prefix,
+		  const struct rl_rule_change *c)
+{
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+
+	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0,
+		   "prefix %s: %s", prefix, err))
+		return false;
+	return CHECK(rl_rule_set(&f->m, &f->s, &p, c, err, sizeof(err)) == 0,
+		     "quota set %s: %s", prefix, err);
+}
+
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps)
 {
@@ -166,16 +179,10 @@ bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		.have_agg_pps = agg_pps != RL_UNLIMITED, .agg_pps = agg_pps,
 		.have_agg_bps = agg_bps != RL_UNLIMITED, .agg_bps = agg_bps,
 	};
-	char err[RL_ERR_LEN];
-	struct rl_prefix p;
 
-	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0,
-		   "prefix %s: %s", prefix, err))
-		return false;
-	if (!c.have_pps && !c.have_bps && !c.have_agg_pps && !c.have_agg_bps)
+	if (!rl_rule_change_any(&c))
 		c.have_pps = true;	/* pps = unlimited: allow-list */
-	return CHECK(rl_rule_set(&f->m, &f->s, &p, &c, err, sizeof(err)) == 0,
-		     "quota set %s: %s", prefix, err);
+	return fixture_rule(f, prefix, &c);
 }
 
 bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps)

@@ -55,6 +55,10 @@ bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 /* quota set PREFIX --pps PPS, nothing else (RL_UNLIMITED: allow-list). */
 bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps);
 
+/* quota set PREFIX with every field of `c` (newcomer budget, ban, ...). */
+bool fixture_rule(struct fixture *f, const char *prefix,
+		  const struct rl_rule_change *c);
+
 struct rl_counters fixture_totals(struct fixture *f);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,

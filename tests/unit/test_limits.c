@@ -71,6 +71,9 @@ TEST(budget_range_refused_with_the_range)
 	c = (struct rl_rule_change){ .have_agg_bps = true, .agg_bps = 5000000000ULL };
 	CHECK(rl_budgets_fit(&c, RL_NSEC_PER_SEC, "", err, sizeof(err)) == -ERANGE &&
 	      strstr(err, "--aggregate-bps"), "aggregate too: %s", err);
+	c = (struct rl_rule_change){ .have_new_pps = true, .new_pps = 5000000000ULL };
+	CHECK(rl_budgets_fit(&c, RL_NSEC_PER_SEC, "", err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--new-pps 4294967294 or less"), "newcomer budget too: %s", err);
 	c = (struct rl_rule_change){ .have_bps = true, .bps = RL_UNLIMITED,
 				     .have_pps = true, .pps = 0 };
 	CHECK_EQ(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)), 0,

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Newcomer budgets and bans (xdp-ratelimit(8), "Newcomer budget", "Bans"):
+ * what is new, where a rule's budget windows live, whether a ban holds. Plain C shared
+ * by the XDP program and the host tests, like window.h and quota.h; the
+ * budgets themselves are judged with quota.h like any other.
+ *
+ * "New" is recorded as the time the source's `sources` entry was created:
+ * the earliest rl_source.created_ns of the CPUs whose value the source
+ * owns (bpf/ratelimit.bpf.c source_created). A source is new while less
+ * than one window W has passed since, and an evicted source gets a fresh
+ * entry, so it is new again. No field of its own: each CPU's value already
+ * holds when it was set up for its owner; "tracked
+ * without interruption" is exactly "the same entry": the entry only goes
+ * away by eviction. An established source never touches the newcomer
+ * window, and a source whose packets the newcomer budget refuses takes no
+ * entry, so it stays new until one of its packets passes.
+ */
+#ifndef RL_NEWCOMER_H
+#define RL_NEWCOMER_H
+
+#include "quota.h"
+
+/* Is a source whose entry was created at `created` still new at `now`?
+ * A clock behind `created` (another CPU's read) counts as new. */
+RL_INLINE int rl_source_new(__u64 created, __u64 now, __u64 window_ns)
+{
+	return (__s64)(now - created) < (__s64)window_ns;
+}
+
+/* The slot of a rule's budget windows: the default rule's two halves
+ * (the /0 of each family) share RL_BUDGET_DEFAULT. */
+RL_INLINE __u32 rl_budget_slot(__u32 rule_id, __u32 prefixlen)
+{
+	return prefixlen ? rule_id : RL_BUDGET_DEFAULT;
+}
+
+/* Index in `aggregates` of a budget slot's aggregate and newcomer windows. */
+RL_INLINE __u32 rl_agg_index(__u32 slot)
+{
+	return slot;
+}
+
+RL_INLINE __u32 rl_new_index(__u32 slot)
+{
+	return RL_BUDGET_SLOTS + slot;
+}
+
+/* A rule's newcomer budget per window. */
+RL_INLINE struct rl_budget rl_newcomer_budget(const struct rl_rule *r)
+{
+	struct rl_budget b = { r->new_pkt_budget, r->new_byte_budget };
+
+	return b;
+}
+
+/*
+ * Must this packet fit the newcomer budget `nb`? Only when one is set and
+ * the source is new: untracked (no entry yet), or created less than a
+ * window ago.
+ */
+RL_INLINE int rl_newcomer_applies(const struct rl_budget *nb, int tracked,
+				  __u64 created, __u64 now, __u64 window_ns)
+{
+	if (!rl_budget_limited(nb))
+		return 0;
+	return !tracked || rl_source_new(created, now, window_ns);
+}
+
+/* Does a ban entry still hold at `now`? Expired entries are left for the
+ * LRU: deleting one could race a fresh ban of the same source. */
+RL_INLINE int rl_ban_holds(const struct rl_ban *b, __u64 now)
+{
+	return (__s64)(b->until_ns - now) > 0;
+}
+
+/* The ban a drop for the source's own quota imposes under rule `r`. */
+RL_INLINE void rl_ban_make(struct rl_ban *b, const struct rl_rule *r, __u64 now)
+{
+	b->until_ns = now + r->ban_ns;
+	b->banned_ns = now;
+	b->rule_flags = r->flags & RL_RULE_F_V6;
+	b->rule_prefixlen = r->prefixlen;
+	__builtin_memcpy(b->rule_addr, r->addr, sizeof(b->rule_addr));
+}
+
+#endif /* RL_NEWCOMER_H */

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Bans (xdp-ratelimit(8), "Bans"), in the program: a drop for the source's
+ * own quota bans it on every CPU until the deadline, banned packets are
+ * dropped and counted without touching the window or extending the ban,
+ * drops by the aggregate or newcomer budget ban nobody, bans outlive rule
+ * changes, and `ban del` lifts them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "ratelimit.h"
+#include "bans.h"
+#include "../harness.h"
+#include "fixture.h"
+
+#define SRC "198.18.0.7"
+#define BAN (10 * NSEC_S)
+
+/* `n` frames from `addr` on `cpu` at `now`: how many passed. */
+static int sent_passed(struct fixture *f, const char *addr, int n, int cpu,
+		       __u64 now)
+{
+	struct frame fr;
+
+	frame_udp(&fr, addr, 100, 0);
+	return fixture_send(f, &fr, n, cpu, now);
+}
+
+/* 198.18.0.0/15 at 5 pps per source, banning for BAN. */
+static bool ban_rule(struct fixture *f)
+{
+	struct rl_rule_change c = {
+		.have_pps = true, .pps = 5,
+		.have_ban = true, .ban_ns = BAN,
+	};
+
+	return fixture_rule(f, "198.18.0.0/15", &c);
+}
+
+static bool key_of(const char *addr, struct rl_key *key)
+{
+	char err[RL_ERR_LEN];
+
+	return CHECK(rl_ban_key(addr, RL_DEFAULT_V6_PREFIX, key, err, sizeof(err)) == 0,
+		     "key of %s: %s", addr, err);
+}
+
+/* The ban of `addr` in the map (false when none). */
+static bool ban_of(struct fixture *f, const char *addr, struct rl_ban *b)
+{
+	struct rl_key key;
+
+	return key_of(addr, &key) && !bpf_map_lookup_elem(f->m.bans, &key, b);
+}
+
+TEST(ban_seen_on_every_cpu)
+{
+	int ncpus = rl_ncpus();
+	struct rl_source_sum s;
+	struct rl_ban b;
+	struct fixture f;
+	__u64 banned_at = T0 + 3 * NSEC_MS;
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0), 5, "the quota passes");
+	CHECK(!ban_of(&f, SRC, &b), "no ban within the quota");
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, banned_at), 0, "over quota: dropped");
+	if (!CHECK(ban_of(&f, SRC, &b), "banned by the drop"))
+		goto out;
+	CHECK_EQ(b.until_ns, banned_at + BAN, "banned for BAN from the drop");
+	CHECK_EQ(b.rule_prefixlen, 15, "the banning rule is kept");
+	/* two windows on, the quota would let it through: the ban does not */
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		CHECK_EQ(sent_passed(&f, SRC, 3, cpu, T0 + 2 * NSEC_S), 0,
+			 "banned on every CPU");
+	CHECK_EQ(fixture_totals(&f).banned_pkts, (__u64)3 * ncpus, "banned packets counted");
+	if (fixture_source(&f, SRC, T0 + 2 * NSEC_S, &s)) {
+		CHECK_EQ(s.dropped_pkts, 1 + 3 * ncpus, "banned packets are the source's drops");
+		CHECK_EQ(s.passed_pkts, 5, "nothing passed");
+		CHECK_EQ(s.window_pkts, 0, "the window untouched (empty two windows on)");
+	}
+	/* other sources are not affected */
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 5, 1 % ncpus, T0 + 2 * NSEC_S), 5,
+		 "another source passes");
+out:
+	fixture_close(&f);
+}
+
+TEST(ban_expires_and_is_not_extended)
+{
+	__u64 banned_at = T0 + 1;
+	struct rl_ban b;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 6, 0, banned_at), 5, "the sixth banned it");
+	/* packets all through the ban do not extend it */
+	for (__u64 t = banned_at + NSEC_S; t < banned_at + BAN; t += NSEC_S)
+		CHECK_EQ(sent_passed(&f, SRC, 2, 0, t), 0, "banned");
+	if (CHECK(ban_of(&f, SRC, &b), "still in the map"))
+		CHECK_EQ(b.until_ns, banned_at + BAN, "the deadline did not move");
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, banned_at + BAN - 1), 0, "1 ns before the end");
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, banned_at + BAN), 5, "over: its quota again");
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, banned_at + BAN), 0, "over quota again: banned again");
+	if (CHECK(ban_of(&f, SRC, &b), "banned again"))
+		CHECK_EQ(b.until_ns, banned_at + 2 * BAN, "a new ban from the new drop");
+out:
+	fixture_close(&f);
+}
+
+TEST(ban_del_lifts)
+{
+	struct rl_ban_row *rows = NULL;
+	struct rl_key key;
+	struct fixture f;
+	size_t n = 0;
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 6, 0, T0), 5, "banned by the sixth");
+	CHECK_EQ(sent_passed(&f, "198.18.0.9", 7, 0, T0), 5, "a second one banned");
+	if (!CHECK_EQ(rl_bans_read(&f.m, T0 + NSEC_S, &rows, &n), 0, "read bans"))
+		goto out;
+	CHECK_EQ(n, 2, "two bans listed");
+	if (n == 2) {
+		CHECK_EQ(rows[0].ns_left, BAN - NSEC_S, "time left");
+		CHECK(!strcmp(rows[0].rule, "198.18.0.0/15"), "rule %s", rows[0].rule);
+	}
+	free(rows);
+	rows = NULL;
+	if (!key_of(SRC, &key))
+		goto out;
+	CHECK_EQ(rl_ban_del(&f.m, &key, T0 + NSEC_S), 0, "ban del");
+	CHECK_EQ(rl_ban_del(&f.m, &key, T0 + NSEC_S), -ENOENT, "not banned any more");
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0 + 2 * NSEC_S), 5, "lifted: its quota again");
+	CHECK_EQ(sent_passed(&f, "198.18.0.9", 1, 0, T0 + 2 * NSEC_S), 0, "the other still banned");
+	CHECK_EQ(rl_bans_clear(&f.m, T0 + 2 * NSEC_S), 1, "ban del all: one held");
+	CHECK_EQ(sent_passed(&f, "198.18.0.9", 5, 0, T0 + 3 * NSEC_S), 5, "all lifted");
+	if (CHECK_EQ(rl_bans_read(&f.m, T0 + 3 * NSEC_S, &rows, &n), 0, "read bans"))
+		CHECK_EQ(n, 0, "no bans left");
+	/* an expired ban is no ban */
+	CHECK_EQ(sent_passed(&f, SRC, 6, 0, T0 + 4 * NSEC_S), 5, "banned again");
+	CHECK_EQ(rl_ban_del(&f.m, &key, T0 + 4 * NSEC_S + BAN), -ENOENT,
+		 "expired: not banned");
+out:
+	free(rows);
+	fixture_close(&f);
+}
+
+TEST(ban_survives_rule_changes)
+{
+	struct rl_rule_change c = { .have_ban = true, .ban_ns = 0 };
+	struct rl_prefix p;
+	struct fixture f;
+	char err[RL_ERR_LEN];
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 6, 0, T0), 5, "banned");
+	if (!fixture_rule(&f, "198.18.0.0/15", &c))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 2 * NSEC_S), 0, "--ban 0 keeps the ban");
+	if (!CHECK(rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)) == 0 &&
+		   rl_rule_del(&f.m, &p, err, sizeof(err)) == 0, "quota del: %s", err))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 2 * NSEC_S), 0, "quota del keeps it");
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 10, 0, T0 + 2 * NSEC_S), 10,
+		 "no rule: others unlimited");
+	/* with --ban 0, a drop bans nobody */
+	if (!ban_rule(&f) || !fixture_rule(&f, "198.18.0.0/15", &c))
+		goto out;
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 6, 0, T0 + 4 * NSEC_S), 5, "limited");
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 5, 0, T0 + 6 * NSEC_S), 5, "not banned");
+out:
+	fixture_close(&f);
+}
+
+/* Only a drop for the source's own quota bans: not the aggregate's, not
+ * the newcomer budget's. */
+TEST(ban_only_for_own_quota)
+{
+	struct rl_rule_change c = {
+		.have_pps = true, .pps = 100,
+		.have_agg_pps = true, .agg_pps = 3,
+		.have_new_pps = true, .new_pps = 2,
+		.have_ban = true, .ban_ns = BAN,
+	};
+	struct rl_ban b;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c))
+		goto out;
+	CHECK_EQ(sent_passed(&f, "198.18.0.1", 1, 0, T0), 1, "newcomer 1");
+	CHECK_EQ(sent_passed(&f, "198.18.0.2", 1, 0, T0), 1, "newcomer 2");
+	CHECK_EQ(sent_passed(&f, "198.18.0.3", 3, 0, T0), 0, "newcomer budget refuses");
+	CHECK(!ban_of(&f, "198.18.0.3", &b), "not banned by the newcomer budget");
+	CHECK_EQ(sent_passed(&f, "198.18.0.1", 5, 0, T0 + 2 * NSEC_S), 3,
+		 "established: the aggregate refuses");
+	CHECK(!ban_of(&f, "198.18.0.1", &b), "not banned by the aggregate");
+	CHECK_EQ(fixture_totals(&f).banned_pkts, 0, "nothing banned");
+out:
+	fixture_close(&f);
+}
