@@ -42,6 +42,18 @@ static bool hand_over(struct fixture *f, const struct rl_key *from,
 	return ok;
 }
 
+/* A fixture, held in the dispatcher (fixture_hold); `cpus`: how many the
+ * test needs. */
+static bool open_held(struct fixture *f, int cpus)
+{
+	if (!fixture_open(f, NULL))
+		return false;
+	if (cpus > 1 && !CHECK_GE(rl_ncpus(), cpus, "this test needs 2 CPUs or more"))
+		return false;
+	fixture_hold(f);
+	return true;
+}
+
 TEST(reused_entry_inherits_nothing)
 {
 	static const __u8 old_a[4] = { 198, 18, 9, 7 }, new_a[4] = { 198, 18, 9, 8 };
@@ -50,9 +62,8 @@ TEST(reused_entry_inherits_nothing)
 	struct fixture f;
 	struct frame fr;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_held(&f, 1))
 		goto out;
-	fixture_hold(&f);
 	/* the old source is allow-listed, everyone else gets 5 per window */
 	if (!fixture_quota(&f, "default", 5, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
 	    !fixture_quota(&f, "198.18.9.7", RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED,
@@ -86,11 +97,8 @@ TEST(reused_entry_not_summed_by_other_cpus)
 	struct fixture f;
 	struct frame fr;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_held(&f, 2))
 		goto out;
-	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
-		goto out;
-	fixture_hold(&f);
 	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
 		goto out;
 	/* the old source fills its window on CPU 1 */
@@ -120,11 +128,8 @@ TEST(reused_entry_is_a_newcomer)
 	struct fixture f;
 	struct frame fr;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_held(&f, 2))
 		goto out;
-	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
-		goto out;
-	fixture_hold(&f);
 	if (!fixture_rule(&f, "198.18.0.0/15", &c))
 		goto out;
 	frame_udp(&fr, "198.18.9.27", 100, 0);
