@@ -478,8 +478,12 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 	for (int i = 0; i < nlive; i++)
 		changes += !live[i].kept;
 	ret = 0;
-	if (!changes)
+	if (!changes) {
+		/* no write, unless a change was cut short after its last
+		 * rule: then the generation is odd, and this completes it */
+		ret = mark_change(m, false);
 		goto out;
+	}
 	ret = mark_change(m, true);
 	if (!ret)
 		ret = replace_apply(m, live, nlive, used, want, n);

@@ -73,8 +73,9 @@ int rl_rule_cmp(const void *a, const void *b);
  * one change: rules absent from it are deleted, changed ones rewritten in
  * their slot (keeping their aggregate window), new ones added; a rule that
  * is already as wanted is not touched, and when none differs nothing is
- * written at all (not even the generation). Returns how many rules it
- * added, changed or deleted, or a negative errno with err set.
+ * written at all (not even the generation, unless a change cut short left
+ * it odd: that is completed). Returns how many rules it added, changed or
+ * deleted, or a negative errno with err set.
  */
 int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		    int n, char *err, size_t errlen);

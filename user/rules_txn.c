@@ -115,9 +115,11 @@ int rl_rules_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
 	}
 	memcpy(sorted, want, n * sizeof(*want));
 	qsort(sorted, n, sizeof(*sorted), rl_rule_cmp);
-	ret = 0;
-	if (nlive == n && !memcmp(live, sorted, n * sizeof(*sorted)))
+	if (nlive == n && !memcmp(live, sorted, n * sizeof(*sorted))) {
+		/* writes only to complete a change cut short */
+		ret = rl_rule_replace(&ifc->m, sorted, n, err, errlen);
 		goto out;
+	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_restoring", sizeof(__u32),
 			    sizeof(struct rl_rule), n ? n : 1, NULL);
 	if (fd < 0) {
