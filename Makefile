@@ -1,6 +1,7 @@
 # xdp-ratelimit: `make` builds everything into build/ (OUTPUT=DIR for another),
 # `make test` runs every test suite, `make V=1` shows the commands. Debian
-# packages: scripts/install-deps.sh.
+# packages: scripts/install-deps.sh. `make test-unit|test-prog|test-e2e T=NAME`
+# runs only the tests NAME selects (CONTRIBUTING.md, "Running one test").
 OUTPUT ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -76,7 +77,7 @@ INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
 	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
 	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
 
-.PHONY: all deps test test-unit test-prog test-e2e test-stress test-fuzz fuzz valgrind \
+.PHONY: all deps test test-unit test-prog test-e2e test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -90,13 +91,16 @@ test: all
 	$(Q)tests/run.sh $(OUTPUT)
 
 test-unit: $(UNIT)
-	$(Q)$(UNIT)
+	$(Q)$(UNIT) $(T)
 
 test-prog: $(PROG)
-	$(Q)$(PROG)
+	$(Q)$(PROG) $(T)
 
 test-e2e: all
-	$(Q)tests/e2e/run.sh $(OUTPUT)
+	$(Q)tests/e2e/run.sh $(OUTPUT) $(T)
+
+test-doc: $(CLI)
+	$(Q)tests/doc/run.sh $(OUTPUT) $(T)
 
 test-stress: all
 	$(Q)tests/run.sh $(OUTPUT) stress

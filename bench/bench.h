@@ -13,19 +13,15 @@
 
 #define BENCH_FRAME_MAX 128
 
+/* Built by tg_frame_udp() (tests/gen/frames.h); timed with rl_now_ns(). */
 struct bench_frame {
 	__u8 _align[2];		/* IP header 4-byte aligned, as NET_IP_ALIGN */
 	__u8 data[BENCH_FRAME_MAX];
 	size_t len;
 };
 
-/* A UDP frame from `src` (IPv4 or IPv6 text: the family follows) behind
- * `nvlan` tags (0..2, 802.1ad outer when 2), padded to 60 bytes. */
-int bench_frame_udp(struct bench_frame *f, const char *src, int nvlan);
-
 /* Pin the calling thread to `cpu`. */
 int bench_pin_cpu(int cpu);
-__u64 bench_now_ns(void);
 
 /* median, min and max of n values (n > 0); as a JSON object */
 struct bench_summary {

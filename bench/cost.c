@@ -33,8 +33,9 @@
 #include "maps.h"
 #include "rules.h"
 #include "settings.h"
-#include "units.h"
+#include "values.h"
 #include "bench.h"
+#include "gen/frames.h"
 
 #define CHURN_SOURCES	1000000
 #define CHURN_MAX	65536
@@ -152,10 +153,10 @@ static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
 					&c->tail_fd, BPF_ANY))
 			return -1;
 	}
-	t0 = bench_now_ns();
+	t0 = rl_now_ns();
 	if (bpf_prog_test_run_opts(c->fd, &o))
 		return -1;
-	t1 = bench_now_ns();
+	t1 = rl_now_ns();
 	*retval = o.retval;
 	return (double)(t1 - t0) / (double)repeat;
 }
@@ -181,6 +182,7 @@ static void add_case(struct cost_case *cs, int *n, const char *name,
 		     int expect, int base)
 {
 	struct cost_case *c = &cs[(*n)++];
+	int len;
 
 	memset(c, 0, sizeof(*c));
 	c->name = name;
@@ -189,7 +191,8 @@ static void add_case(struct cost_case *cs, int *n, const char *name,
 	c->tail_fd = -1;
 	c->expect = expect;
 	c->base = base;
-	bench_frame_udp(&c->fr, src, nvlan);
+	len = tg_frame_udp(c->fr.data, sizeof(c->fr.data), src, 0, (unsigned int)nvlan);
+	c->fr.len = len > 0 ? (size_t)len : 0;
 }
 
 static int find(struct cost_case *cs, int n, const char *name)

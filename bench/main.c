@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
-		"                            [--buckets B] [--ready FILE]\n"
+		"                            [--buckets B] [--port P] [--ready FILE] [--times]\n"
 		"       ratelimit-bench xdp IFACE pass|drop|minimal\n"
 		"       ratelimit-bench sizes MAX_SOURCES NCPUS\n"
 		"       ratelimit-bench counters NETNS_PATH DEV\n"

@@ -8,7 +8,7 @@
  * use (bpf_ktime_get_ns). Then, per source:
  *
  * - windows on the limiter's grid: the bucket containing t and the B-1
- *   before it (SPEC "Window"), buckets being multiples of W/B on the
+ *   before it (xdp-ratelimit(8) "Window"), buckets being multiples of W/B on the
  *   monotonic clock. Every window is checked for the worst excess; those
  *   wholly inside the traffic (not the first or last bucket) give the
  *   median, min and max packets passed per window.
@@ -16,6 +16,9 @@
  *   which is what a fixed window or a token bucket lets through at a
  *   boundary; and any interval of W - W/B, which a window of B buckets
  *   always covers, whatever the phase.
+ *
+ * With --times it also lists every pass (source, CLOCK_REALTIME ns), for a
+ * test to compare with times of its own (tests/e2e: the sliding window).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,12 +28,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "baselines.skel.h"
 #include "bench_bpf.h"
+#include "maps.h"
 #include "bench.h"
 
 struct events {
@@ -145,8 +151,36 @@ static void on_stop(int sig)
 static int usage(void)
 {
 	fprintf(stderr, "Usage: ratelimit-bench recv --duration S --budget N "
-		"[--window-ms MS] [--buckets B] [--port P] [--ready FILE]\n");
+		"[--window-ms MS] [--buckets B] [--port P] [--ready FILE] [--times]\n");
 	return 2;
+}
+
+/* CLOCK_REALTIME minus the program's clock (CLOCK_MONOTONIC), in ns. */
+static __s64 realtime_offset(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__s64)((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec -
+		       rl_now_ns());
+}
+
+/* [{"source": "198.18.0.1", "realtime_ns": N}, ...] by source, then time. */
+static json_t *passes_json(const struct events *ev)
+{
+	json_t *a = json_array();
+	__s64 off = realtime_offset();
+	char src[INET_ADDRSTRLEN];
+
+	for (size_t i = 0; a && i < ev->n; i++) {
+		inet_ntop(AF_INET, &ev->v[i].saddr, src, sizeof(src));
+		if (json_array_append_new(a, json_pack("{s:s, s:I}", "source", src,
+				"realtime_ns", (json_int_t)(ev->v[i].ts + off)))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
 }
 
 int bench_recv(int argc, char **argv)
@@ -158,6 +192,7 @@ int bench_recv(int argc, char **argv)
 		{ "buckets", required_argument, NULL, 'B' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "ready", required_argument, NULL, 'r' },
+		{ "times", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct analysis a = { .window_ns = 1000000000ULL, .nbuckets = 10,
@@ -167,6 +202,8 @@ int bench_recv(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct baselines *b = NULL;
 	const char *ready = NULL;
+	bool times = false;
+	json_t *doc;
 	double duration = 0;
 	int port = 9, opt, fd = -1, ret = 1, one = 1;
 	__u32 *counts = NULL;
@@ -179,6 +216,7 @@ int bench_recv(int argc, char **argv)
 		case 'B': a.nbuckets = (__u32)atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
 		case 'r': ready = optarg; break;
+		case 't': times = true; break;
 		default: return usage();
 		}
 	}
@@ -215,13 +253,13 @@ int bench_recv(int argc, char **argv)
 			fclose(f);
 	}
 	{
-		__u64 end = bench_now_ns() + (__u64)(duration * 1e9);
+		__u64 end = rl_now_ns() + (__u64)(duration * 1e9);
 		struct sigaction sa = { .sa_handler = on_stop };
 
 		/* SIGINT or SIGTERM: stop early, and report as at the end */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		while (!stop && bench_now_ns() < end)
+		while (!stop && rl_now_ns() < end)
 			if (ring_buffer__poll(rb, 20) < 0 && errno != EINTR)
 				goto out;
 		if (ring_buffer__consume(rb) < 0)
@@ -250,7 +288,7 @@ int bench_recv(int argc, char **argv)
 				goto out;
 		}
 	}
-	ret = bench_print_json(json_pack(
+	doc = json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:o}",
 		"passed", (json_int_t)ev.n,
 		"lost", (json_int_t)b->bss->record_lost,
@@ -262,8 +300,12 @@ int bench_recv(int argc, char **argv)
 		"worst_excess", (json_int_t)(ev.n ? a.worst_aligned : 0),
 		"worst_excess_any_interval", (json_int_t)(ev.n ? a.worst_any : 0),
 		"worst_excess_any_short_interval", (json_int_t)(ev.n ? a.worst_short : 0),
-		"per_window", bench_summary_json(bench_summarize(a.full, (int)a.nfull))))
-		? 1 : 0;
+		"per_window", bench_summary_json(bench_summarize(a.full, (int)a.nfull)));
+	if (doc && times && json_object_set_new(doc, "passes", passes_json(&ev))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	ret = bench_print_json(doc) ? 1 : 0;
 out:
 	free(counts);
 	free(ev.v);

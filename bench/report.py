@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """The report of `make bench` (bench/run.sh): assembles what each part
 measured into results.json, prints the one table, a PASS/MISS line per
-target of issue 5 and, with --mode smoke, sanity checks ending in
+performance target and, with --mode smoke, sanity checks ending in
 "bench: N passed, N failed".
 
 `report.py --markdown build/bench/results.json` prints the same figures as
@@ -322,7 +322,7 @@ def markdown(path):
                 m_["program_total"]["median"] / 1e6,
                 ("%.2f GB" % (m_["formula_64"] / 1e9)) if "formula_64" in m_ else ""))
         w("\n")
-    w("**Targets of issue 5:**\n\n")
+    w("**Performance targets:**\n\n")
     for t in r.get("targets", []):
         w("- %s %s\n" % ("**MISS**" if t["result"] == "MISS" else t["result"], t["text"]))
     return 0
@@ -360,7 +360,7 @@ def main():
                           "cpus64_ns": refr * (x.get("fit_of_medians") or {}).get(
                               "formula_64_ns", x["formula_64_ns"]["median"]) / budget}
 
-    # ---- targets (issue 5) -------------------------------------------------
+    # ---- performance targets --------------------------------------------------
     targets = []
 
     def target(name, value, ok, text):
@@ -419,7 +419,7 @@ def main():
                    ncpus, r["allowed_excess"]))
     for r in acc:
         # the same bound on every 1 s interval, wherever it starts (not
-        # only the windows of the bucket grid that SPEC defines)
+        # only the windows of the bucket grid of xdp-ratelimit(8) "Window")
         if r["tool"] != "xdp-ratelimit":
             continue
         v = r["worst_excess_any_interval"]
@@ -534,9 +534,9 @@ def main():
                 fmt(r["per_window"], 0) + " (%d)" % (r["full_windows"] or 0),
                 r["worst_excess"], r["worst_excess_any_interval"],
                 r.get("worst_excess_any_short_interval")))
-        w("  window: the bucket holding the packet and the 9 before it (SPEC), on "
+        w("  window: the bucket holding the packet and the 9 before it (xdp-ratelimit(8)), on "
           "the program's clock; passes counted at a UDP socket behind the limiter\n")
-    w("\nTargets (issue 5)\n")
+    w("\nPerformance targets\n")
     for tg in targets:
         w("  %-4s %s\n" % (tg["result"], tg["text"]))
     w("\nresults: %s\n" % a.out)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: xdp-ratelimit against bare XDP, nftables and iptables, in one
-# run on this machine (issue 5). Prints one table and writes
+# run on this machine. Prints one table and writes
 # BUILD_DIR/bench/results.json.
 #
 # Usage: bench/run.sh BUILD_DIR [--smoke]

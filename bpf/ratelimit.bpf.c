@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit: per-source sliding-window rate limiting at the driver.
- * Semantics: SPEC.md "Semantics"; the window is include/window.h, the
+ * Semantics: xdp-ratelimit(8) SEMANTICS; the window is include/window.h, the
  * cross-CPU budget include/quota.h, the parser include/parse.h.
  */
 #include <linux/bpf.h>
@@ -244,8 +244,8 @@ static __always_inline int refused_insert_ok(struct rl_counters *cnt, __u64 now)
 	return 1;
 }
 
-/* Count a refused newcomer's drop against its address (SPEC: a dropped
- * packet counts as dropped for its source). Shared entries, so atomic. */
+/* Count a refused newcomer's drop against its address (xdp-ratelimit(8):
+ * a dropped packet counts as dropped for its source). Shared entries, so atomic. */
 static __always_inline void count_refused(const struct rl_key *key, __u64 len,
 					  struct rl_counters *cnt, __u64 now)
 {

@@ -5,13 +5,14 @@ set -eu
 
 # libclang-rt-dev: the libFuzzer and sanitizer runtimes of clang (only
 # recommended by clang on Debian 12); valgrind: make valgrind; strace: the
-# stress test kills attach at chosen syscalls; libmicrohttpd-dev: the
-# exporter's HTTP server; curl and prometheus (promtool): the exporter test
-# scrapes it and checks the exposition format; systemd: systemd-analyze
-# verify of the units in systemd/
+# stress test kills attach at chosen syscalls; mandoc: make test lints the
+# man page (doc/xdp-ratelimit.8); libmicrohttpd-dev: the exporter's HTTP
+# server; curl and prometheus (promtool): the exporter test scrapes it and
+# checks the exposition format; systemd: systemd-analyze verify of the
+# units in systemd/
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
-strace libmicrohttpd-dev curl prometheus systemd"
+strace mandoc libmicrohttpd-dev curl prometheus systemd"
 
 missing=""
 for p in $PKGS; do

@@ -43,6 +43,53 @@ bool harness_check(bool ok, const char *file, int line, const char *fmt, ...)
 	return false;
 }
 
+/* -1, 0 or 1 as a is below, equal to or above b, as numbers. */
+static int int_cmp(struct harness_int a, struct harness_int b)
+{
+	bool aneg = a.is_signed && a.s < 0, bneg = b.is_signed && b.s < 0;
+
+	if (aneg != bneg)
+		return aneg ? -1 : 1;
+	if (aneg)
+		return (a.s > b.s) - (a.s < b.s);
+	/* both >= 0: the unsigned view holds the value */
+	return (a.u > b.u) - (a.u < b.u);
+}
+
+static const char *int_fmt(struct harness_int v, char *buf, size_t len)
+{
+	if (v.is_signed)
+		snprintf(buf, len, "%lld", v.s);
+	else
+		snprintf(buf, len, "%llu", v.u);
+	return buf;
+}
+
+bool harness_check_int(enum harness_op op, struct harness_int actual,
+		       struct harness_int expected, const char *file, int line,
+		       const char *what)
+{
+	static const char *const want[] = {
+		[HARNESS_EQ] = "", [HARNESS_NE] = "!= ", [HARNESS_LT] = "< ",
+		[HARNESS_LE] = "<= ", [HARNESS_GT] = "> ", [HARNESS_GE] = ">= ",
+	};
+	int c = int_cmp(actual, expected);
+	bool ok = false;
+	char a[24], e[24];
+
+	switch (op) {
+	case HARNESS_EQ: ok = c == 0; break;
+	case HARNESS_NE: ok = c != 0; break;
+	case HARNESS_LT: ok = c < 0; break;
+	case HARNESS_LE: ok = c <= 0; break;
+	case HARNESS_GT: ok = c > 0; break;
+	case HARNESS_GE: ok = c >= 0; break;
+	}
+	return harness_check(ok, file, line, "%s: got %s, want %s%s", what,
+			     int_fmt(actual, a, sizeof(a)), want[op],
+			     int_fmt(expected, e, sizeof(e)));
+}
+
 bool harness_require_root(void)
 {
 	return harness_check(geteuid() == 0, __FILE__, __LINE__,

@@ -37,6 +37,7 @@ else
 	run_suite "$here/fuzz/run.sh" "$out"
 	run_suite "$here/e2e/run.sh" "$out"
 	run_suite "$here/ops/run.sh" "$out"
+	run_suite "$here/doc/run.sh" "$out"
 	run_suite "$here/../bench/run.sh" "$out" --smoke
 fi
 echo "$total_pass passed, $total_fail failed"

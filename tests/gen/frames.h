@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The traffic generator's frame: the settings trafficgen.bpf.c reads to
- * rewrite the source address of every frame, and (host side only) the
- * builder trafficgen.c uses to make the first frame.
+ * rewrite the source address of every frame, and (host side only) the one
+ * frame builder: trafficgen.c makes its first frame with it, the program
+ * tests (tests/prog/fixture.c) and the benchmark (bench/cost.c) theirs.
  *
  * Live-frame test runs copy the first frame into page-pool pages once and
  * recycle the pages without copying it again, so a page holds whatever the
@@ -52,7 +53,9 @@ struct tg_state {
 #define TG_IPV4_HLEN		20
 #define TG_IPV6_HLEN		40
 #define TG_UDP_HLEN		8
-#define TG_MAX_VLANS		2
+#define TG_MAX_VLANS		2	/* what trafficgen sends */
+#define TG_BUILD_MAX_VLANS	3	/* what the builder makes: a third tag is not IP */
+#define TG_MIN_FRAME		60	/* Ethernet minimum without FCS */
 #define TG_ETH_P_IP		0x0800
 #define TG_ETH_P_IPV6		0x86dd
 #define TG_ETH_P_ARP		0x0806
@@ -70,14 +73,19 @@ struct tg_state {
 #define TG_UDP_CSUM_OFF		6
 
 #ifndef __bpf__
+#include <arpa/inet.h>
 #include <string.h>
+
+/* Where frames go when nobody says: inside the benchmark ranges. */
+#define TG_DEFAULT_DST4		"198.18.1.1"
+#define TG_DEFAULT_DST6		"2001:db8:1::1"
 
 /* What to build: addresses in network order (IPv4 in the first 4 bytes). */
 struct tg_frame_spec {
 	__u8 dst_mac[6];
 	__u8 src_mac[6];
 	unsigned int nvlans;
-	__u16 vlan[TG_MAX_VLANS];	/* outermost first */
+	__u16 vlan[TG_BUILD_MAX_VLANS];	/* outermost first */
 	int ipv6;
 	__u8 src[16];
 	__u8 dst[16];
@@ -139,8 +147,8 @@ static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 	memcpy(p + 6, s->src_mac, 6);
 	p += 12;
 	for (i = 0; i < s->nvlans; i++) {
-		/* Two tags: S-tag outside, C-tag inside; one tag: C-tag. */
-		tg_put16(p, s->nvlans == 2 && i == 0 ? TG_ETH_P_8021AD :
+		/* Two tags or more: S-tag outside, C-tags inside; one tag: C-tag. */
+		tg_put16(p, s->nvlans >= 2 && i == 0 ? TG_ETH_P_8021AD :
 						      TG_ETH_P_8021Q);
 		tg_put16(p + 2, s->vlan[i]);
 		p += TG_VLAN_HLEN;
@@ -193,6 +201,50 @@ static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 		set->src_off = l3 + TG_IPV6_SADDR_OFF;
 		set->csum_off = udp + TG_UDP_CSUM_OFF;
 	}
+}
+
+/* The frame size for `size` (0: the smallest that holds the headers, at
+ * least TG_MIN_FRAME), or 0 when `size` is shorter than the headers. */
+static inline unsigned int tg_frame_size(unsigned int size, unsigned int nvlans,
+					 int ipv6)
+{
+	unsigned int hdrs = tg_headers_len(nvlans, ipv6);
+
+	if (!size)
+		return hdrs > TG_MIN_FRAME ? hdrs : TG_MIN_FRAME;
+	return size < hdrs ? 0 : size;
+}
+
+/*
+ * A test frame: UDP from `src` (IPv4 or IPv6 text, the family follows) to
+ * TG_DEFAULT_DST4/6, 02:00:00:00:00:01 to 02:00:00:00:00:02, behind
+ * `nvlans` tags (IDs 100, 101, ...), `size` bytes as tg_frame_size(), into
+ * buf of `cap` bytes. Returns the frame's length, or -1 for a bad address,
+ * too many tags or a size that does not fit.
+ */
+static inline int tg_frame_udp(__u8 *buf, unsigned int cap, const char *src,
+			       unsigned int size, unsigned int nvlans)
+{
+	struct tg_frame_spec s = {
+		.dst_mac = { 2, 0, 0, 0, 0, 2 },
+		.src_mac = { 2, 0, 0, 0, 0, 1 },
+		.nvlans = nvlans,
+		.ipv6 = strchr(src, ':') != NULL,
+	};
+	struct tg_settings set;
+	int af = s.ipv6 ? AF_INET6 : AF_INET;
+	unsigned int i;
+
+	if (nvlans > TG_BUILD_MAX_VLANS)
+		return -1;
+	s.size = tg_frame_size(size, nvlans, s.ipv6);
+	if (!s.size || s.size > cap || inet_pton(af, src, s.src) != 1 ||
+	    inet_pton(af, s.ipv6 ? TG_DEFAULT_DST6 : TG_DEFAULT_DST4, s.dst) != 1)
+		return -1;
+	for (i = 0; i < nvlans; i++)
+		s.vlan[i] = 100 + i;
+	tg_build_frame(&s, buf, &set);
+	return (int)s.size;
 }
 #endif /* !__bpf__ */
 

@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "frames.h"
+#include "maps.h"
 #include "xdp_hold.h"
 #include "trafficgen.skel.h"
 
@@ -46,7 +47,6 @@
 /* A live frame must fit one page after XDP_PACKET_HEADROOM, the kernel's
  * page head and skb_shared_info; the kernel refuses longer ones. */
 #define TG_MAX_FRAME		3408
-#define TG_MIN_FRAME		60	/* Ethernet minimum without FCS */
 #define TG_MAX_VLAN_ID		4095
 #define TG_DEFAULT_SEED		1
 #define TG_DEFAULT_STEP_BITS	64	/* IPv6: one source per /64 */
@@ -57,8 +57,6 @@
 #define TG_V6_NET		0x20010db8U	/* 2001:db8::/32 */
 
 #define TG_DEFAULT_SRC4		"198.18.0.1"
-#define TG_DEFAULT_DST4		"198.18.1.1"
-#define TG_DEFAULT_DST6		"2001:db8:1::1"
 
 struct tg_opts {
 	const char *dev;
@@ -580,7 +578,6 @@ static int setup_frame(const struct tg_opts *o, __u8 *frame, unsigned int *len,
 		       struct tg_settings *set)
 {
 	struct tg_frame_spec spec = { 0 };
-	unsigned int hdrs;
 
 	if (o->hex) {
 		set->mode = TG_MODE_FIXED;
@@ -590,15 +587,14 @@ static int setup_frame(const struct tg_opts *o, __u8 *frame, unsigned int *len,
 	}
 	if (setup_addresses(o, &spec, set))
 		return -1;
-	hdrs = tg_headers_len(o->nvlans, spec.ipv6);
-	spec.size = o->size ? o->size : hdrs > TG_MIN_FRAME ? hdrs : TG_MIN_FRAME;
-	if (spec.size < hdrs) {
+	spec.size = tg_frame_size(o->size, o->nvlans, spec.ipv6);
+	if (!spec.size) {
 		err("--size %u is shorter than the headers (%u bytes)",
-		    spec.size, hdrs);
+		    o->size, tg_headers_len(o->nvlans, spec.ipv6));
 		return -1;
 	}
 	spec.nvlans = o->nvlans;
-	memcpy(spec.vlan, o->vlan, sizeof(spec.vlan));
+	memcpy(spec.vlan, o->vlan, sizeof(o->vlan));
 	if (o->have_dst_mac)
 		memcpy(spec.dst_mac, o->dst_mac, 6);
 	else
@@ -615,14 +611,6 @@ static int setup_frame(const struct tg_opts *o, __u8 *frame, unsigned int *len,
 }
 
 /* ---- sending ------------------------------------------------------------- */
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /* Sleep until the absolute time t; false when a signal asked to stop. */
 static bool sleep_until(__u64 t)
@@ -687,7 +675,7 @@ static int send_frames(const struct tg_runner *r, const struct tg_opts *o,
 	else
 		burst = TG_CHUNK;
 
-	start = now_ns();
+	start = rl_now_ns();
 	if (o->duration)
 		end = start + (__u64)(o->duration * NSEC_PER_SEC);
 	while (!stop) {
@@ -701,7 +689,7 @@ static int send_frames(const struct tg_runner *r, const struct tg_opts *o,
 				      o->rate;
 			if (due >= end || !sleep_until(due))
 				break;
-		} else if (now_ns() >= end) {
+		} else if (rl_now_ns() >= end) {
 			break;
 		}
 		ret = run_batch(r, n);
@@ -722,7 +710,7 @@ static int send_frames(const struct tg_runner *r, const struct tg_opts *o,
 		sleep_until(due < end ? due : end);
 	}
 	res->sent = sent;
-	res->seconds = (now_ns() - start) / (double)NSEC_PER_SEC;
+	res->seconds = (rl_now_ns() - start) / (double)NSEC_PER_SEC;
 	return ret;
 }
 

@@ -367,6 +367,8 @@ EOF
 # ---- install and the units -----------------------------------------------
 t_install() {
 	local d=$tmp/destdir p=/usr/local want got res
+	rl restore "$tmp/b.rules" >/dev/null 2>&1 ||
+		{ rl detach "$vrx" >/dev/null 2>&1; rl restore "$tmp/b.rules" >/dev/null; }
 	make -s -C "$repo" install OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	want="$p/lib/systemd/system/xdp-ratelimit-exporter.service
 $p/lib/systemd/system/xdp-ratelimit-sync@.service

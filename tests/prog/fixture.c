@@ -5,16 +5,15 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
 #include "loader.h"
-#include "units.h"
+#include "values.h"
 #include "../harness.h"
+#include "gen/frames.h"
 #include "fixture.h"
 
 const char *harness_suite = "prog";
@@ -111,6 +110,22 @@ int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 	return (int)opts.retval;
 }
 
+int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,
+		 __u64 now)
+{
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int v = fixture_run(f, fr->data, fr->len, cpu, now);
+
+		if (v == XDP_PASS)
+			passed++;
+		else if (!CHECK_EQ(v, XDP_DROP, "verdict is pass or drop"))
+			return -1;
+	}
+	return passed;
+}
+
 int fixture_run_counted(struct fixture *f, const void *frame, size_t len,
 			int cpu, __u64 now, struct rl_counters *moved)
 {
@@ -163,6 +178,11 @@ bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		     "quota set %s: %s", prefix, err);
 }
 
+bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps)
+{
+	return fixture_quota(f, prefix, pps, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED);
+}
+
 struct rl_counters fixture_totals(struct fixture *f)
 {
 	struct rl_counters c;
@@ -186,63 +206,26 @@ bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		     "source %s is not tracked", addr);
 }
 
-size_t frame_l3(int nvlan)
-{
-	return sizeof(struct ethhdr) + 4 * nvlan;
-}
-
-static void frame_l2(struct frame *fr, int nvlan, __u16 proto)
-{
-	struct ethhdr *eth = (struct ethhdr *)fr->data;
-	__u8 *p = fr->data + sizeof(*eth);
-	__u16 tpid[3] = { nvlan >= 2 ? ETH_P_8021AD : ETH_P_8021Q, ETH_P_8021Q,
-			  ETH_P_8021Q };
-
-	memset(fr, 0, sizeof(*fr));
-	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
-	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
-	eth->h_proto = htons(nvlan ? tpid[0] : proto);
-	for (int i = 0; i < nvlan; i++) {
-		__u16 tci = htons(100 + i);
-		__u16 next = htons(i + 1 < nvlan ? tpid[i + 1] : proto);
-
-		memcpy(p, &tci, 2);
-		memcpy(p + 2, &next, 2);
-		p += 4;
-	}
-}
-
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)
 {
-	bool v6 = strchr(src, ':');
-	size_t l3 = frame_l3(nvlan);
+	bool v6 = strchr(src, ':') != NULL;
+	/* shorter than its headers: the smallest frame, cut to len */
+	bool cut = len < tg_headers_len((unsigned int)nvlan, v6);
+	int n = tg_frame_udp(fr->data, sizeof(fr->data), src,
+			     cut ? 0 : (unsigned int)len, (unsigned int)nvlan);
 
-	frame_l2(fr, nvlan, v6 ? ETH_P_IPV6 : ETH_P_IP);
-	fr->len = len;
-	/* headers built aligned, then copied: in the frame they are not */
-	if (v6) {
-		struct ipv6hdr ip6 = {
-			.version = 6, .nexthdr = IPPROTO_UDP, .hop_limit = 64,
-			.payload_len = htons(len - l3 - sizeof(ip6)),
-		};
-
-		inet_pton(AF_INET6, src, &ip6.saddr);
-		inet_pton(AF_INET6, "2001:db8:ffff::1", &ip6.daddr);
-		memcpy(fr->data + l3, &ip6, sizeof(ip6));
-	} else {
-		struct iphdr ip = {
-			.version = 4, .ihl = 5, .ttl = 64, .protocol = IPPROTO_UDP,
-			.tot_len = htons(len - l3),
-		};
-
-		inet_pton(AF_INET, src, &ip.saddr);
-		inet_pton(AF_INET, "198.19.255.1", &ip.daddr);
-		memcpy(fr->data + l3, &ip, sizeof(ip));
-	}
+	CHECK(n > 0, "frame from %s of %zu bytes behind %d tags", src, len, nvlan);
+	fr->len = n > 0 && !cut ? (size_t)n : len;
 }
 
 void frame_arp(struct frame *fr)
 {
-	frame_l2(fr, 0, ETH_P_ARP);
-	fr->len = 60;
+	struct ethhdr eth = { .h_proto = htons(ETH_P_ARP) };
+
+	memset(fr, 0, sizeof(*fr));
+	/* the MAC addresses of tg_frame_udp() */
+	memcpy(eth.h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
+	memcpy(eth.h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
+	memcpy(fr->data, &eth, sizeof(eth));
+	fr->len = TG_MIN_FRAME;
 }

@@ -52,6 +52,9 @@ int fixture_cpus(int *cpus, int max);
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,
 		   __u64 bps, __u64 agg_pps, __u64 agg_bps);
 
+/* quota set PREFIX --pps PPS, nothing else (RL_UNLIMITED: allow-list). */
+bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps);
+
 struct rl_counters fixture_totals(struct fixture *f);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
@@ -66,11 +69,15 @@ struct frame {
 };
 
 /* UDP over IPv4 or IPv6 (by the address family of `src`), `len` bytes in
- * all (padded), behind `nvlan` tags (0..3; 802.1ad outer when 2 or more). */
+ * all (padded), behind `nvlan` tags (0..3; 802.1ad outer when 2 or more):
+ * tg_frame_udp() of tests/gen/frames.h, which trafficgen and bench use. */
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan);
-/* Offset of the L3 header in a frame built with nvlan tags. */
-size_t frame_l3(int nvlan);
 void frame_arp(struct frame *fr);
+
+/* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a
+ * failed check) when a run fails or returns neither pass nor drop. */
+int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,
+		 __u64 now);
 
 #define NSEC_MS 1000000ULL
 #define NSEC_S 1000000000ULL

@@ -20,12 +20,13 @@
 #include "settings.h"
 #include "../harness.h"
 #include "fixture.h"
+#include "gen/frames.h"
 
 /* Source i: the i-th address of 198.18.0.0/15 (i < 2^17), written into the
  * frame's IPv4 header. */
 static void set_source(struct frame *fr, __u32 i)
 {
-	__u8 *saddr = fr->data + frame_l3(0) + 12;
+	__u8 *saddr = fr->data + tg_l3_off(0) + TG_IPV4_SADDR_OFF;
 
 	saddr[0] = 198;
 	saddr[1] = (__u8)(18 + ((i >> 16) & 1));
@@ -52,16 +53,16 @@ static struct pass_result send_pass(struct fixture *f, struct frame *fr,
 	int ncpus = rl_ncpus() > 1 ? 2 : 1;
 
 	for (__u32 i = first; i < first + n; i++) {
-		int v;
+		int passed;
 
 		set_source(fr, skip_mod && i % skip_mod == 0 ? fresh + i : i);
-		v = fixture_run(f, fr->data, fr->len, (int)((i + shift) % ncpus), now);
-		if (v == XDP_PASS)
-			r.passed++;
-		else if (v == XDP_DROP)
-			r.dropped++;
-		else
+		passed = fixture_send(f, fr, 1, (int)((i + shift) % ncpus), now);
+		if (passed < 0)
 			r.failed++;
+		else if (passed)
+			r.passed++;
+		else
+			r.dropped++;
 	}
 	return r;
 }
@@ -81,8 +82,7 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its
 	 * second packet within the window, a re-created one passes it */
-	return fixture_quota(f, "default", 1, RL_UNLIMITED, RL_UNLIMITED,
-			     RL_UNLIMITED);
+	return fixture_pps(f, "default", 1);
 }
 
 /* N sources, three passes within one window: the first passes, the

@@ -386,8 +386,7 @@ static int run_corpus(const struct corpus *c, __u32 flags)
 		goto out;
 	fixture_hold(&f);
 	for (int i = 0; i < c->nrules; i++)
-		if (!fixture_quota(&f, c->rule_prefix[i], c->rule_pps[i], RL_UNLIMITED,
-				   RL_UNLIMITED, RL_UNLIMITED))
+		if (!fixture_pps(&f, c->rule_prefix[i], c->rule_pps[i]))
 			goto out;
 	first_buffer = first_buffer_len(&f);
 	for (size_t i = 0; i < c->n; i++) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Sources refused on their first packet take no `sources` entry, but their
- * drops still count for them (SPEC: a dropped packet is counted in the
- * source's dropped counters), in `refused`, and `stats` shows them.
+ * drops still count for them (xdp-ratelimit(8): a dropped packet is counted
+ * in the source's dropped counters), in `refused`, and `stats` shows them.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -18,12 +18,9 @@ static int send_from(struct fixture *f, const char *addr, size_t len, int n,
 		     int cpu, __u64 now)
 {
 	struct frame fr;
-	int passed = 0;
 
 	frame_udp(&fr, addr, len, 0);
-	for (int i = 0; i < n; i++)
-		passed += fixture_run(f, fr.data, fr.len, cpu, now) == XDP_PASS;
-	return passed;
+	return fixture_send(f, &fr, n, cpu, now);
 }
 
 static const struct rl_source_row *row_of(const struct rl_source_top *top,
@@ -50,8 +47,7 @@ TEST(refused_sources_keep_their_drops)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED) ||
+	if (!fixture_pps(&f, "198.19.9.0/24", 0) ||
 	    !fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 10,
 			   RL_UNLIMITED))
 		goto out;
@@ -89,8 +85,7 @@ TEST(refused_sources_keep_their_drops)
 	rl_source_top_free(&top);
 
 	/* unblocked, the source gets an entry: one row, drops kept */
-	if (!fixture_quota(&f, "198.19.9.0/24", 1000, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.19.9.0/24", 1000))
 		goto out;
 	CHECK_EQ(send_from(&f, "198.19.9.1", 100, 4, 0, T0 + NSEC_S), 4,
 		 "passes once unblocked");
@@ -125,8 +120,7 @@ TEST(refused_inserts_are_budgeted)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "198.19.0.0/16", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.19.0.0/16", 0))
 		goto out;
 	CHECK_EQ(send_from(&f, "198.19.99.99", 100, 1, 0, T0), 0, "a blocked sender");
 	for (int i = 0; i < flood; i++) {

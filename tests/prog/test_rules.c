@@ -36,8 +36,7 @@ TEST(orphan_slot_is_ignored_and_reused)
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "1st");
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS,
 		 "orphan does not limit");
-	if (!fixture_quota(&f, "198.18.6.0/24", 7, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.18.6.0/24", 7))
 		goto out;
 	CHECK_EQ(bpf_map_lookup_elem(f.m.rules, &id0, &got), 0, "read slot 0");
 	CHECK_EQ(got.pps, 7, "orphan slot reused by the next rule");
@@ -52,24 +51,16 @@ TEST(quota_change_keeps_counters)
 	struct fixture f;
 	struct frame fr;
 	struct rl_source_sum s;
-	int passed = 0;
-
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "198.18.0.0/15", 10, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.18.0.0/15", 10))
 		goto out;
 	frame_udp(&fr, "198.18.0.9", 100, 0);
-	for (int i = 0; i < 15; i++)
-		passed += fixture_run(&f, fr.data, fr.len, 0, T0) == XDP_PASS;
-	CHECK_EQ(passed, 10, "10 of 15 pass");
-	if (!fixture_quota(&f, "198.18.0.0/15", 12, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	CHECK_EQ(fixture_send(&f, &fr, 15, 0, T0), 10, "10 of 15 pass");
+	if (!fixture_pps(&f, "198.18.0.0/15", 12))
 		goto out;
-	passed = 0;
-	for (int i = 0; i < 5; i++)
-		passed += fixture_run(&f, fr.data, fr.len, 0, T0) == XDP_PASS;
-	CHECK_EQ(passed, 2, "raised quota: only the 2 more fit the same window");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 2,
+		 "raised quota: only the 2 more fit the same window");
 	if (fixture_source(&f, "198.18.0.9", T0, &s)) {
 		CHECK_EQ(s.passed_pkts, 12, "passed kept");
 		CHECK_EQ(s.dropped_pkts, 8, "dropped kept");
@@ -90,13 +81,11 @@ TEST(new_prefix_reaches_tracked_source)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 100))
 		goto out;
 	frame_udp(&fr, "198.18.3.3", 100, 0);
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "default");
-	if (!fixture_quota(&f, "198.18.3.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.18.3.0/24", 0))
 		goto out;
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP,
 		 "blocked by the new /24 at once");
@@ -153,16 +142,14 @@ TEST(interrupted_change_is_enforced)
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "mid-change");
 	/* the prefix goes in; rl_rule_set then marks the change done, which
 	 * the kill undoes here: back to the odd generation */
-	if (!fixture_quota(&f, "198.18.4.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED) || !set_gen(&f, gen + 1))
+	if (!fixture_pps(&f, "198.18.4.0/24", 0) || !set_gen(&f, gen + 1))
 		goto out;
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP,
 		 "the listed rule is enforced although the change was cut short");
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 1 % rl_ncpus(), T0), XDP_DROP,
 		 "on every CPU");
 	/* the next change completes it */
-	if (!fixture_quota(&f, "198.18.5.0/24", 9, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "198.18.5.0/24", 9))
 		goto out;
 	gen = get_gen(&f);
 	CHECK(!RL_RULES_CHANGING(gen), "the next change leaves it even: %u", gen);

@@ -16,23 +16,6 @@
 #define SRC "198.18.0.7"
 #define BUCKET (100 * NSEC_MS)	/* default: 1 s window, 10 buckets */
 
-/* Send n frames of `fr` on `cpu` at `now`; returns how many passed. */
-static int send_n(struct fixture *f, const struct frame *fr, int n, int cpu,
-		  __u64 now)
-{
-	int passed = 0;
-
-	for (int i = 0; i < n; i++) {
-		int v = fixture_run(f, fr->data, fr->len, cpu, now);
-
-		if (v == XDP_PASS)
-			passed++;
-		else if (!CHECK_EQ(v, XDP_DROP, "verdict is pass or drop"))
-			return -1;
-	}
-	return passed;
-}
-
 TEST(quota_exact_at_edge)
 {
 	struct fixture f;
@@ -42,10 +25,10 @@ TEST(quota_exact_at_edge)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 5, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 5))
 		goto out;
 	frame_udp(&fr, SRC, 100, 0);
-	CHECK_EQ(send_n(&f, &fr, 5, 0, T0), 5, "first 5 frames pass");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 5, "first 5 frames pass");
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "6th drops");
 	c = fixture_totals(&f);
 	CHECK_EQ(c.passed_pkts, 5, "total passed");
@@ -71,20 +54,20 @@ TEST(window_slides_bucket_by_bucket)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	/* 4 passes in bucket 0, 6 in bucket 3: the window is full */
-	CHECK_EQ(send_n(&f, &fr, 4, 0, T0), 4, "bucket 0");
-	CHECK_EQ(send_n(&f, &fr, 8, 0, T0 + 3 * BUCKET), 6, "bucket 3 fills the window");
+	CHECK_EQ(fixture_send(&f, &fr, 4, 0, T0), 4, "bucket 0");
+	CHECK_EQ(fixture_send(&f, &fr, 8, 0, T0 + 3 * BUCKET), 6, "bucket 3 fills the window");
 	/* until bucket 0 leaves the window (at T0 + 10 buckets), nothing */
-	CHECK_EQ(send_n(&f, &fr, 3, 0, T0 + 10 * BUCKET - 1), 0, "last ns of bucket 9");
-	CHECK_EQ(send_n(&f, &fr, 6, 0, T0 + 10 * BUCKET), 4, "bucket 0's 4 released");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0 + 10 * BUCKET - 1), 0, "last ns of bucket 9");
+	CHECK_EQ(fixture_send(&f, &fr, 6, 0, T0 + 10 * BUCKET), 4, "bucket 0's 4 released");
 	/* bucket 3's 6 leave at bucket 13: no double burst at the edge */
-	CHECK_EQ(send_n(&f, &fr, 6, 0, T0 + 12 * BUCKET), 0, "bucket 12");
-	CHECK_EQ(send_n(&f, &fr, 8, 0, T0 + 13 * BUCKET), 6, "bucket 13");
+	CHECK_EQ(fixture_send(&f, &fr, 6, 0, T0 + 12 * BUCKET), 0, "bucket 12");
+	CHECK_EQ(fixture_send(&f, &fr, 8, 0, T0 + 13 * BUCKET), 6, "bucket 13");
 	/* an idle gap longer than the window resets it whole */
-	CHECK_EQ(send_n(&f, &fr, 12, 0, T0 + 1000 * NSEC_S), 10, "after a long gap");
+	CHECK_EQ(fixture_send(&f, &fr, 12, 0, T0 + 1000 * NSEC_S), 10, "after a long gap");
 out:
 	fixture_close(&f);
 }
@@ -102,10 +85,10 @@ TEST(byte_budget)
 		goto out;
 	frame_udp(&big, SRC, 300, 0);
 	frame_udp(&small, SRC, 100, 0);
-	CHECK_EQ(send_n(&f, &big, 3, 0, T0), 3, "900 bytes pass");
-	CHECK_EQ(send_n(&f, &big, 1, 0, T0), 0, "1200 would not fit");
-	CHECK_EQ(send_n(&f, &small, 1, 0, T0), 1, "exactly 1000 fits");
-	CHECK_EQ(send_n(&f, &small, 1, 0, T0), 0, "1100 does not");
+	CHECK_EQ(fixture_send(&f, &big, 3, 0, T0), 3, "900 bytes pass");
+	CHECK_EQ(fixture_send(&f, &big, 1, 0, T0), 0, "1200 would not fit");
+	CHECK_EQ(fixture_send(&f, &small, 1, 0, T0), 1, "exactly 1000 fits");
+	CHECK_EQ(fixture_send(&f, &small, 1, 0, T0), 0, "1100 does not");
 	if (fixture_source(&f, SRC, T0, &s)) {
 		CHECK_EQ(s.window_bytes, 1000, "window bytes");
 		CHECK_EQ(s.dropped_bytes, 400, "dropped bytes");
@@ -124,10 +107,10 @@ TEST(packet_and_byte_budgets_together)
 	if (!fixture_quota(&f, "default", 3, 10000, RL_UNLIMITED, RL_UNLIMITED))
 		goto out;
 	frame_udp(&fr, SRC, 100, 0);
-	CHECK_EQ(send_n(&f, &fr, 5, 0, T0), 3, "packet budget binds");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 3, "packet budget binds");
 	if (!fixture_quota(&f, "default", 100, 250, RL_UNLIMITED, RL_UNLIMITED))
 		goto out;
-	CHECK_EQ(send_n(&f, &fr, 5, 0, T0 + 2 * NSEC_S), 2, "byte budget binds");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 2 * NSEC_S), 2, "byte budget binds");
 out:
 	fixture_close(&f);
 }
@@ -139,12 +122,12 @@ TEST(sources_are_independent)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 2))
 		goto out;
 	frame_udp(&a, "198.18.0.1", 64, 0);
 	frame_udp(&b, "198.18.0.2", 64, 0);
-	CHECK_EQ(send_n(&f, &a, 5, 0, T0), 2, "source a");
-	CHECK_EQ(send_n(&f, &b, 5, 0, T0), 2, "source b untouched by a");
+	CHECK_EQ(fixture_send(&f, &a, 5, 0, T0), 2, "source a");
+	CHECK_EQ(fixture_send(&f, &b, 5, 0, T0), 2, "source b untouched by a");
 	CHECK_EQ(fixture_totals(&f).new_sources, 2, "two sources");
 out:
 	fixture_close(&f);
@@ -158,16 +141,16 @@ TEST(longest_prefix_wins)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 1, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.0.0/15", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.5.0/24", 6, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 1) ||
+	    !fixture_pps(&f, "198.18.0.0/15", 3) ||
+	    !fixture_pps(&f, "198.18.5.0/24", 6))
 		goto out;
 	frame_udp(&in24, "198.18.5.9", 64, 0);
 	frame_udp(&in15, "198.19.5.9", 64, 0);
 	frame_udp(&out, "2001:db8::1", 80, 0);
-	CHECK_EQ(send_n(&f, &in24, 10, 0, T0), 6, "/24 rule");
-	CHECK_EQ(send_n(&f, &in15, 10, 0, T0), 3, "/15 rule");
-	CHECK_EQ(send_n(&f, &out, 10, 0, T0), 1, "IPv6 default rule");
+	CHECK_EQ(fixture_send(&f, &in24, 10, 0, T0), 6, "/24 rule");
+	CHECK_EQ(fixture_send(&f, &in15, 10, 0, T0), 3, "/15 rule");
+	CHECK_EQ(fixture_send(&f, &out, 10, 0, T0), 1, "IPv6 default rule");
 	if (fixture_source(&f, "198.18.5.9", T0, &s))
 		CHECK_EQ(s.dropped_pkts, 4, "/24 source dropped");
 out:
@@ -181,16 +164,16 @@ TEST(block_and_allow_list)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 2, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.18.9.7", RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 2) ||
+	    !fixture_pps(&f, "198.18.9.0/24", 0) ||
+	    !fixture_pps(&f, "198.18.9.7", RL_UNLIMITED))
 		goto out;
 	frame_udp(&blocked, "198.18.9.8", 64, 0);
 	frame_udp(&allowed, "198.18.9.7", 64, 0);
 	frame_udp(&other, "198.18.10.1", 64, 0);
-	CHECK_EQ(send_n(&f, &blocked, 5, 0, T0), 0, "--pps 0 blocks");
-	CHECK_EQ(send_n(&f, &allowed, 500, 0, T0), 500, "unlimited exempts");
-	CHECK_EQ(send_n(&f, &other, 5, 0, T0), 2, "default still applies");
+	CHECK_EQ(fixture_send(&f, &blocked, 5, 0, T0), 0, "--pps 0 blocks");
+	CHECK_EQ(fixture_send(&f, &allowed, 500, 0, T0), 500, "unlimited exempts");
+	CHECK_EQ(fixture_send(&f, &other, 5, 0, T0), 2, "default still applies");
 out:
 	fixture_close(&f);
 }
@@ -204,7 +187,7 @@ TEST(unruled_sources_pass_and_count)
 	if (!fixture_open(&f, NULL))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 50, 0, T0), 50, "no rule: not limited");
+	CHECK_EQ(fixture_send(&f, &fr, 50, 0, T0), 50, "no rule: not limited");
 	if (fixture_source(&f, SRC, T0, &s)) {
 		CHECK_EQ(s.passed_pkts, 50, "still counted");
 		CHECK_EQ(s.window_pkts, 50, "and in its window");
@@ -228,13 +211,13 @@ TEST(aggregate_budget_caps_a_prefix)
 	for (int i = 0; i < 200; i++) {
 		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
 		frame_udp(&fr, addr, 64, 0);
-		passed += send_n(&f, &fr, 1, i % rl_ncpus(), T0);
+		passed += fixture_send(&f, &fr, 1, i % rl_ncpus(), T0);
 	}
 	CHECK_EQ(passed, 50, "aggregate holds many sources");
 	/* a source dropped by the aggregate kept its own budget untouched */
 	CHECK_EQ(fixture_totals(&f).dropped_pkts, 150, "dropped by aggregate");
 	frame_udp(&fr, "198.18.0.1", 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 60, 0, T0 + 2 * NSEC_S), 50, "next window");
+	CHECK_EQ(fixture_send(&f, &fr, 60, 0, T0 + 2 * NSEC_S), 50, "next window");
 out:
 	fixture_close(&f);
 }
@@ -254,21 +237,20 @@ TEST(refused_newcomers_take_no_entry)
 	if (!fixture_open(&f, NULL))
 		goto out;
 	if (!fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 50, RL_UNLIMITED) ||
-	    !fixture_quota(&f, "198.19.9.0/24", 0, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	    !fixture_pps(&f, "198.19.9.0/24", 0))
 		goto out;
 	frame_udp(&fr, "198.18.200.1", 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 1, 0, T0), 1, "the steady source's first packet");
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the steady source's first packet");
 	for (int i = 0; i < 200; i++) {
 		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
 		frame_udp(&fr, addr, 64, 0);
-		passed += send_n(&f, &fr, 1, i % rl_ncpus(), T0);
+		passed += fixture_send(&f, &fr, 1, i % rl_ncpus(), T0);
 	}
 	CHECK_EQ(passed, 49, "the aggregate's remaining 49");
 	for (int i = 0; i < 20; i++) {
 		snprintf(addr, sizeof(addr), "198.19.9.%d", 1 + i);
 		frame_udp(&fr, addr, 64, 0);
-		CHECK_EQ(send_n(&f, &fr, 1, 0, T0), 0, "blocked prefix");
+		CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 0, "blocked prefix");
 	}
 	c = fixture_totals(&f);
 	CHECK_EQ(c.new_sources, 50, "entries only for sources that passed");
@@ -279,7 +261,7 @@ TEST(refused_newcomers_take_no_entry)
 	CHECK(fixture_source(&f, "198.18.200.1", T0, &ss) && ss.passed_pkts == 1 &&
 	      ss.window_pkts == 1, "the steady source is still tracked");
 	frame_udp(&fr, "198.18.200.1", 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 120, 0, T0 + 2 * NSEC_S), 50,
+	CHECK_EQ(fixture_send(&f, &fr, 120, 0, T0 + 2 * NSEC_S), 50,
 		 "next window: the aggregate again");
 out:
 	fixture_close(&f);
@@ -296,15 +278,15 @@ TEST(dry_run_counts_but_passes)
 	req.flags = RL_F_DRY_RUN;
 	if (!fixture_open(&f, &req))
 		goto out;
-	if (!fixture_quota(&f, "default", 3, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 3))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 10, 0, T0), 10, "everything passes");
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0), 10, "everything passes");
 	c = fixture_totals(&f);
 	CHECK_EQ(c.passed_pkts, 3, "would pass");
 	CHECK_EQ(c.dropped_pkts, 7, "would drop");
 	/* would-be drops do not fill the window: the same 3 per window */
-	CHECK_EQ(send_n(&f, &fr, 10, 0, T0 + 2 * NSEC_S), 10, "next window passes");
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + 2 * NSEC_S), 10, "next window passes");
 	CHECK_EQ(fixture_totals(&f).passed_pkts, 6, "3 more would pass");
 out:
 	fixture_close(&f);
@@ -318,27 +300,27 @@ TEST(live_quota_change_keeps_counters)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 100))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 20, 0, T0), 20, "under 100");
+	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0), 20, "under 100");
 	/* lowered below what the window already holds: takes effect at once */
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
-	CHECK_EQ(send_n(&f, &fr, 5, 0, T0 + 1), 0, "lowered quota applies at once");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 1), 0, "lowered quota applies at once");
 	if (fixture_source(&f, SRC, T0 + 1, &s)) {
 		CHECK_EQ(s.passed_pkts, 20, "passed kept");
 		CHECK_EQ(s.dropped_pkts, 5, "dropped kept");
 		CHECK_EQ(s.window_pkts, 20, "window kept");
 	}
 	/* raised: the same window continues */
-	if (!fixture_quota(&f, "default", 25, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 25))
 		goto out;
-	CHECK_EQ(send_n(&f, &fr, 10, 0, T0 + 2), 5, "raised quota: 5 more");
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + 2), 5, "raised quota: 5 more");
 	/* a new, more specific rule reaches the existing source too */
-	if (!fixture_quota(&f, SRC, 40, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, SRC, 40))
 		goto out;
-	CHECK_EQ(send_n(&f, &fr, 20, 0, T0 + 3), 15, "new /32 rule");
+	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0 + 3), 15, "new /32 rule");
 	if (fixture_source(&f, SRC, T0 + 3, &s))
 		CHECK_EQ(s.passed_pkts, 40, "nothing lost");
 out:
@@ -357,7 +339,7 @@ TEST(cross_cpu_quota)
 		goto out;
 	if (!CHECK_GE(ncpus, 2, "this test needs 2 CPUs or more"))
 		goto out;
-	if (!fixture_quota(&f, "default", 100, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 100))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
 	/* rotate CPUs every frame, then in runs of 7 */
@@ -374,11 +356,11 @@ TEST(cross_cpu_quota)
 	}
 	CHECK_EQ(passed, 100, "runs of 7 per CPU: exactly the quota");
 	/* sliding across CPUs: passes made on CPU 0 hold CPU 1 back */
-	passed = send_n(&f, &fr, 100, 0, T0 + 10 * NSEC_S);
+	passed = fixture_send(&f, &fr, 100, 0, T0 + 10 * NSEC_S);
 	CHECK_EQ(passed, 100, "CPU 0 takes the whole window");
-	CHECK_EQ(send_n(&f, &fr, 10, 1, T0 + 10 * NSEC_S + 5 * BUCKET), 0,
+	CHECK_EQ(fixture_send(&f, &fr, 10, 1, T0 + 10 * NSEC_S + 5 * BUCKET), 0,
 		 "CPU 1 sees CPU 0's passes");
-	CHECK_EQ(send_n(&f, &fr, 150, 1, T0 + 11 * NSEC_S), 100,
+	CHECK_EQ(fixture_send(&f, &fr, 150, 1, T0 + 11 * NSEC_S), 100,
 		 "CPU 1 gets them when they leave the window");
 out:
 	fixture_close(&f);
@@ -483,7 +465,7 @@ static bool spread_round(struct fixture *f, const struct frame *fr,
 }
 
 /*
- * SPEC "Global per source, across CPUs": the documented error bound
+ * xdp-ratelimit(8) "Across CPUs": the documented error bound
  * measured with one source spread over all CPUs at once (README "One quota
  * across CPUs": within one bucket, never over the budget; CPUs racing for
  * the last packets may leave up to ncpus - 1 of it unused).
@@ -515,8 +497,7 @@ TEST(cross_cpu_quota_concurrent)
 	if (n < ncpus)
 		printf("    only %d of %d possible CPUs usable\n",
 		       n, ncpus);
-	if (!fixture_quota(&f, "default", SPREAD_BUDGET, RL_UNLIMITED, RL_UNLIMITED,
-			   RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", SPREAD_BUDGET))
 		goto out;
 	/* one run per thread and round: held, the program is not re-added to
 	 * the dispatcher (a mutex and an RCU grace period) for each of them,
@@ -626,7 +607,7 @@ TEST(cross_cpu_aggregate)
 	for (int i = 0; i < 100; i++) {
 		snprintf(addr, sizeof(addr), "198.18.1.%d", i);
 		frame_udp(&fr, addr, 64, 0);
-		passed += send_n(&f, &fr, 1, (i / 3) % ncpus, T0 + i);
+		passed += fixture_send(&f, &fr, 1, (i / 3) % ncpus, T0 + i);
 	}
 	CHECK_EQ(passed, 30, "aggregate across CPUs");
 out:
@@ -643,13 +624,13 @@ TEST(window_across_clock_wrap)
 
 	if (!fixture_open(&f, NULL))
 		goto out;
-	if (!fixture_quota(&f, "default", 10, RL_UNLIMITED, RL_UNLIMITED, RL_UNLIMITED))
+	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(send_n(&f, &fr, 12, 0, t1), 10, "before the wrap");
-	CHECK_EQ(send_n(&f, &fr, 5, 1, t1 + 500 * NSEC_MS), 0, "after the wrap, same window");
-	CHECK_EQ(send_n(&f, &fr, 12, 0, t1 + 9 * BUCKET), 0, "9 buckets on");
-	CHECK_EQ(send_n(&f, &fr, 12, 1, t1 + 10 * BUCKET), 10, "released 10 buckets on");
+	CHECK_EQ(fixture_send(&f, &fr, 12, 0, t1), 10, "before the wrap");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, t1 + 500 * NSEC_MS), 0, "after the wrap, same window");
+	CHECK_EQ(fixture_send(&f, &fr, 12, 0, t1 + 9 * BUCKET), 0, "9 buckets on");
+	CHECK_EQ(fixture_send(&f, &fr, 12, 1, t1 + 10 * BUCKET), 10, "released 10 buckets on");
 out:
 	fixture_close(&f);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Reference model of one sliding window, for the host unit tests: written
- * from SPEC.md "Semantics", not from include/window.h, and as naive as
+ * from xdp-ratelimit(8) "Window", not from include/window.h, and as naive as
  * possible: a list of the passes, each with the index of the bucket it was
  * counted in, on the global grid bucket(t) = floor(t / width).
  *

@@ -1,0 +1,86 @@
+#!/bin/bash
+# The documentation against the build: the man page is clean under
+# mandoc's lint and names every command and option that the CLI's --help
+# shows; README, CONTRIBUTING and the man page point at nothing outside the
+# repository; bench/PERFORMANCE.md quotes only figures that README's tables
+# (bench/report.py --markdown) hold. No root needed.
+# Usage: tests/doc/run.sh BUILD_DIR [NAME...]
+set -u
+suite=doc
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(cd "${1:-build}" && pwd) || exit 1
+shift
+cli=$out/xdp-ratelimit
+man=$root/doc/xdp-ratelimit.8
+passed=0 failed=0
+
+result() {	# NAME STATUS [why]: STATUS 0 is a pass
+	if [ "$2" = 0 ]; then
+		echo "ok   $suite/$1"; passed=$((passed + 1))
+	else
+		echo "FAIL $suite/$1${3:+: $3}"; failed=$((failed + 1))
+	fi
+}
+
+# Clean at STYLE level but for the cross-references, which depend on the
+# manuals installed on this machine.
+test_man_lint() {
+	local out
+	out=$(mandoc -T lint -W style "$man" 2>&1 |
+		grep -v -e 'referenced manual not found' -e 'mandoc\.db')
+	[ -z "$out" ]
+	result man_lint $? "$out"
+}
+
+# Every command of `xdp-ratelimit --help` is a .Cm in the man page, and
+# every --option of each command's --help (quota's subcommands too) a .Fl.
+test_man_covers_help() {
+	local missing=() c o cmds
+	cmds=$("$cli" --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit }
+		on { print $1 }')
+	[ -n "$cmds" ] || missing+=("(no commands in --help)")
+	for c in $cmds; do
+		grep -q "^\.\(It \)\?Cm $c\b" "$man" || missing+=("command $c")
+		# (--aggregate-* stands for two options, each in the usage)
+		for o in $("$cli" "$c" --help | sed 's/--[a-z-]*-\*//g' | grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u); do
+			grep -qE -- "Fl -${o#--}( |$)" "$man" || missing+=("$c $o")
+		done
+	done
+	for o in $("$cli" --help | grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u); do
+		grep -qE -- "Fl -${o#--}( |$)" "$man" || missing+=("$o")
+	done
+	[ ${#missing[@]} = 0 ]
+	result man_covers_help $? "not in doc/xdp-ratelimit.8: ${missing[*]}"
+}
+
+# Users get the repository, not the workspace around it (its SPEC.md, its
+# issue tracker).
+test_no_outside_references() {
+	local hits
+	hits=$(cd "$root" && grep -rnwE '\.\./shared|SPEC|issue [0-9]+' README.md CONTRIBUTING.md \
+		doc bench tests scripts bpf include 2>/dev/null | grep -v '^tests/doc/run.sh:')
+	[ -z "$hits" ]
+	result no_outside_references $? "$hits"
+}
+
+# Every "median [min-max]" figure PERFORMANCE.md quotes is one of README's.
+test_performance_agrees() {
+	local f bad=()
+	while read -r f; do
+		grep -qF -- "$f" "$root/README.md" || bad+=("$f")
+	done < <(grep -oE '[0-9]+(\.[0-9]+)? \[[0-9.]+-[0-9.]+\]' "$root/bench/PERFORMANCE.md" |
+		sort -u)
+	[ ${#bad[@]} = 0 ]
+	result performance_agrees_with_readme $? "not in README: ${bad[*]}"
+}
+
+tests=(man_lint man_covers_help no_outside_references performance_agrees)
+for t in "${@:-${tests[@]}}"; do
+	if [[ " ${tests[*]} " != *" $t "* ]]; then
+		echo "doc: no test named '$t' (${tests[*]})" >&2
+		exit 2
+	fi
+	"test_$t"
+done
+echo "$suite: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

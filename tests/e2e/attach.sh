@@ -1,0 +1,162 @@
+# shellcheck shell=bash
+# e2e area: attach and detach: the pins as bpftool reads them, bpffs mounted
+# when missing, several interfaces, detach, generic mode.
+# Sourced by tests/e2e/run.sh, which sets up the namespaces and links and
+# holds the helpers (send, fresh, quota, seen, src_stat, ...). Each
+# test_NAME is one test: `tests/e2e/run.sh BUILD_DIR NAME` runs it alone.
+
+# ---- every pin readable with bpftool, with BTF names -------------------------
+test_attach_pins_bpftool() {
+	fresh --default-pps 10 && quota 2001:db8:2::/48 --pps 5 --aggregate-pps 100 ||
+		{ result bpftool_maps_btf 1 "attach"; return; }
+	send --src 198.18.16.1 --count 20 >/dev/null
+	send --src 2001:db8:2::1 --count 20 >/dev/null
+	quota 198.18.17.0/24 --pps 0 && send --src 198.18.17.1 --count 3 >/dev/null
+	local bad=() m field n names perms
+	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
+		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
+		refused:dropped_pkts; do
+		IFS=: read -r m field <<<"$m"
+		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
+			bad+=("$m has no field $field")
+	done
+	bpftool link show pinned "$pins/$vrx/link" 2>&1 | grep -q "xdp" || bad+=("link")
+	n=$(bpftool -j map dump pinned "$pins/$vrx/counters" |
+		jq '[.[0].formatted.values[].value.passed_pkts] | add')
+	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
+		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
+	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
+	[ "$names" = "aggregates config counters link refused rules rules_v4 rules_v6 sources " ] ||
+		bad+=("pins: $names")
+	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
+	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
+	check bpftool_maps_btf "${#bad[@]} == 0" "${bad[*]}"
+}
+
+# ---- no bpffs mounted: the CLI mounts one ---------------------------------------------
+# A shell in a mount namespace of its own (private: nothing it mounts or
+# unmounts reaches the host's) unmounts /sys/fs/bpf, attaches $vrx2, checks
+# and detaches. It has its own PID namespace and /proc too, so that its mount
+# namespace is PID 1's, as on a host: the CLI refuses to pin from any other
+# (the pins would vanish with it, as they do here when the shell exits).
+bpffs_missing_sh='
+cli=$1 gen=$2 rx=$3 tx=$4 dev=$5 txdev=$6 mac=$7
+rl() { nsenter --net="/run/netns/$rx" "$cli" "$@"; }
+[ "$(findmnt -no PROPAGATION /sys/fs/bpf)" = private ] || { echo "not private"; exit 1; }
+while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || exit 1; done
+rl attach "$dev" --default-pps 10 >/dev/null
+echo "attach=$?"
+echo "mount=$(findmnt -no FSTYPE /sys/fs/bpf) $(findmnt -no OPTIONS /sys/fs/bpf)"
+p=/sys/fs/bpf/xdp-ratelimit
+echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* | sort -u | paste -sd " ")"
+echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit)"
+echo "status=$(rl status --json | jq -c "[.interfaces[] | .ifname, .state]")"
+nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.18.24.1 \
+	--count 30 --json >/dev/null
+echo "stats=$(rl stats --json | jq -c ".interfaces[0].totals | [.passed_packets, .dropped_packets]")"
+rl detach "$dev" >/dev/null
+echo "detach=$?"
+echo "empty=$(rl stats --json) $(rl stats) rc=$?"
+'
+test_attach_bpffs_missing() {
+	fresh --default-pps 10 && quota 198.18.24.0/24 --pps 5 ||
+		{ result bpffs_mounted_when_missing 1 "attach"; return; }
+	local o=/tmp/$id.bpffs mnt0 rules0 prog0 got want
+	tmpfiles+=("$o")
+	mnt0=$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)
+	rules0=$(rl quota list --iface "$vrx" --json) prog0=$(xdp_prog_id "$vrx")
+	unshare --mount --propagation private --pid --fork --mount-proc \
+		bash -c "$bpffs_missing_sh" - "$cli" "$gen" "$rx" "$tx" "$vrx2" "$vtx2" "$mac2" \
+		>"$o" 2>&1
+	got=$(cat "$o")
+	want="attach=0
+mount=bpf rw,relatime,mode=700
+modes=1700 600 700
+ls=$vrx2
+status=[\"$vrx2\",\"ok\"]
+stats=[10,20]
+detach=0
+empty={\"interfaces\": []} no interface is attached rc=0"
+	[ "$got" = "$want" ]
+	result bpffs_mounted_when_missing $? "in a mount namespace without bpffs:"$'\n'"$got"
+	# the host's bpffs and the pins in it are untouched; $vrx2 is detached
+	[ "$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)" = "$mnt0" ] &&
+		[ -n "$mnt0" ] && [ -e "$pins/$vrx/link" ] &&
+		[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] &&
+		[ "$(xdp_prog_id "$vrx")" = "$prog0" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result bpffs_host_untouched $? "host bpffs was '$mnt0', now '$(awk '$5 == "/sys/fs/bpf"' /proc/self/mountinfo)'; $vrx program $prog0 now $(xdp_prog_id "$vrx"); $vrx2 program '$(xdp_prog_id "$vrx2")'"
+}
+
+# ---- several interfaces at once ------------------------------------------------
+test_attach_several() {
+	fresh --default-pps 10 && rl attach "$vrx2" --default-pps 20 >/dev/null ||
+		{ result several_interfaces 1 "attach"; return; }
+	local r1 r2 t1 t2 err rc rules1
+	send --src 198.18.18.1 --count 100 >/dev/null
+	send_dev "$vtx2" "$mac2" --src 198.18.18.1 --count 100 >/dev/null
+	r1=$(seen 198.18.18.1 "$vrx") r2=$(seen 198.18.18.1 "$vrx2")
+	t1=$(rl stats --json | jq --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | .totals.passed_packets')
+	t2=$(rl stats --json | jq --arg i "$vrx2" '.interfaces[] | select(.ifname == $i) | .totals.passed_packets')
+	check several_interfaces "r1 == 10 && r2 == 20 && t1 == 10 && t2 == 20" \
+		"received $r1 / $r2, stats $t1 / $t2 (want 10 / 20)"
+	# a change to one leaves the other alone; without --iface it is refused
+	rules1=$(rl quota list --iface "$vrx" --json)
+	rl quota set 198.18.18.0/24 --pps 1 --iface "$vrx2" >/dev/null; rc=$?
+	[ "$rules1" = "$(rl quota list --iface "$vrx" --json)" ] && [ "$rc" = 0 ]
+	result quota_per_interface $? \
+		"quota set --iface $vrx2 rc $rc, or it changed $vrx's rules"
+	err=$(rl quota set 198.18.18.0/24 --pps 1 2>&1 >/dev/null); rc=$?
+	check iface_required_when_several "rc == 1" "rc $rc: $err"
+	rl detach "$vrx2" >/dev/null
+	[ -z "$(xdp_prog_id "$vrx2")" ] && [ -n "$(xdp_prog_id "$vrx")" ] &&
+		[ -e "$pins/$vrx/link" ]
+	result detach_one_of_several $? "detaching $vrx2 touched $vrx, or left its program"
+}
+
+# ---- detach leaves nothing behind ----------------------------------------------
+test_attach_detach() {
+	fresh --default-pps 10 && quota 198.18.17.0/24 --pps 5 || { result detach 1 "attach"; return; }
+	send --src 198.18.17.1 --count 20 >/dev/null
+	local prog maps rc left=() m i
+	prog=$(xdp_prog_id "$vrx")
+	maps=$(for m in "$pins/$vrx"/*; do
+		[ "${m##*/}" = link ] || bpftool -j map show pinned "$m" | jq .id; done)
+	rl detach "$vrx" >/dev/null; rc=$?
+	[ -e "$pins/$vrx" ] && left+=("pin dir")
+	ls "$pins" 2>/dev/null | grep -q "^$vrx " && left+=("staging dir")
+	[ -n "$(xdp_prog_id "$vrx")" ] && left+=("xdp program on the link")
+	# The kernel frees the program after an RCU grace period and each map
+	# later still, from a deferred work item: wait for each, bounded (10 s).
+	gone_within 100 prog "$prog" || left+=("program $prog")
+	for m in $maps; do
+		gone_within 100 map "$m" || left+=("map $m")
+	done
+	rl stats --iface "$vrx" --json >/dev/null 2>&1 && left+=("stats still answers")
+	check detach_leaves_nothing "rc == 0 && ${prog:-0} > 0 && ${#left[@]} == 0" \
+		"detach rc $rc (prog ${prog:-none}); left: ${left[*]}"
+}
+
+# ---- generic mode, and auto falling back ----------------------------------------
+# Live frames (XDP_TX into a veth) reach the peer only through its NAPI,
+# which a veth runs only for a native XDP program (or GRO): so generic mode
+# gets kernel-stack traffic, UDP from the sender's address.
+test_attach_generic() {
+	fresh --mode generic --default-pps 10 || { result generic_mode 1 "attach"; return; }
+	local m link r p d out
+	m=$(stats_json | jq -r .interfaces[0].mode)
+	link=$(ip -n "$rx" -d link show "$vrx" | grep -c "xdpgeneric")
+	ip -n "$tx" neigh replace 198.18.200.2 lladdr "$mac" dev "$vtx" nud permanent
+	ip netns exec "$tx" bash -c 'for i in $(seq 100); do echo x >/dev/udp/198.18.200.2/9; done' 2>/dev/null
+	r=$(seen 198.18.200.1)
+	p=$(src_stat 198.18.200.1 passed_packets) d=$(src_stat 198.18.200.1 dropped_packets)
+	[ "$m" = generic ] && (( link == 1 && r == 10 && p == 10 && d == 90 ))
+	result generic_mode $? \
+		"mode $m (xdpgeneric on link: $link); 100 UDP datagrams: received $r, stats $p passed $d dropped"
+	rl detach "$vrx" >/dev/null
+	out=$(rl attach "$dummy" 2>&1)
+	m=$(rl status --json | jq -r --arg i "$dummy" '.interfaces[] | select(.ifname == $i) | .mode')
+	grep -q "falling back to generic" <<<"$out" && [ "$m" = generic ]
+	result auto_falls_back_to_generic $? \
+		"mode $m; said: $out"
+	rl detach "$dummy" >/dev/null
+}

@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# e2e area: the command line itself: help, version, status, and every bad
+# input (refused with its exit status and message, nothing changed).
+# Sourced by tests/e2e/run.sh, which sets up the namespaces and links and
+# holds the helpers (send, fresh, quota, seen, src_stat, ...). Each
+# test_NAME is one test: `tests/e2e/run.sh BUILD_DIR NAME` runs it alone.
+
+# run as nobody: what an unprivileged user is told
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+# ---- help, version, status ------------------------------------------------------
+test_cli_help() {
+	local bad=() c out err=/tmp/$id.err rc
+	tmpfiles+=("$err")
+	for c in "" attach detach quota stats status; do
+		out=$(rl $c --help 2>"$err"); rc=$?
+		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ ! -s "$err" ] ||
+			bad+=("'$c --help': exit $rc")
+	done
+	[[ $(rl --version) == "xdp-ratelimit "[0-9]* ]] || bad+=("--version")
+	# no command, no subcommand: an error first, then the usage
+	err=$(rl 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: missing command"*Usage:* ]] ||
+		bad+=("no command: exit $rc, said '${err%%$'\n'*}'")
+	err=$(rl quota 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 2 ] && [[ $err == "xdp-ratelimit: quota: missing subcommand"*Usage:* ]] ||
+		bad+=("quota without set/del/list: exit $rc, said '${err%%$'\n'*}'")
+	check help_and_version "${#bad[@]} == 0" "${bad[*]}"
+	fresh --window 500ms --buckets 5 --max-sources 100 --ipv6-prefix 56 ||
+		{ result status_json 1 "attach"; return; }
+	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
+	[ "$out" = '["native",500,5,100,56,"ok"]' ]
+	result status_json $? "status --json: $out"
+	# the human table: every value in its header's column
+	out=$(rl status)
+	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" STATE"$'\n'* ]] &&
+		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 ok" ]
+	result status_table $? "status printed:"$'\n'"$out"
+}
+
+# ---- bad input: refused, exit status, nothing changed -----------------------------
+# What a refused command must leave as it was: rules and totals of $vrx,
+# the programs on every link, and the pin directories.
+state() {
+	rl quota list --iface "$vrx" --json
+	stats_json | jq -c '.interfaces[0].totals'
+	xdp_prog_id "$vrx"
+	echo "/$(xdp_prog_id "$vrx2")/$(xdp_prog_id "$dummy")/$(xdp_prog_id "$dot")"
+	ls "$pins" | grep "^$id"
+}
+# bad NAME STATUS WORD CMD...: CMD fails with exit STATUS and a message on
+# stderr starting "xdp-ratelimit: " that names WORD, and changes nothing.
+bad() {
+	local name=$1 want=$2 word=$3 err rc why=()
+	shift 3
+	err=$("$@" 2>&1 >/dev/null); rc=$?
+	[ "$rc" = "$want" ] || why+=("exit $rc, want $want")
+	[[ $err == "xdp-ratelimit: "* ]] || why+=("stderr not 'xdp-ratelimit: ...'")
+	[[ $err == *"$word"* ]] || why+=("does not say '$word'")
+	[ "$(state)" = "$state0" ] || why+=("state changed")
+	result "bad_$name" "${#why[@]}" "${why[*]}: $err"
+}
+test_cli_bad_input() {
+	fresh --default-pps 10 && quota 198.18.19.0/24 --pps 5 &&
+		rl attach "$dot" >/dev/null ||
+		{ result bad_input 1 "attach"; return; }
+	send --src 198.18.19.1 --count 20 >/dev/null
+	local q=(quota set) i=(--iface "$vrx") rc
+	# a name with a dot is pinned with ':' in its place
+	[ -d "$(pin_dir "$dot")" ] && [ -n "$(xdp_prog_id "$dot")" ] &&
+		rl status --json | jq -e --arg i "$dot" \
+			'.interfaces[] | select(.ifname == $i and .state == "ok")' >/dev/null
+	result iface_name_with_dot $? "attach $dot: pins $(ls -d "$(pin_dir "$dot")" 2>&1)"
+	state0=$(state)
+	bad address 2 "198.18.300.1" rl "${q[@]}" 198.18.300.1 --pps 5 "${i[@]}"
+	bad address_v6 2 "2001:db8::g" rl "${q[@]}" 2001:db8::g/64 --pps 5 "${i[@]}"
+	bad prefix_length 2 "/33" rl "${q[@]}" 198.18.0.0/33 --pps 5 "${i[@]}"
+	bad prefix_length_v6 2 "/129" rl "${q[@]}" 2001:db8::/129 --pps 5 "${i[@]}"
+	bad host_bits 2 "198.18.19.0/24" rl "${q[@]}" 198.18.19.1/24 --pps 5 "${i[@]}"
+	bad rate 2 "5x" rl "${q[@]}" 198.18.19.0/24 --pps 5x "${i[@]}"
+	bad rate_negative 2 "-1" rl "${q[@]}" 198.18.19.0/24 --bps -1 "${i[@]}"
+	bad rate_too_large 2 "too large" rl "${q[@]}" 198.18.19.0/24 --pps 99999999999999999999 "${i[@]}"
+	bad no_limit 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}"
+	bad missing_value 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}" --pps
+	bad ipv6_longer_than_tracked 1 "/64" rl "${q[@]}" 2001:db8::/96 --pps 5 "${i[@]}"
+	bad duration 2 "5x" rl attach "$vrx2" --window 5x
+	bad duration_too_long 2 "1m" rl attach "$vrx2" --window 2m
+	bad buckets 2 "16" rl attach "$vrx2" --buckets 17
+	bad mode 2 "turbo" rl attach "$vrx2" --mode turbo
+	bad unknown_interface 1 "nosuch$$" rl attach "nosuch$$"
+	bad attach_twice 1 "already attached" rl attach "$vrx"
+	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
+	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
+	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
+	bad quota_del_no_rule 1 "198.18.19.7" rl quota del 198.18.19.7 "${i[@]}"
+	# what the kernel would refuse as an interface name (dev_valid_name):
+	# with '' or '/' the pin path would be the root or another's directory,
+	# and ':' names the pins of an interface whose name has a '.'
+	bad iface_empty 2 "empty" rl detach ""
+	bad iface_empty_attach 2 "empty" rl attach ""
+	bad iface_empty_quota 2 "empty" rl "${q[@]}" 198.18.19.0/24 --pps 1 --iface ""
+	bad iface_empty_stats 2 "empty" rl stats --iface ""
+	bad iface_dot 2 "'.'" rl detach .
+	bad iface_dot_dot 2 "'..'" rl quota list --iface ..
+	bad iface_slash 2 "'/'" rl detach "$vrx/"
+	bad iface_slash_quota 2 "'/'" rl "${q[@]}" 198.18.19.0/24 --pps 1 --iface "$vrx/"
+	bad iface_colon 2 "':'" rl detach "${dot//./:}"
+	bad iface_whitespace 2 "whitespace" rl detach "$vrx "
+	bad iface_too_long 2 "15 characters" rl detach "${vrx}xxxxxxxxxxxxxxx"
+	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
+	bad unknown_command 2 "frobnicate" rl frobnicate
+	bad unknown_subcommand 2 "frob" rl quota frob 198.18.19.0/24
+	bad unknown_flag 2 "--ppz" rl "${q[@]}" 198.18.19.0/24 --ppz 5 "${i[@]}"
+	bad unknown_flag_attach 2 "--bogus" rl attach "$vrx2" --bogus
+	bad native_unsupported 1 "generic" rl attach "$dummy" --mode native
+	bad not_root_quota 1 "root" in_rx "${nobody[@]}" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
+	bad not_root_attach 1 "root" in_rx "${nobody[@]}" "$cli" attach "$vrx2"
+	bad not_root_detach 1 "root" in_rx "${nobody[@]}" "$cli" detach "$vrx"
+	bad ip_netns_exec_attach 1 "nsenter --net=" ip netns exec "$rx" "$cli" attach "$vrx2"
+	bad ip_netns_exec_quota 1 "nsenter --net=" ip netns exec "$rx" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
+	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"
+	bad ip_netns_exec_stats 1 "nsenter --net=" ip netns exec "$rx" "$cli" stats --iface "$vrx"
+	# the rule and the counters still work after all that
+	send --src 198.18.19.1 --count 20 >/dev/null
+	local p d
+	p=$(src_stat 198.18.19.1 passed_packets) d=$(src_stat 198.18.19.1 dropped_packets)
+	check still_enforces_after_bad_input "p >= 5 && p <= 10 && p + d == 40" \
+		"198.18.19.1 at 5 pps: $p passed, $d dropped of 2 x 20"
+	rl detach "$dot" >/dev/null; rc=$?
+	[ "$rc" = 0 ] && [ ! -e "$(pin_dir "$dot")" ] && [ -z "$(xdp_prog_id "$dot")" ]
+	result detach_iface_name_with_dot $? "detach $dot: exit $rc"
+}
