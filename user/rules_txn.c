@@ -120,7 +120,10 @@ int rl_rules_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
 		ret = rl_rule_replace(&ifc->m, sorted, n, err, errlen);
 		goto out;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_restoring", sizeof(__u32),
+	/* no map name: libbpf 1.1 would first probe the kernel for names
+	 * with a half-written bpf_attr (tests/valgrind.supp); the pin path
+	 * names it */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32),
 			    sizeof(struct rl_rule), n ? n : 1, NULL);
 	if (fd < 0) {
 		ret = -errno;
