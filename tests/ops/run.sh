@@ -173,6 +173,10 @@ t_restore_bad_input() {
 	result restore_bad_file_changes_nothing $? "rules $(rules_of "$vrx"), generation $g0 -> $(gen_of "$vrx"), $vrx2 pins: $(ls "$(pin_dir "$vrx2")" 2>&1)"
 }
 
+# LeakSanitizer cannot run under ptrace: the sanitizer build (make
+# SANITIZE=1 test) runs without leak checks under strace.
+traced() { ASAN_OPTIONS=detect_leaks=0 in_rx strace -f -qq "$@"; }
+
 # strace kills the CLI on entering the Nth call of a syscall. STEPS: every
 # call of a traced restore that writes (map updates and deletes, the pin,
 # the unlink), numbered among the bpf (or unlink) calls as strace counts.
@@ -188,8 +192,8 @@ write_steps() {	# TRACE
 	}' "$1"
 }
 killed_restore() {	# SYSCALL N FILE
-	in_rx strace -f -qq -o /dev/null -e trace="$1" \
-		-e inject="$1:signal=SIGKILL:when=$2" "$cli" restore "$3" >/dev/null 2>&1
+	traced -o /dev/null -e trace="$1" -e inject="$1:signal=SIGKILL:when=$2" \
+		"$cli" restore "$3" >/dev/null 2>&1
 }
 
 # Killed at each write, restore leaves A or B as quota list shows it;
@@ -200,7 +204,7 @@ t_restore_killed() {
 	rl restore "$tmp/a.rules" >/dev/null && ra=$(rules_of "$vrx") &&
 		rl restore "$tmp/b.rules" >/dev/null && rb=$(rules_of "$vrx") &&
 		rl restore "$tmp/a.rules" >/dev/null || { result restore_killed 1 "setup"; return; }
-	in_rx strace -f -qq -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
+	traced -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
 	mapfile -t steps < <(write_steps "$trace")
 	rl restore "$tmp/a.rules" >/dev/null
 	result restore_steps_traced "$([ ${#steps[@]} -ge 10 ] && echo 0 || echo 1)" \
@@ -230,7 +234,7 @@ t_restore_killed() {
 t_restore_attach_killed() {
 	local f=$tmp/b2.rules trace=$tmp/trace2 steps=() step sc n what why=() want
 	file_b "$vrx2" >"$f"
-	in_rx strace -f -qq -o "$trace" -e trace=bpf,rename,exit_group "$cli" restore "$f" >/dev/null &&
+	traced -o "$trace" -e trace=bpf,rename,exit_group "$cli" restore "$f" >/dev/null &&
 		want=$(rules_of "$vrx2") && rl detach "$vrx2" >/dev/null ||
 		{ result restore_attach_killed 1 "setup"; return; }
 	# the last rule write before the link, the link, its pin, the rename, exit
