@@ -1,7 +1,8 @@
 # bash completion for xdp-ratelimit(8): commands and options come from the
 # binary's own --help (so they follow its option tables), interfaces from
 # the pins of attached ones (or /sys/class/net for attach), prefixes from
-# `quota list`. Installed as .../bash-completion/completions/xdp-ratelimit.
+# `quota list`, banned addresses from `ban list`. Installed as
+# .../bash-completion/completions/xdp-ratelimit.
 # shellcheck shell=bash
 
 # The words of the usage line of "WORDS" (e.g. "quota set"): its options.
@@ -56,6 +57,12 @@ _xdp_ratelimit_prefixes() {	# BIN [IFACE]
 	echo default
 }
 
+_xdp_ratelimit_banned() {	# BIN [IFACE]: the ADDRESS column of ban list
+	"$1" ban list ${2:+--iface "$2"} 2>/dev/null |
+		awk 'NF == 3 && $1 != "ADDRESS" { print $1 }'
+	echo all
+}
+
 _xdp_ratelimit() {
 	local bin=${COMP_WORDS[0]} cur prev words=() cmd="" sub="" iface="" i w
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -73,7 +80,7 @@ _xdp_ratelimit() {
 		esac
 	done
 	cmd=${words[0]:-}
-	[ "$cmd" = quota ] && sub=${words[1]:-}
+	case $cmd in quota|ban) sub=${words[1]:-} ;; esac
 
 	case $prev in
 	--iface) mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur"); return ;;
@@ -85,8 +92,8 @@ _xdp_ratelimit() {
 		mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_commands "$bin") --help --version --verbose" -- "$cur")
 		return
 	fi
-	if [ "$cmd" = quota ] && [ -z "$sub" ]; then
-		mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_commands "$bin" quota) --help" -- "$cur")
+	if [[ $cmd == quota || $cmd == ban ]] && [ -z "$sub" ]; then
+		mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_commands "$bin" "$cmd") --help" -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then
@@ -99,6 +106,9 @@ _xdp_ratelimit() {
 	"quota set"|"quota del")
 		[ ${#words[@]} -eq 2 ] &&
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_prefixes "$bin" "$iface")" -- "$cur") ;;
+	"ban del")
+		[ ${#words[@]} -eq 2 ] &&
+			mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_banned "$bin" "$iface")" -- "$cur") ;;
 	restore) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
 	esac
 	if declare -F __ltrim_colon_completions >/dev/null; then
