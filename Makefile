@@ -31,7 +31,8 @@ ifeq ($(SANITIZE),1)
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
+LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson libmicrohttpd 2>/dev/null || \
+	echo -lbpf -lelf -lz -ljansson -lmicrohttpd) -lpthread
 
 # -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -64,8 +65,20 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS)
 
+# make install: PREFIX (default /usr/local) and DESTDIR (a staging root)
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MAN8 := $(wildcard doc/xdp-ratelimit.8)
+UNITS := $(wildcard systemd/*.service)
+INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
+	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
+	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
+
 .PHONY: all deps test test-unit test-prog test-e2e test-doc test-stress test-fuzz fuzz valgrind \
-	demo run bench clean
+	demo run bench clean install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -110,6 +123,21 @@ run: all
 
 bench: all
 	$(Q)bench/run.sh $(OUTPUT)
+
+# the units name the binary where it is installed (@SBINDIR@)
+install: $(CLI)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UNITDIR) \
+		$(if $(MAN8),$(DESTDIR)$(MANDIR)/man8)
+	$(Q)install -m 0755 $(CLI) $(DESTDIR)$(SBINDIR)/xdp-ratelimit
+	$(Q)install -m 0644 completion/xdp-ratelimit.bash $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit
+	$(Q)$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u)) &&) true
+	$(Q)$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/)
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
 	$(call msg,CLEAN,$(CLEAN_DIR))

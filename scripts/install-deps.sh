@@ -7,10 +7,13 @@ set -eu
 # recommended by clang on Debian 12); valgrind: make valgrind; strace: the
 # stress test kills attach at chosen syscalls; mandoc: make test lints the
 # man page (doc/xdp-ratelimit.8); nginx-light, curl, tcpreplay: the
-# spoofed-flood test (tests/flood/run.sh) against a real server
+# spoofed-flood test (tests/flood/run.sh) against a real server;
+# libmicrohttpd-dev: the exporter's HTTP server; prometheus (promtool): the
+# exporter test checks the exposition format it scrapes (with curl);
+# systemd: systemd-analyze verify of the units in systemd/
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
-strace mandoc nginx-light curl tcpreplay"
+strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd"
 
 missing=""
 for p in $PKGS; do

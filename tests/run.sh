@@ -36,6 +36,7 @@ else
 	run_suite "$out/test_prog"
 	run_suite "$here/fuzz/run.sh" "$out"
 	run_suite "$here/e2e/run.sh" "$out"
+	run_suite "$here/ops/run.sh" "$out"
 	run_suite "$here/doc/run.sh" "$out"
 	run_suite "$here/flood/run.sh" "$out"
 	run_suite "$here/../bench/run.sh" "$out" --smoke

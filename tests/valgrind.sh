@@ -7,9 +7,10 @@
 #   pins run against an empty bpffs in a private mount namespace (root), so
 #   the result does not depend on what else is attached;
 # - the success paths (root): attach to a veth in a network namespace made
-#   here, quota set/list/del, stats (tables, --json, --top, --watch) with
-#   real frames counted, status, ban list/del of the bans they caused,
-#   detach. The namespace and the pins go at
+#   here, quota set/list/del, stats (tables, --json, --prometheus, --top,
+#   --watch) with real frames counted, status, ban list/del of the bans they
+#   caused, save and restore, one scrape of the exporter, detach. The
+#   namespace and the pins go at
 #   exit, whatever happens.
 # tests/valgrind.supp silences one known report inside libbpf 1.1 (see there).
 set -u
@@ -90,7 +91,7 @@ result unit_suite "$([ $? = 0 ] && echo 1)"
 
 run_cli help 0 --help
 run_cli version 0 --version
-for c in attach detach quota ban stats status; do
+for c in attach detach quota ban stats status save restore exporter; do
 	run_cli "${c}_help" 0 "$c" --help
 done
 run_cli no_command 2
@@ -112,6 +113,11 @@ run_cli ban_bad_address 2 ban del 198.18.300.1
 run_cli ban_list_sibling_option 2 ban list --new-pps 1
 run_cli stats_bad_top 2 stats --top x
 run_cli stats_bad_watch 2 stats --watch 1h
+run_cli stats_prometheus_watch 2 stats --prometheus --watch
+run_cli exporter_bad_listen 2 exporter --listen localhost:9567
+run_cli exporter_no_listen 2 exporter
+run_cli restore_no_file 2 restore
+run_cli restore_missing_file 1 --empty-bpffs restore /nonexistent/x.rules
 run_cli status_nothing_attached 0 --empty-bpffs status
 run_cli status_json_nothing_attached 0 --empty-bpffs status --json
 run_cli stats_nothing_attached 0 --empty-bpffs stats
@@ -130,7 +136,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	fail_all "needs root (XDP, namespaces, bpffs)"
 elif ! ip netns add "$ns" ||
 	! ip -n "$ns" link add "$va" type veth peer name "$vb" ||
-	! ip -n "$ns" link set "$va" up || ! ip -n "$ns" link set "$vb" up; then
+	! ip -n "$ns" link set "$va" up || ! ip -n "$ns" link set "$vb" up ||
+	! ip -n "$ns" link set lo up; then
 	fail_all "cannot create the test namespace $ns"
 else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
@@ -166,6 +173,7 @@ else
 	st=$?
 	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
 	result stats_watch "$([ "$st" = 0 ] && echo 1)"
+	run_cli stats_prometheus 0 --in-ns stats --prometheus --top 3 --iface "$va"
 	run_cli status 0 --in-ns status
 	run_cli status_json 0 --in-ns status --json
 	# the 198.18.0.0/24 sources sent twice their quota: banned
@@ -175,6 +183,31 @@ else
 	run_cli ban_del_not_banned 1 --in-ns ban del 198.18.0.1 --iface "$va"
 	run_cli ban_del_not_one_source 2 --in-ns ban del 2001:db8::/48 --iface "$va"
 	run_cli ban_del_all 0 --in-ns ban del all --iface "$va"
+	# rules files: save, a restore that changes rules, one with a bad line
+	rules=$(mktemp)
+	nsenter --net="/run/netns/$ns" "$cli" save --iface "$va" >"$rules" &&
+		sed -i 's/--pps 50 /--pps 60 /' "$rules" &&
+		echo "quota set 198.18.9.0/24 --pps 9 --iface $va" >>"$rules"
+	run_cli save 0 --in-ns save --iface "$va"
+	run_cli restore 0 --in-ns restore "$rules"
+	echo "quota set 198.18.9.0/24 --pps 9x --iface $va" >>"$rules"
+	run_cli restore_bad_line 1 --in-ns restore "$rules"
+	rm -f "$rules"
+	# the exporter: one scrape, then SIGTERM ends it (exit 0)
+	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" exporter \
+		--listen 127.0.0.1:9567 >"$log" 2>&1 &
+	w=$!
+	for _ in $(seq 1 300); do
+		grep -q '^serving' "$log" && break
+		sleep 0.1
+	done
+	nsenter --net="/run/netns/$ns" curl -sf --max-time 30 \
+		http://127.0.0.1:9567/metrics >/dev/null || echo "scrape failed" >>"$log"
+	kill -TERM "$w"
+	wait "$w"
+	st=$?
+	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
+	result exporter "$([ "$st" = 0 ] && ! grep -q "scrape failed" "$log" && echo 1)"
 	run_cli quota_del 0 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli quota_del_missing 1 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli detach 0 --in-ns detach "$va"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Error reporting and checks shared by every command (xdp-ratelimit(8)). */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,18 @@
 #include "pin.h"
 #include "values.h"
 
+static char err_where[PATH_MAX + 32];
+
+void rl_err_where(const char *where)
+{
+	snprintf(err_where, sizeof(err_where), "%s", where ? where : "");
+}
+
 static void verr(const char *fmt, va_list ap)
 {
 	fputs("xdp-ratelimit: ", stderr);
+	if (*err_where)
+		fprintf(stderr, "%s: ", err_where);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }

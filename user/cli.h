@@ -23,6 +23,9 @@
 
 /* "xdp-ratelimit: " + message + newline, on stderr. */
 void rl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Where the next errors come from, printed after "xdp-ratelimit: " (restore
+ * sets "FILE:LINE"); NULL for none. */
+void rl_err_where(const char *where);
 /* rl_err() then return RL_EXIT_USAGE / RL_EXIT_FAIL, for one-line returns. */
 int rl_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,13 +86,23 @@ struct rl_cmd {
 	const struct rl_cmd *const *subcmds;
 };
 
+#define RL_CMD_PATH_LEN	32
+
+/* A command line parsed and not run (rl_cmd_parse). */
+struct rl_parsed {
+	const struct rl_cmd *cmd;
+	void *cfg;			/* its config, filled; free() it */
+	char path[RL_CMD_PATH_LEN];	/* "quota set" */
+};
+
 /* The command being parsed, for opt() and operands(). */
 struct rl_parser {
 	const struct rl_cmd *cmd;
 	const struct rl_cmd *group;	/* its group, or NULL */
-	char path[32];			/* "quota set": prefix of messages */
+	char path[RL_CMD_PATH_LEN];	/* "quota set": prefix of messages */
 	int argc;
 	char **argv;			/* argv[optind] is the next word */
+	struct rl_parsed *parsed;	/* parse only, into this (no --help) */
 };
 
 /* The long name of option `id` of the command being parsed. */
@@ -102,6 +115,17 @@ const char *rl_opt_name(const struct rl_parser *p, int id);
  */
 int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
 		const char *path, int argc, char **argv);
+
+/*
+ * Parse a command line as typed after "xdp-ratelimit" (argv[0] is the
+ * command) through the same tables, without running it: restore reads its
+ * rules file so. 0 with `out` filled, or the exit status after reporting
+ * the problem with rl_err(). --help and "help" are refused.
+ */
+int rl_cmd_parse(int argc, char **argv, struct rl_parsed *out);
+
+/* Every command, as main.c dispatches them and rl_cmd_parse() reads them. */
+extern const struct rl_cmd *const rl_commands[];
 
 /* ---- shared checks ---------------------------------------------------- */
 
@@ -131,7 +155,8 @@ struct rl_lister {
 int rl_list_ifaces(const struct rl_lister *l, void *ctx, const char *iface,
 		   bool json);
 
-extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota, rl_cmd_ban,
-	rl_cmd_stats, rl_cmd_status;
+extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
+	rl_cmd_ban, rl_cmd_stats, rl_cmd_status, rl_cmd_save, rl_cmd_restore,
+	rl_cmd_exporter;
 
 #endif /* RL_CLI_H */

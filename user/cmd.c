@@ -239,6 +239,8 @@ static int parse_opts(struct rl_parser *p, void *cfg)
 		const struct rl_opt *o = NULL;
 		int ret;
 
+		if (c == 'h' && p->parsed)
+			return rl_usage_err("%s: --help does not belong here", p->path);
 		if (c == 'h') {
 			help(stdout, p->group ? p->group : cmd,
 			     p->group ? p->group->name : p->path);
@@ -282,14 +284,25 @@ static void names_of(const struct rl_cmd *group, const char *last_sep,
 			      group->subcmds[i]->name);
 }
 
+static int cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
+		    const char *path, int argc, char **argv,
+		    struct rl_parsed *parsed);
+
 /* After a group's options: the subcommand named by the next word. */
 static int dispatch(const struct rl_cmd *group, const char *path, int argc,
-		    char **argv)
+		    char **argv, struct rl_parsed *parsed)
 {
 	char names[128], sub[64];
 	const char *word = optind < argc ? argv[optind] : NULL;
 	bool top = !*path;
 
+	if (parsed && (!word || !strcmp(word, "help"))) {
+		names_of(group, " or ", names, sizeof(names));
+		return rl_usage_err("%s%s%s: use %s", path, *path ? ": " : "",
+				    word ? "'help' does not belong here" :
+				    top ? "missing command" : "missing subcommand",
+				    names);
+	}
 	if (!word || !strcmp(word, "help")) {
 		if (word) {
 			help(stdout, group, path);
@@ -308,8 +321,8 @@ static int dispatch(const struct rl_cmd *group, const char *path, int argc,
 		if (strcmp(word, group->subcmds[i]->name))
 			continue;
 		snprintf(sub, sizeof(sub), "%s%s%s", path, top ? "" : " ", word);
-		return rl_cmd_main(group->subcmds[i], top ? NULL : group, sub,
-				   argc - optind, argv + optind);
+		return cmd_main(group->subcmds[i], top ? NULL : group, sub,
+				argc - optind, argv + optind, parsed);
 	}
 	if (top) {
 		names_of(group, " and ", names, sizeof(names));
@@ -359,11 +372,13 @@ static int run(const struct rl_cmd *cmd, void *cfg)
 	return ret;
 }
 
-int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
-		const char *path, int argc, char **argv)
+/* Parse, then run (parsed NULL) or hand the config to `parsed`. */
+static int cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
+		    const char *path, int argc, char **argv,
+		    struct rl_parsed *parsed)
 {
 	struct rl_parser p = { .cmd = cmd, .group = group, .argc = argc,
-			       .argv = argv };
+			       .argv = argv, .parsed = parsed };
 	void *cfg = NULL;
 	int ret;
 
@@ -377,14 +392,35 @@ int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
 		cmd->defaults(cfg);
 	ret = parse_opts(&p, cfg);
 	if (!ret && cmd->subcmds)
-		ret = dispatch(cmd, path, argc, argv);
+		ret = dispatch(cmd, path, argc, argv, parsed);
 	else if (!ret && cmd->operands)
 		ret = cmd->operands(&p, cfg, argc - optind, argv + optind);
 	else if (!ret && optind < argc)
 		ret = rl_usage_err("%s: unexpected '%s': see 'xdp-ratelimit %s --help'",
 				   path, argv[optind], group ? group->name : path);
+	if (!ret && !cmd->subcmds && parsed) {
+		parsed->cmd = cmd;
+		parsed->cfg = cfg;
+		snprintf(parsed->path, sizeof(parsed->path), "%s", path);
+		return RL_EXIT_OK;
+	}
 	if (!ret && !cmd->subcmds)
 		ret = run(cmd, cfg);
 	free(cfg);
 	return ret == RL_EXIT_DONE ? RL_EXIT_OK : ret;
+}
+
+int rl_cmd_main(const struct rl_cmd *cmd, const struct rl_cmd *group,
+		const char *path, int argc, char **argv)
+{
+	return cmd_main(cmd, group, path, argc, argv, NULL);
+}
+
+int rl_cmd_parse(int argc, char **argv, struct rl_parsed *out)
+{
+	static const struct rl_cmd top = { .name = "", .subcmds = rl_commands };
+
+	memset(out, 0, sizeof(*out));
+	optind = 0;	/* dispatch reads the command at argv[optind] */
+	return dispatch(&top, "", argc, argv, out);
 }

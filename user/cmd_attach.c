@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "attach_txn.h"
+#include "cmd_args.h"
 #include "iface.h"
 #include "loader.h"
 #include "pin.h"
@@ -60,17 +61,9 @@ static const struct rl_opt attach_opts[] = {
 	{ 0 }
 };
 
-struct attach_args {
-	const char *iface;
-	enum rl_xdp_mode mode;
-	struct rl_attach_req req;
-	__u64 def_pps, def_bps;
-	struct rl_settings s;		/* built from req */
-};
-
 static void attach_defaults(void *cfg)
 {
-	struct attach_args *a = cfg;
+	struct rl_attach_args *a = cfg;
 
 	rl_attach_req_defaults(&a->req);
 	a->mode = RL_XDP_AUTO;
@@ -79,7 +72,7 @@ static void attach_defaults(void *cfg)
 
 static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	struct attach_args *a = cfg;
+	struct rl_attach_args *a = cfg;
 	char err[RL_ERR_LEN];
 	int ret = 0;
 	__u64 v;
@@ -134,7 +127,7 @@ static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 static int attach_operands(struct rl_parser *p, void *cfg, int argc,
 			   char **argv)
 {
-	struct attach_args *a = cfg;
+	struct rl_attach_args *a = cfg;
 	char err[RL_ERR_LEN];
 	int ret;
 
@@ -161,8 +154,9 @@ static int attach_operands(struct rl_parser *p, void *cfg, int argc,
 
 /* Load, pin and attach (attach_txn.h); the interface is not attached and
  * we hold the lock. Returns an exit status; on failure nothing stays. */
-static int do_attach(const struct attach_args *a, int ifindex,
-		     const struct rl_settings *s)
+static int do_attach(const struct rl_attach_args *a, int ifindex,
+		     const struct rl_settings *s, const struct rl_rule *rules,
+		     int n)
 {
 	struct rl_attach_result res = {};
 	char err[RL_ERR_LEN], w[32];
@@ -175,6 +169,10 @@ static int do_attach(const struct attach_args *a, int ifindex,
 		return rl_fail("cannot open the BPF object: %s", strerror(errno));
 	ret = rl_load(skel->skeleton, &skel->rodata->settings, s, a->def_pps,
 		      a->def_bps, &m, err, sizeof(err));
+	if (!ret && rules)
+		ret = rl_rule_replace(&m, rules, n, err, sizeof(err));
+	if (ret > 0)
+		ret = 0;	/* rules written */
 	if (!ret)
 		ret = rl_attach_commit(a->iface, ifindex,
 				       bpf_program__fd(skel->progs.xdp_ratelimit),
@@ -195,10 +193,9 @@ static int do_attach(const struct attach_args *a, int ifindex,
 	return RL_EXIT_OK;
 }
 
-/* Under the lock: refuse an interface that is attached or has pins. */
-static int attach_run(void *cfg)
+int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
+		  int n)
 {
-	const struct attach_args *a = cfg;
 	char dir[PATH_MAX];
 	struct stat st;
 	int ifindex;
@@ -221,7 +218,12 @@ static int attach_run(void *cfg)
 		return rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
 			       a->iface, dir, a->iface);
 	}
-	return do_attach(a, ifindex, &a->s);
+	return do_attach(a, ifindex, &a->s, rules, n);
+}
+
+static int attach_run(void *cfg)
+{
+	return rl_attach_run(cfg, NULL, 0);
 }
 
 const struct rl_cmd rl_cmd_attach = {
@@ -238,7 +240,7 @@ const struct rl_cmd rl_cmd_attach = {
 		"Example:\n"
 		"  xdp-ratelimit attach eth0 --default-pps 1000 --window 1s --buckets 10\n",
 	.flags = RL_CMD_LOCK,
-	.cfg_size = sizeof(struct attach_args),
+	.cfg_size = sizeof(struct rl_attach_args),
 	.defaults = attach_defaults,
 	.opt = attach_opt,
 	.operands = attach_operands,

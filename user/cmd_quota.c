@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "cmd_args.h"
 #include "iface.h"
 #include "json_writer.h"
 #include "pin.h"
 #include "rules.h"
+#include "rules_txn.h"
 #include "table.h"
 #include "values.h"
 
@@ -70,16 +72,9 @@ static int parse_ban(const char *s, __u64 *ns)
 	return 0;
 }
 
-struct quota_args {
-	const char *iface;
-	bool json;
-	struct rl_prefix prefix;
-	struct rl_rule_change change;
-};
-
 static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	struct quota_args *a = cfg;
+	struct rl_quota_args *a = cfg;
 	struct rl_rule_change *ch = &a->change;
 	char err[RL_ERR_LEN];
 	__u64 *val;
@@ -126,7 +121,7 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 			  char **argv)
 {
-	struct quota_args *a = cfg;
+	struct rl_quota_args *a = cfg;
 	bool is_set = p->cmd->opts == set_opts;
 	char err[RL_ERR_LEN];
 
@@ -141,7 +136,7 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 }
 
 /* set and del: under the lock, on the one interface they name. */
-static int quota_change(const char *verb, const struct quota_args *a)
+static int quota_change(const char *verb, const struct rl_quota_args *a)
 {
 	char err[RL_ERR_LEN], name[IF_NAMESIZE], buf[RL_PREFIX_STRLEN];
 	struct rl_iface ifc;
@@ -152,6 +147,15 @@ static int quota_change(const char *verb, const struct quota_args *a)
 		ret = rl_iface_open(name, &ifc, err, sizeof(err));
 	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
+	/* on top of the rules an interrupted restore was bringing in */
+	ret = rl_rules_txn_finish(&ifc, err, sizeof(err));
+	if (ret > 0)
+		printf("%s: completed the rule set of an interrupted restore\n",
+		       name);
+	if (ret < 0) {
+		rl_iface_close(&ifc);
+		return rl_fail("quota %s: %s", verb, err);
+	}
 	if (!strcmp(verb, "set"))
 		ret = rl_rule_set(&ifc.m, &ifc.cfg.set, &a->prefix, &a->change,
 				  err, sizeof(err));
@@ -266,7 +270,7 @@ static int rules_read(void *ctx, const char *name)
 	l->name = name;
 	if (rl_iface_open(name, &ifc, err, sizeof(err)))
 		return rl_fail("quota list: %s", err);
-	l->n = rl_rule_list(&ifc.m, l->rules, RL_MAX_RULES);
+	l->n = rl_rules_read(&ifc, l->rules, RL_MAX_RULES);
 	rl_iface_close(&ifc);
 	if (l->n < 0)
 		return rl_fail("quota list: cannot read the rules of %s: %s",
@@ -280,7 +284,7 @@ static int quota_list(void *cfg)
 		.cmd = "quota list", .read = rules_read, .json = rules_json,
 		.table = rules_table,
 	};
-	const struct quota_args *a = cfg;
+	const struct rl_quota_args *a = cfg;
 	static struct rule_list list;
 
 	return rl_list_ifaces(&lister, &list, a->iface, a->json);
@@ -298,19 +302,19 @@ static int quota_del(void *cfg)
 
 static const struct rl_cmd quota_set_cmd = {
 	.name = "set", .args = "PREFIX", .opts = set_opts,
-	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct quota_args),
+	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct rl_quota_args),
 	.opt = quota_opt, .operands = prefix_operand, .run = quota_set,
 };
 
 static const struct rl_cmd quota_del_cmd = {
 	.name = "del", .args = "PREFIX", .opts = del_opts,
-	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct quota_args),
+	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct rl_quota_args),
 	.opt = quota_opt, .operands = prefix_operand, .run = quota_del,
 };
 
 static const struct rl_cmd quota_list_cmd = {
 	.name = "list", .opts = list_opts,
-	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct quota_args),
+	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct rl_quota_args),
 	.opt = quota_opt, .run = quota_list,
 };
 

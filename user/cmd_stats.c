@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xdp-ratelimit stats [--iface IFACE] [--json] [--top N] [--watch [SECONDS]]:
+ * xdp-ratelimit stats [--iface IFACE] [--json|--prometheus] [--top N]
+ * [--watch [SECONDS]]:
  * the command's options; reading, drawing and --watch are stats.h's.
  */
 #include <getopt.h>
@@ -15,7 +16,8 @@
 #define MIN_INTERVAL_NS		(100 * RL_NSEC_PER_MSEC)
 #define MAX_INTERVAL_NS		(3600 * RL_NSEC_PER_SEC)
 
-enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON, OPT_TOP, OPT_WATCH };
+enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON, OPT_PROMETHEUS, OPT_TOP,
+       OPT_WATCH };
 
 /* --watch's SECONDS: "2" or a DURATION ("500ms", "1m"). */
 static int parse_interval(const char *s, __u64 *ns)
@@ -56,7 +58,11 @@ static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		o->iface = arg;
 		return rl_iface_arg("stats", arg);
 	case OPT_JSON:
-		o->json = true;
+	case OPT_PROMETHEUS:
+		if (o->json || o->prometheus)
+			return rl_usage_err("stats: give one of --json and --prometheus");
+		o->json = id == OPT_JSON;
+		o->prometheus = id == OPT_PROMETHEUS;
 		return 0;
 	case OPT_TOP:
 		if (rl_parse_uint(arg, "--top", 0, RL_MAX_MAX_SOURCES, &o->top,
@@ -72,6 +78,20 @@ static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 			arg = p->argv[optind++];
 		return arg ? parse_interval(arg, &o->interval_ns) : 0;
 	}
+}
+
+static int stats_operands(struct rl_parser *p, void *cfg, int argc,
+			  char **argv)
+{
+	const struct rl_stats_opts *o = cfg;
+
+	if (argc)
+		return rl_usage_err("stats: unexpected '%s': see 'xdp-ratelimit stats --help'",
+				    argv[0]);
+	if (o->prometheus && o->watch)
+		return rl_usage_err("stats: --prometheus is one reading: leave out --watch (or scrape 'xdp-ratelimit exporter')");
+	(void)p;
+	return 0;
 }
 
 static int stats_run(void *cfg)
@@ -112,6 +132,9 @@ const struct rl_cmd rl_cmd_stats = {
 			    "print one JSON object on one line instead of tables;\n"
 			    "with --watch, one object per line per interval, with\n"
 			    "\"rates\" (null when there is no previous reading)"),
+		{ OPT_PROMETHEUS, "prometheus", NULL,
+		  "print the Prometheus text format instead of tables\n"
+		  "(what 'xdp-ratelimit exporter' serves)" },
 		{ OPT_TOP, "top", "N",
 		  "show the N busiest sources (default 10; 0: all of them)" },
 		{ OPT_WATCH, "watch", "[SECONDS]",
@@ -133,11 +156,13 @@ const struct rl_cmd rl_cmd_stats = {
 		"  xdp-ratelimit stats\n"
 		"  xdp-ratelimit stats --iface eth0 --top 50\n"
 		"  xdp-ratelimit stats --watch 2\n"
-		"  xdp-ratelimit stats --json | jq '.interfaces[0].totals'\n",
+		"  xdp-ratelimit stats --json | jq '.interfaces[0].totals'\n"
+		"  xdp-ratelimit stats --prometheus --top 20\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct rl_stats_opts),
 	.defaults = stats_defaults,
 	.opt = stats_opt,
+	.operands = stats_operands,
 	.run = stats_run,
 };
 

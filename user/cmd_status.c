@@ -14,6 +14,7 @@
 #include "json_writer.h"
 #include "pin.h"
 #include "rules.h"
+#include "rules_txn.h"
 #include "settings.h"
 #include "table.h"
 #include "values.h"
@@ -35,6 +36,8 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 		return "the interface is gone (deleted or moved); the program no longer runs";
 	if ((__u32)ifindex != ifc->cfg.set.ifindex)
 		return "the link is attached to another interface than recorded";
+	if (rl_rules_txn_pending(name) && !rl_change_running())
+		return "a restore was cut short (CLI killed?): 'quota list' shows the rule set it was applying, not all enforced yet; run the restore again, or any 'quota set/del' on this interface, to complete it";
 	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
 		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
 	return NULL;
@@ -82,7 +85,7 @@ static void row_iface(struct status *st, const char *name)
 		return;
 	r->set = ifc.cfg.set;
 	r->sources_map_entries = ifc.sources_max_entries;
-	r->rules = rl_rule_list(&ifc.m, rules, RL_MAX_RULES);
+	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	r->bans = rl_bans_count(&ifc.m, rl_now_ns());
 	rl_iface_close(&ifc);
 }

@@ -32,36 +32,48 @@ static bool fd_is(int fd, const char *field)
 	return found;
 }
 
-static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
-		    char *err, size_t errlen)
+int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
+		    __u32 value_size, __u32 *max_entries)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return -errno;
+	if (!fd_is(fd, "map_type:") ||
+	    bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
+	    info.type != type || info.key_size != key_size ||
+	    info.value_size != value_size) {
+		close(fd);
+		return -EPROTO;
+	}
+	if (max_entries)
+		*max_entries = info.max_entries;
+	return fd;
+}
+
+static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
+		    char *err, size_t errlen)
+{
+	const struct rl_map_def *def = &rl_map_defs[i];
 	char path[PATH_MAX];
 
-	const struct rl_map_def *def = &rl_map_defs[i];
-
 	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = bpf_obj_get(path);
-	if (*fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen,
-			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
-			 path, strerror(e), iface, iface);
-		return -e;
-	}
-	if (!fd_is(*fd, "map_type:") ||
-	    bpf_obj_get_info_by_fd(*fd, &info, &info_len) ||
-	    info.type != def->type || info.key_size != def->key_size ||
-	    info.value_size != def->value_size) {
+	*fd = rl_map_pin_open(path, def->type, def->key_size, def->value_size,
+			      max_entries);
+	if (*fd == -EPROTO) {
 		snprintf(err, errlen,
 			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
 			 path, iface);
 		return -EPROTO;
 	}
-	if (max_entries)
-		*max_entries = info.max_entries;
+	if (*fd < 0) {
+		snprintf(err, errlen,
+			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
+			 path, strerror(-*fd), iface, iface);
+		return *fd;
+	}
 	return 0;
 }
 

@@ -27,6 +27,11 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
 void rl_iface_close(struct rl_iface *ifc);
 
+/* Open a pinned map that must be of this type, key and value size: its
+ * fd, or -EPROTO when it is something else, or -errno. */
+int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
+		    __u32 value_size, __u32 *max_entries);
+
 /* State of the pinned link: attached ifindex (0 when the interface went
  * away), or -errno when the pin is missing or not a link. `name` is an
  * interface or a staging directory (attach_txn.h). */

@@ -25,10 +25,7 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	struct rl_config cfg = { .set = *s, .rules_gen = 2,
 				.layout = RL_LAYOUT_VERSION };
 	struct rl_prefix def = { .is_default = true };
-	struct rl_rule_change c = {
-		.have_pps = default_pps != RL_UNLIMITED, .pps = default_pps,
-		.have_bps = default_bps != RL_UNLIMITED, .bps = default_bps,
-	};
+	struct rl_rule_change c;
 	int ret = rl_config_write(m, &cfg);
 	char why[RL_ERR_LEN];
 
@@ -37,7 +34,7 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 			 strerror(-ret));
 		return ret;
 	}
-	if (!c.have_pps && !c.have_bps)
+	if (!rl_rule_change_default(&c, default_pps, default_bps))
 		return 0;
 	ret = rl_rule_set(m, s, &def, &c, why, sizeof(why));
 	if (ret)

@@ -30,11 +30,6 @@ static int main_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	return RL_EXIT_DONE;
 }
 
-static const struct rl_cmd *const commands[] = {
-	&rl_cmd_attach, &rl_cmd_detach, &rl_cmd_quota, &rl_cmd_ban, &rl_cmd_stats,
-	&rl_cmd_status, NULL,
-};
-
 static const struct rl_cmd root = {
 	.name = "xdp-ratelimit",
 	.args = "[-v] COMMAND [ARGS]\n"
@@ -54,7 +49,7 @@ static const struct rl_cmd root = {
 		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
 		"  xdp-ratelimit stats --watch\n",
 	.opt = main_opt,
-	.subcmds = commands,
+	.subcmds = rl_commands,
 };
 
 int main(int argc, char **argv)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,15 +148,15 @@ bool rl_rule_change_any(const struct rl_rule_change *c)
 	       c->have_new_pps || c->have_new_bps || c->have_ban;
 }
 
-/* A rule that bans: the program looks every source up in `bans` from now
- * on, for good (bans outlive the rule). Before the rule, so that no ban
- * is imposed that is not enforced. */
-static int note_bans(const struct rl_maps *m, const struct rl_rule_change *c)
+/* A rule that bans (`bans`): the program looks every source up in `bans`
+ * from now on, for good (bans outlive the rule). Before the rule, so that
+ * no ban is imposed that is not enforced. */
+static int note_bans(const struct rl_maps *m, bool bans)
 {
 	struct rl_config cfg;
 	int err;
 
-	if (!c->have_ban || !c->ban_ns)
+	if (!bans)
 		return 0;
 	err = rl_config_read(m, &cfg);
 	if (err || cfg.bans_used)
@@ -164,8 +165,61 @@ static int note_bans(const struct rl_maps *m, const struct rl_rule_change *c)
 	return rl_config_write(m, &cfg);
 }
 
-static void apply_change(struct rl_rule *r, const struct rl_rule_change *c,
-			 __u64 window_ns)
+bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
+{
+	*c = (struct rl_rule_change){
+		.have_pps = pps != RL_UNLIMITED, .pps = pps,
+		.have_bps = bps != RL_UNLIMITED, .bps = bps,
+	};
+	return rl_rule_change_any(c);
+}
+
+#define RULE_OPT(opt, field, kind) \
+	{ opt, offsetof(struct rl_rule, field), RL_RULE_OPT_##kind }
+
+const struct rl_rule_opt rl_rule_opts[] = {
+	RULE_OPT("pps", pps, RATE),
+	RULE_OPT("bps", bps, RATE),
+	RULE_OPT("aggregate-pps", agg_pps, RATE),
+	RULE_OPT("aggregate-bps", agg_bps, RATE),
+	RULE_OPT("new-pps", new_pps, RATE),
+	RULE_OPT("new-bps", new_bps, RATE),
+	RULE_OPT("ban", ban_ns, DURATION),
+	{ NULL }
+};
+
+static __u64 *opt_field(struct rl_rule *r, const struct rl_rule_opt *o)
+{
+	return (__u64 *)((char *)r + o->offset);
+}
+
+__u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o)
+{
+	return *opt_field((struct rl_rule *)r, o);
+}
+
+static __u64 opt_unset(const struct rl_rule_opt *o)
+{
+	return o->kind == RL_RULE_OPT_RATE ? RL_UNLIMITED : 0;
+}
+
+bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o)
+{
+	return rl_rule_opt_value(r, o) != opt_unset(o);
+}
+
+void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
+{
+	memset(r, 0, sizeof(*r));
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+		*opt_field(r, o) = opt_unset(o);
+	r->flags = RL_RULE_F_USED | (p->v6 ? RL_RULE_F_V6 : 0);
+	r->prefixlen = p->len;
+	memcpy(r->addr, p->addr, p->v6 ? 16 : 4);
+}
+
+void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
+		   __u64 window_ns)
 {
 	if (c->have_pps)
 		r->pps = c->pps;
@@ -189,16 +243,59 @@ static void apply_change(struct rl_rule *r, const struct rl_rule_change *c,
 	r->agg_byte_budget = rl_budget(r->agg_bps, window_ns);
 }
 
+/*
+ * Write rule r to slot id, then the prefix that leads to it (a kill in
+ * between leaves an unreachable slot, see slot_live). A fresh rule first
+ * clears what an earlier rule left in its aggregate and newcomer windows,
+ * except a half of the default while the other half is set: the halves
+ * share their windows (rl_budget_slot).
+ */
+static int put_rule(const struct rl_maps *m, const struct rl_rule *r,
+		    __u32 id, bool fresh)
+{
+	struct rl_prefix p;
+	lpm_key_t k;
+	int fd, ret;
+
+	rl_rule_prefix(r, &p);
+	if (fresh && (p.len || !other_default_set(m, &p))) {
+		ret = reset_aggregate(m, rl_budget_slot(id, p.len));
+		if (ret)
+			return ret;
+	}
+	if (bpf_map_update_elem(m->rules, &id, r, BPF_ANY))
+		return -errno;
+	fd = lpm_key(m, &p, &k);
+	if (bpf_map_update_elem(fd, &k, &id, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* The prefix first (the rule stops applying), then its slot. */
+static int del_rule(const struct rl_maps *m, const struct rl_prefix *p,
+		    __u32 id)
+{
+	struct rl_rule zero = {};
+	lpm_key_t k;
+
+	if (bpf_map_delete_elem(lpm_key(m, p, &k), &k))
+		return -errno;
+	if (bpf_map_update_elem(m->rules, &id, &zero, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 		   const struct rl_prefix *p, const struct rl_rule_change *c,
 		   char *err, size_t errlen)
 {
 	struct rl_rule rule;
-	lpm_key_t k;
-	int fd, id, ret;
+	int id, ret;
+	bool fresh;
 
 	id = find_exact(m, p, &rule);
-	if (id == -ENOENT) {
+	fresh = id == -ENOENT;
+	if (fresh) {
 		if (!rl_rule_change_any(c)) {
 			snprintf(err, errlen,
 				 "nothing to set: a new rule needs at least one limit, budget or ban");
@@ -211,34 +308,14 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 				 RL_MAX_RULES);
 			return id;
 		}
-		if (id < 0)
-			goto fail;
-		memset(&rule, 0, sizeof(rule));
-		rule.pps = rule.bps = rule.agg_pps = rule.agg_bps = RL_UNLIMITED;
-		rule.new_pps = rule.new_bps = RL_UNLIMITED;
-		rule.flags = RL_RULE_F_USED | (p->v6 ? RL_RULE_F_V6 : 0);
-		rule.prefixlen = p->len;
-		memcpy(rule.addr, p->addr, p->v6 ? 16 : 4);
-		/* the default's halves share their windows: keep them
-		 * while the other half uses them */
-		ret = p->len || !other_default_set(m, p) ?
-		      reset_aggregate(m, rl_budget_slot(id, p->len)) : 0;
-		if (ret) {
-			id = ret;
-			goto fail;
-		}
-	} else if (id < 0) {
-		goto fail;
+		rl_rule_init(&rule, p);
 	}
-	apply_change(&rule, c, s->window_ns);
-	/* the slot first, then the prefix that points to it */
-	if (bpf_map_update_elem(m->rules, &(__u32){ id }, &rule, BPF_ANY)) {
-		id = -errno;
+	if (id < 0)
 		goto fail;
-	}
-	fd = lpm_key(m, p, &k);
-	if (bpf_map_update_elem(fd, &k, &(__u32){ id }, BPF_ANY)) {
-		id = -errno;
+	rl_rule_apply(&rule, c, s->window_ns);
+	ret = put_rule(m, &rule, id, fresh);
+	if (ret) {
+		id = ret;
 		goto fail;
 	}
 	return 0;
@@ -248,17 +325,33 @@ fail:
 	return id;
 }
 
-static void expand_default(const struct rl_prefix *p, struct rl_prefix out[2],
-			   int *n)
+int rl_prefix_expand(const struct rl_prefix *p, struct rl_prefix out[2])
 {
 	if (!p->is_default) {
 		out[0] = *p;
-		*n = 1;
-		return;
+		return 1;
 	}
 	memset(out, 0, 2 * sizeof(*out));
 	out[1].v6 = true;
-	*n = 2;
+	return 2;
+}
+
+int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
+		  const struct rl_rule_change *c, char *err, size_t errlen)
+{
+	char buf[RL_PREFIX_STRLEN];
+	int ret;
+
+	ret = rl_budgets_fit(c, s->window_ns, "", err, errlen);
+	if (ret)
+		return ret;
+	if (!p->v6 || p->len <= s->v6_prefix)
+		return 0;
+	rl_format_prefix(p, buf, sizeof(buf));
+	snprintf(err, errlen,
+		 "%s is longer than the /%u that IPv6 sources are tracked by on this interface: use a /%u or shorter prefix, or attach with --ipv6-prefix %u",
+		 buf, s->v6_prefix, s->v6_prefix, p->len);
+	return -EINVAL;
 }
 
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
@@ -266,25 +359,17 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		char *err, size_t errlen)
 {
 	struct rl_prefix each[2];
-	char buf[RL_PREFIX_STRLEN];
 	int n, ret;
 
-	ret = rl_budgets_fit(c, s->window_ns, "", err, errlen);
+	ret = rl_rule_check(s, p, c, err, errlen);
 	if (ret)
 		return ret;
-	if (p->v6 && p->len > s->v6_prefix) {
-		rl_format_prefix(p, buf, sizeof(buf));
-		snprintf(err, errlen,
-			 "%s is longer than the /%u that IPv6 sources are tracked by on this interface: use a /%u or shorter prefix, or attach with --ipv6-prefix %u",
-			 buf, s->v6_prefix, s->v6_prefix, p->len);
-		return -EINVAL;
-	}
-	ret = note_bans(m, c);
+	ret = note_bans(m, c->have_ban && c->ban_ns);
 	if (!ret)
 		ret = mark_change(m, true);
 	if (ret)
 		goto fail;
-	expand_default(p, each, &n);
+	n = rl_prefix_expand(p, each);
 	for (int i = 0; i < n; i++) {
 		ret = set_one(m, s, &each[i], c, err, errlen);
 		if (ret) {
@@ -311,14 +396,13 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	char buf[RL_PREFIX_STRLEN];
 	struct rl_rule rule;
 	int n, id, found = 0, ret;
-	lpm_key_t k;
 
 	ret = mark_change(m, true);
 	if (ret) {
 		id = ret;
 		goto fail;
 	}
-	expand_default(p, each, &n);
+	n = rl_prefix_expand(p, each);
 	for (int i = 0; i < n; i++) {
 		id = find_exact(m, &each[i], &rule);
 		if (id == -ENOENT)
@@ -326,13 +410,9 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 		if (id < 0)
 			goto fail;
 		found++;
-		if (bpf_map_delete_elem(lpm_key(m, &each[i], &k), &k)) {
-			id = -errno;
-			goto fail;
-		}
-		memset(&rule, 0, sizeof(rule));
-		if (bpf_map_update_elem(m->rules, &(__u32){ id }, &rule, BPF_ANY)) {
-			id = -errno;
+		ret = del_rule(m, &each[i], id);
+		if (ret) {
+			id = ret;
 			goto fail;
 		}
 	}
@@ -342,10 +422,7 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 		goto fail;
 	}
 	if (!found) {
-		if (p->is_default)
-			snprintf(buf, sizeof(buf), "default");
-		else
-			rl_format_prefix(p, buf, sizeof(buf));
+		rl_format_prefix(p, buf, sizeof(buf));
 		snprintf(err, errlen,
 			 "no rule for %s (see 'xdp-ratelimit quota list')",
 			 buf);
@@ -359,7 +436,140 @@ fail:
 	return id;
 }
 
-static int rule_cmp(const void *a, const void *b)
+bool rl_rule_same_prefix(const struct rl_rule *a, const struct rl_rule *b)
+{
+	return !((a->flags ^ b->flags) & RL_RULE_F_V6) &&
+	       a->prefixlen == b->prefixlen &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* A live rule and its slot. */
+struct live_rule {
+	struct rl_rule r;
+	__u32 id;
+	bool kept;		/* wanted as it is, or rewritten in place */
+};
+
+static int find_live(const struct live_rule *live, int n,
+		     const struct rl_rule *r)
+{
+	for (int i = 0; i < n; i++)
+		if (rl_rule_same_prefix(&live[i].r, r))
+			return i;
+	return -1;
+}
+
+/* Apply the plan: deletions first, which free slots for the new rules. */
+static int replace_apply(const struct rl_maps *m, struct live_rule *live,
+			 int nlive, bool *used, const struct rl_rule *want,
+			 int n)
+{
+	bool had_default = false;
+	struct rl_prefix p;
+	__u32 next = 0;
+	int ret;
+
+	/* the default's windows stay while any half of it was set, even
+	 * one deleted below */
+	for (int i = 0; i < nlive; i++)
+		had_default |= !live[i].r.prefixlen;
+	for (int i = 0; i < nlive; i++) {
+		if (live[i].kept)
+			continue;
+		rl_rule_prefix(&live[i].r, &p);
+		ret = del_rule(m, &p, live[i].id);
+		if (ret)
+			return ret;
+		used[live[i].id] = false;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = find_live(live, nlive, &want[i]);
+
+		if (k >= 0 && !memcmp(&live[k].r, &want[i], sizeof(want[i])))
+			continue;
+		if (k >= 0) {
+			ret = put_rule(m, &want[i], live[k].id, false);
+		} else {
+			while (next < RL_MAX_RULES && used[next])
+				next++;
+			if (next == RL_MAX_RULES)
+				return -ENOSPC;
+			used[next] = true;
+			ret = put_rule(m, &want[i], next,
+				       want[i].prefixlen || !had_default);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool any_bans(const struct rl_rule *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (r[i].ban_ns)
+			return true;
+	return false;
+}
+
+int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
+		    int n, char *err, size_t errlen)
+{
+	struct live_rule *live = calloc(RL_MAX_RULES, sizeof(*live));
+	bool *used = calloc(RL_MAX_RULES, sizeof(*used));
+	int nlive = 0, changes = 0, ret = -ENOMEM;
+	struct rl_rule r;
+
+	if (!live || !used)
+		goto out;
+	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
+		if (bpf_map_lookup_elem(m->rules, &id, &r)) {
+			ret = -errno;
+			goto out;
+		}
+		if (!slot_live(m, id, &r))
+			continue;
+		live[nlive++] = (struct live_rule){ .r = r, .id = id };
+		used[id] = true;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = find_live(live, nlive, &want[i]);
+
+		if (k >= 0)
+			live[k].kept = true;
+		if (k < 0 || memcmp(&live[k].r, &want[i], sizeof(want[i])))
+			changes++;
+	}
+	for (int i = 0; i < nlive; i++)
+		changes += !live[i].kept;
+	ret = 0;
+	if (!changes) {
+		/* no write, unless a change was cut short after its last
+		 * rule: then the generation is odd, and this completes it */
+		ret = mark_change(m, false);
+		goto out;
+	}
+	ret = note_bans(m, any_bans(want, n));
+	if (!ret)
+		ret = mark_change(m, true);
+	if (!ret)
+		ret = replace_apply(m, live, nlive, used, want, n);
+	/* over, as far as it got (as in rl_rule_set) */
+	if (mark_change(m, false) && !ret)
+		ret = -EIO;
+out:
+	if (ret == -ENOSPC)
+		snprintf(err, errlen, "more than %u rules: the rule slots are full",
+			 RL_MAX_RULES);
+	else if (ret < 0)
+		snprintf(err, errlen, "cannot update the rule maps: %s",
+			 strerror(-ret));
+	free(live);
+	free(used);
+	return ret < 0 ? ret : changes;
+}
+
+int rl_rule_cmp(const void *a, const void *b)
 {
 	const struct rl_rule *x = a, *y = b;
 	int xv6 = !!(x->flags & RL_RULE_F_V6), yv6 = !!(y->flags & RL_RULE_F_V6);
@@ -382,7 +592,7 @@ int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max)
 		if (slot_live(m, id, &r))
 			out[n++] = r;
 	}
-	qsort(out, n, sizeof(*out), rule_cmp);
+	qsort(out, n, sizeof(*out), rl_rule_cmp);
 	return n;
 }
 

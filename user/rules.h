@@ -27,6 +27,65 @@ struct rl_rule_change {
 /* Does the change name any field? */
 bool rl_rule_change_any(const struct rl_rule_change *c);
 
+/* The default rule that attach --default-pps/--default-bps sets, as a
+ * change (RL_UNLIMITED: not given). False when it names no limit. */
+bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps);
+
+/*
+ * Each limit of a rule as the `quota set` option that sets it, for save:
+ * a rule prints as one option per row whose value differs from `unset`.
+ * A new option of quota set is one more row (the unit tests check that
+ * every option of quota set has one).
+ */
+enum rl_rule_opt_kind {
+	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
+	RL_RULE_OPT_DURATION,	/* DURATION|0; unset: 0 */
+};
+
+struct rl_rule_opt {
+	const char *name;		/* "aggregate-pps" */
+	size_t offset;			/* of its __u64 in struct rl_rule */
+	enum rl_rule_opt_kind kind;
+};
+
+extern const struct rl_rule_opt rl_rule_opts[];	/* ends with { NULL } */
+
+/* A rule's value for an option, and whether the option would be given. */
+__u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o);
+bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o);
+
+/* The rule `quota set` makes of a prefix that has none: no limit yet. */
+void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p);
+/* Apply a change to a rule as `quota set` does, budgets for window_ns. */
+void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
+		   __u64 window_ns);
+/* Whether `p` may have a rule changed by `c` on an interface with
+ * settings `s` (its budgets fit the window's counters, an IPv6 prefix is
+ * no longer than the tracking prefix): 0 or -EINVAL with what to do in err. */
+int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
+		  const struct rl_rule_change *c, char *err, size_t errlen);
+/* The prefixes a PREFIX stands for: itself, or default's 0.0.0.0/0 and
+ * ::/0. Returns how many (1 or 2). */
+int rl_prefix_expand(const struct rl_prefix *p, struct rl_prefix out[2]);
+/* Do two rules have the same prefix? */
+bool rl_rule_same_prefix(const struct rl_rule *a, const struct rl_rule *b);
+/* The order of rl_rule_list: IPv4 first, then prefix length, address. */
+int rl_rule_cmp(const void *a, const void *b);
+
+/*
+ * Make the rules exactly `want` (n rules, any order, each prefix once) in
+ * one change: rules absent from it are deleted, changed ones rewritten in
+ * their slot (keeping their aggregate and newcomer windows; the default's
+ * shared windows stay while either half of it was set), new ones added; a
+ * rule that is already as wanted is not touched, and when none differs
+ * nothing is written at all (not even the generation, unless a change cut
+ * short left it odd: that is completed). Bans are never lifted. Returns how
+ * many rules it added, changed or deleted, or a negative errno with err
+ * set.
+ */
+int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
+		    int n, char *err, size_t errlen);
+
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		const struct rl_prefix *p, const struct rl_rule_change *c,
 		char *err, size_t errlen);

@@ -400,6 +400,7 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 	top->rows = sel.rows;
 	top->n = sel.n;
 	top->tracked = sc.seen;
+	top->refused = sc.refused.n;
 	return err;
 }
 

@@ -27,6 +27,7 @@ struct rl_source_top {
 	size_t n;
 	__u64 tracked;			/* sources in the table when read */
 	__u64 refused_only;		/* refused sources not in the table */
+	__u64 refused;			/* entries in `refused` when read */
 };
 
 /*

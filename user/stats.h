@@ -15,6 +15,7 @@
 struct rl_stats_opts {
 	const char *iface;	/* NULL: every attached interface */
 	bool json;
+	bool prometheus;
 	__u64 top;		/* 0: every source */
 	bool watch;
 	__u64 interval_ns;

@@ -104,6 +104,8 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 	}
 	v->tracked = r->top.tracked;
 	v->refused_only = r->top.refused_only;
+	v->refused = r->top.refused;
+	v->refused_max = RL_REFUSED_ENTRIES;
 	show = o->top && o->top < r->top.n ? o->top : r->top.n;
 	v->src = calloc(show ? show : 1, sizeof(*v->src));
 	if (!v->src) {

@@ -44,6 +44,8 @@ struct rl_stats_iface {
 	__u64 rates_ns;			/* interval the rates are over */
 	__u64 tracked;			/* sources in the table */
 	__u64 refused_only;		/* refused, never in the table */
+	__u64 refused;			/* entries in `refused` */
+	__u64 refused_max;		/* its size */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
 	struct rl_ban_row *bans;	/* banned sources, soonest free first */
@@ -67,6 +69,9 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 void rl_stats_print_table(FILE *f, const struct rl_stats_view *v);
 /* The JSON object on one line; 0, or -EIO when writing failed. */
 int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
+/* The Prometheus text exposition format (stats_prom.c): HELP and TYPE
+ * lines, counters named *_total, the shown sources only. 0 or -EIO. */
+int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v);
 
 /* Banned sources as a table (ADDRESS, RULE, TIME_LEFT), shared by stats
  * and `ban list`, and one as the object of their JSON ("address", "rule",

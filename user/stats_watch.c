@@ -139,8 +139,9 @@ static int render(const struct rl_stats_opts *o, struct rl_stats_snapshot *s,
 
 	for (size_t i = 0; i < s->n; i++)
 		views[i] = s->ifs[i].view;
-	if (o->json) {
-		ret = rl_stats_print_json(f, &v);
+	if (o->json || o->prometheus) {
+		ret = o->json ? rl_stats_print_json(f, &v) :
+		      rl_stats_print_prometheus(f, &v);
 		if (ret)
 			return ret;
 	} else {

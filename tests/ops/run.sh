@@ -1,0 +1,526 @@
+#!/bin/bash
+# Running it for real: rules files (save, restore, killed restores),
+# Prometheus (stats --prometheus, the exporter over HTTP), the systemd
+# units and make install. Each test by name: tests/ops/run.sh BUILD_DIR
+# [TEST...] (names as below, without t_).
+set -u
+suite=ops
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$here/../lib.sh"
+lib_init "${1:-build}" rlo
+build=$out
+shift
+only=("$@")
+
+vtx2=${id}c vrx2=${id}d			# a second pair, attached by restore
+rx_ifaces+=("$vrx2")
+port=$((20000 + $$ % 30000))		# the exporter's, on the rx loopback
+tmp=$(mktemp -d)
+trap 'lib_cleanup; rm -rf "$tmp"' EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	result setup 1 "needs root"; lib_finish; exit 1
+fi
+lib_setup_ns && setup_link && setup_link "$vtx2" "$vrx2" 201 &&
+	ip -n "$rx" link set lo up || lib_abort setup "cannot create namespaces and links"
+mac=$(mac_of "$vrx")
+
+send() { in_tx "$gen" --dev "$vtx" --dst-mac "$mac" "$@" >/dev/null 2>&1; }
+rules_of() {	# IFACE: its rules as quota list --json gives them
+	rl quota list --iface "$1" --json | jq -c '.interfaces[0].rules'
+}
+gen_of() {	# IFACE: the rules generation (moved by every rule change)
+	bpftool -j map dump pinned "$(pin_dir "$1")/config" |
+		jq '.[0].formatted.value.rules_gen'
+}
+state_of() {	# IFACE: ok or broken, as status --json says
+	rl status --json | jq -r --arg i "$1" '.interfaces[] | select(.ifname == $i) | .state'
+}
+# What restore and a file have to say: FILE:LINE in every error.
+restore_err() {	# FILE: exit status and stderr of restore FILE
+	rl restore "$1" 2>&1 >/dev/null
+}
+
+# The rule sets the tests move between: A is on the interface, B changes
+# one rule, keeps two, deletes one and adds one.
+file_a() {	# IFACE
+	cat <<EOF
+attach $1 --window 5s --buckets 10 --default-pps 1000
+quota set 198.18.10.0/24 --pps 10 --iface $1
+quota set 198.18.11.0/24 --pps 20 --aggregate-pps 5k --iface $1   # changes in B
+quota set 198.18.12.0/24 --pps 0 --iface $1                        # gone in B
+quota set 2001:db8::/32 --bps 1M --iface $1
+EOF
+}
+file_b() {	# IFACE
+	cat <<EOF
+# B
+attach $1 --default-pps 1000 --window 5s
+quota set 198.18.10.0/24 --pps 10 --iface $1
+quota set 198.18.11.0/24 --pps 30 --iface $1
+quota set 198.18.13.7 --pps unlimited --iface $1
+quota set 2001:db8::/32 --bps 1M --iface $1
+EOF
+}
+file_a "$vrx" >"$tmp/a.rules"
+file_b "$vrx" >"$tmp/b.rules"
+
+# ---- save and restore ----------------------------------------------------
+t_restore_replaces() {
+	local out rc g0
+	rl detach "$vrx" >/dev/null 2>&1
+	out=$(rl restore "$tmp/a.rules"); rc=$?
+	[ "$rc" = 0 ] && [ "$(state_of "$vrx")" = ok ] &&
+		[ "$(rules_of "$vrx" | jq length)" = 6 ]
+	result restore_attaches $? "exit $rc, $(state_of "$vrx"), rules $(rules_of "$vrx"): $out"
+	# 198.18.10.1 uses up its budget of 50 (10 pps over 5 s) under A; B
+	# keeps that rule, so its window and counters must survive the restore
+	send --src 198.18.10.1 --count 60
+	g0=$(gen_of "$vrx")
+	out=$(rl restore "$tmp/b.rules"); rc=$?
+	send --src 198.18.10.1 --count 5
+	local p d
+	p=$(src_stat 198.18.10.1 passed_packets) d=$(src_stat 198.18.10.1 dropped_packets)
+	check restore_keeps_unchanged_windows "rc == 0 && p == 50 && d == 15" \
+		"exit $rc; 198.18.10.1 at 10 pps over 5 s, 65 sent: $p passed, $d dropped"
+	[ "$(rules_of "$vrx" | jq -c '[.[] | [.prefix, .pps, .aggregate_pps]]')" = \
+		'[["0.0.0.0/0",1000,null],["198.18.10.0/24",10,null],["198.18.11.0/24",30,null],["198.18.13.7/32",null,null],["::/0",1000,null],["2001:db8::/32",null,null]]' ]
+	result restore_gives_the_files_rules $? "$(rules_of "$vrx")"
+	g0=$(gen_of "$vrx")
+	out=$(rl restore "$tmp/b.rules"); rc=$?
+	[ "$rc" = 0 ] && [ "$(gen_of "$vrx")" = "$g0" ] && [[ $out == *unchanged* ]]
+	result restore_twice_changes_nothing $? "exit $rc, generation $g0 -> $(gen_of "$vrx"): $out"
+}
+
+t_save_restore() {
+	local s1 s2 g0 stats1 stats2 out rc
+	rl detach "$vrx" >/dev/null 2>&1
+	rl attach "$vrx" --mode generic --window 500ms --buckets 5 --max-sources 1000 \
+		--ipv6-prefix 56 --pass-malformed >/dev/null &&
+		rl quota set default --pps 100 --iface "$vrx" >/dev/null &&
+		rl quota set ::/0 --pps 200 --iface "$vrx" >/dev/null &&
+		rl quota set 198.18.20.0/24 --pps 5 --bps 10k --aggregate-pps 1k \
+			--aggregate-bps 1M --iface "$vrx" >/dev/null &&
+		rl quota set 198.18.21.1 --pps unlimited --iface "$vrx" >/dev/null &&
+		rl quota set 2001:db8:1::/48 --pps 0 --iface "$vrx" >/dev/null ||
+		{ result save_restore 1 "setup"; return; }
+	send --src 198.18.20.1 --count 8
+	s1=$(rl save --iface "$vrx")
+	# every option of the attach and of each rule, as typed
+	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --pass-malformed" <<<"$s1" &&
+		grep -qx "quota set 0.0.0.0/0 --pps 100 --iface $vrx" <<<"$s1" &&
+		grep -qx "quota set ::/0 --pps 200 --iface $vrx" <<<"$s1" &&
+		grep -qx "quota set 198.18.20.0/24 --pps 5 --bps 10000 --aggregate-pps 1000 --aggregate-bps 1000000 --iface $vrx" <<<"$s1" &&
+		grep -qx "quota set 198.18.21.1/32 --pps unlimited --iface $vrx" <<<"$s1" &&
+		grep -qx "quota set 2001:db8:1::/48 --pps 0 --iface $vrx" <<<"$s1"
+	result save_prints_every_setting $? "$s1"
+	# on the live interface: nothing written, counters and windows as they were
+	g0=$(gen_of "$vrx")
+	stats1=$(stats_json "$vrx" | jq -c '.interfaces[0].sources')
+	out=$(rl save --iface "$vrx" | rl restore - 2>&1); rc=$?
+	stats2=$(stats_json "$vrx" | jq -c '.interfaces[0].sources')
+	[ "$rc" = 0 ] && [ "$(gen_of "$vrx")" = "$g0" ] && [ "$stats1" = "$stats2" ] &&
+		[ "$(rl save --iface "$vrx")" = "$s1" ]
+	result save_pipe_restore_changes_nothing $? "exit $rc: $out; generation $g0 -> $(gen_of "$vrx")"
+	# onto a bare interface: the same attachment again
+	rl detach "$vrx" >/dev/null
+	out=$(rl restore - <<<"$s1" 2>&1); rc=$?
+	s2=$(rl save --iface "$vrx")
+	[ "$rc" = 0 ] && [ "$s1" = "$s2" ] && [ "$(state_of "$vrx")" = ok ]
+	result save_restore_round_trip $? "exit $rc: $out"$'\n'"$(diff <(echo "$s1") <(echo "$s2"))"
+}
+
+# Issue 11's rule options in rules files: a newcomer budget and a ban are
+# saved as typed and restored unchanged, and no restore lifts a ban.
+bans_of() {	# IFACE: its bans as [address, rule] pairs
+	rl ban list --iface "$1" --json |
+		jq -c '[.interfaces[0].bans[] | [.address, .rule]]'
+}
+bans_used() {	# IFACE: config.bans_used (the program looks bans up)
+	bpftool -j map dump pinned "$(pin_dir "$1")/config" |
+		jq '.[0].formatted.value.bans_used'
+}
+t_save_restore_ban() {
+	local a=198.18.30.1 rule=198.18.30.0/24 s1 s2 g0 b0 out rc d
+	rl detach "$vrx" >/dev/null 2>&1
+	rl attach "$vrx" --window 1s >/dev/null &&
+		rl quota set default --pps 1000 --new-pps 2k --ban 1m --iface "$vrx" >/dev/null &&
+		rl quota set "$rule" --pps 20 --new-pps 100 --new-bps 1M --ban 30s \
+			--iface "$vrx" >/dev/null ||
+		{ result save_restore_ban 1 "setup"; return; }
+	send --src "$a" --count 50	# 20 a window: the 21st drops and bans
+	b0=$(bans_of "$vrx")
+	[ "$b0" = "[[\"$a\",\"$rule\"]]" ]
+	result ban_before_save $? "ban list: $b0"
+	out=$(rl stats --prometheus --iface "$vrx")
+	[ "$(metric "$out" "xdp_ratelimit_banned_sources{ifname=\"$vrx\"}")" = 1 ] &&
+		[ "$(metric "$out" "xdp_ratelimit_banned_packets_total{ifname=\"$vrx\"}")" = "$(total banned_packets)" ] &&
+		promtool check metrics <<<"$out" >/dev/null 2>&1
+	result prometheus_bans $? "$(grep banned <<<"$out")"
+	s1=$(rl save --iface "$vrx")
+	grep -qx "quota set default --pps 1000 --new-pps 2000 --ban 1m --iface $vrx" <<<"$s1" &&
+		grep -qx "quota set $rule --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --iface $vrx" <<<"$s1"
+	result save_prints_newcomer_and_ban $? "$s1"
+	# on the live interface: nothing written, the ban held
+	g0=$(gen_of "$vrx")
+	out=$(rl restore - <<<"$s1" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$(gen_of "$vrx")" = "$g0" ] && [[ $out == *unchanged* ]] &&
+		[ "$(rl save --iface "$vrx")" = "$s1" ] && [ "$(bans_of "$vrx")" = "$b0" ]
+	result restore_newcomer_ban_unchanged $? "exit $rc: $out; generation $g0 -> $(gen_of "$vrx"); bans $(bans_of "$vrx")"
+	# a restore that changes the banning rule (no --ban now) lifts no ban:
+	# every packet of the banned source still drops
+	out=$(sed 's/ --ban 30s//' <<<"$s1" | rl restore - 2>&1); rc=$?
+	d=$(src_stat "$a" dropped_packets)
+	send --src "$a" --count 5
+	[ "$rc" = 0 ] && [ "$(bans_of "$vrx")" = "$b0" ] &&
+		[ "$(src_stat "$a" dropped_packets)" = $((d + 5)) ]
+	result restore_keeps_bans $? "exit $rc: $out; bans $(bans_of "$vrx"); dropped $d -> $(src_stat "$a" dropped_packets)"
+	# onto a bare interface: the same rules, and bans enforced from the start
+	rl detach "$vrx" >/dev/null
+	out=$(rl restore - <<<"$s1" 2>&1); rc=$?
+	s2=$(rl save --iface "$vrx")
+	[ "$rc" = 0 ] && [ "$s1" = "$s2" ] && [ "$(bans_used "$vrx")" = 1 ]
+	result save_restore_ban_round_trip $? "exit $rc: $out; bans_used $(bans_used "$vrx")"$'\n'"$(diff <(echo "$s1") <(echo "$s2"))"
+}
+
+# A bad file changes nothing: the rules of $vrx, its generation, and
+# $vrx2 stays detached even when an earlier line attaches it.
+t_restore_bad_input() {
+	local before g0 bad=() f=$tmp/bad.rules name want line err rc
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_bad_input 1 "setup"; return; }
+	before=$(rules_of "$vrx") g0=$(gen_of "$vrx")
+	try() {	# NAME LINE WANT FILE_TEXT: restore exits 1 with FILE:LINE: ...WANT...
+		name=$1 line=$2 want=$3
+		printf '%b\n' "$4" >"$f"
+		err=$(restore_err "$f"); rc=$?
+		[ "$rc" = 1 ] && [[ $err == "xdp-ratelimit: $f:$line: "*"$want"* ]] ||
+			bad+=("$name: exit $rc, said '$err'")
+	}
+	local a2="attach $vrx2 --default-pps 10"
+	try unknown_command 2 "unknown command 'frob'" "$a2"$'\n'"frob"
+	try bad_value 3 "bad rate '10x'" "$a2"$'\n'"# x"$'\n'"quota set 198.18.0.0/15 --pps 10x --iface $vrx"
+	try bad_prefix 2 "198.18.0.0/15" "$a2"$'\n'"quota set 198.18.0.1/15 --pps 10 --iface $vrx"
+	try unknown_option 2 "--ppz" "$a2"$'\n'"quota set 198.18.0.0/15 --ppz 10 --iface $vrx"
+	try kernel_refused_name 2 "not an interface name" "$a2"$'\n'"attach bad/name"
+	try name_too_long 2 "15 characters" "$a2"$'\n'"quota set default --pps 1 --iface ${vrx}xxxxxxxxxxxxxxxx"
+	try not_attached 2 "nosuch$$ is not attached and no line above attaches it" \
+		"$a2"$'\n'"quota set default --pps 1 --iface nosuch$$"
+	try no_such_interface 2 "no interface named 'nosuch$$'" "$a2"$'\n'"attach nosuch$$"
+	try other_settings 2 "--window 2s (attached with 5s)" "$a2"$'\n'"attach $vrx --window 2s"
+	try not_a_rules_command 2 "'detach' does not belong in a rules file" "$a2"$'\n'"detach $vrx"
+	try help 2 "--help does not belong" "$a2"$'\n'"quota set default --help"
+	try attached_twice 3 "second time" "$a2"$'\n'"quota set default --pps 1 --iface $vrx2"$'\n'"attach $vrx2"
+	try ipv6_too_long 2 "longer than the /64" "$a2"$'\n'"quota set 2001:db8::/80 --pps 1 --iface $vrx2"
+	try del_missing 2 "no rule for 198.18.9.0/24" "$a2"$'\n'"quota del 198.18.9.0/24 --iface $vrx2"
+	try nul_byte 2 "NUL" "$a2"$'\n'"quota set default --pps 1\\0 --iface $vrx"
+	err=$(rl restore "$tmp/nonexistent" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $err == *"cannot read $tmp/nonexistent: No such file"* ]] ||
+		bad+=("unreadable: exit $rc, said '$err'")
+	err=$(rl restore "$tmp" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $err == *"Is a directory"* ]] || bad+=("directory: exit $rc, said '$err'")
+	check restore_bad_lines_named "${#bad[@]} == 0" "${bad[*]}"
+	[ "$(rules_of "$vrx")" = "$before" ] && [ "$(gen_of "$vrx")" = "$g0" ] &&
+		[ ! -e "$(pin_dir "$vrx2")" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result restore_bad_file_changes_nothing $? "rules $(rules_of "$vrx"), generation $g0 -> $(gen_of "$vrx"), $vrx2 pins: $(ls "$(pin_dir "$vrx2")" 2>&1)"
+}
+
+# LeakSanitizer cannot run under ptrace: the sanitizer build (make
+# SANITIZE=1 test) runs without leak checks under strace.
+traced() { ASAN_OPTIONS=detect_leaks=0 in_rx strace -f -qq "$@"; }
+
+# strace kills the CLI on entering the Nth call of a syscall. STEPS: every
+# call of a traced restore that writes (map updates and deletes, the pin,
+# the unlink), numbered among the bpf (or unlink) calls as strace counts.
+write_steps() {	# TRACE
+	awk '{
+		sc = $0; sub(/^[0-9]+ +/, "", sc); sub(/\(.*/, "", sc)
+		if (sc != "bpf" && sc != "unlink" && sc != "rename" && sc != "exit_group") next
+		n[sc]++
+		if (sc == "bpf" && !/BPF_MAP_UPDATE_ELEM|BPF_MAP_DELETE_ELEM|BPF_OBJ_PIN|BPF_MAP_CREATE|BPF_LINK_CREATE/) next
+		what = sc
+		if (sc == "bpf") { what = $0; sub(/^[^(]*\(BPF_/, "", what); sub(/,.*/, "", what) }
+		print sc, n[sc], what
+	}' "$1"
+}
+killed_restore() {	# SYSCALL N FILE
+	traced -o /dev/null -e trace="$1" -e inject="$1:signal=SIGKILL:when=$2" \
+		"$cli" restore "$3" >/dev/null 2>&1
+}
+
+# status judges no interface while any CLI holds the lock (other test runs
+# on this machine take it too): ask again for up to 10 s.
+cut_short_reported() {
+	for _ in $(seq 1 20); do
+		rl status | grep -q "restore was cut short" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# Killed at each write, restore leaves A or B as quota list shows it;
+# status names a cut-short restore, and restoring again completes it.
+t_restore_killed() {
+	local ra rb trace=$tmp/trace steps=() step sc n what k=0 why now
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/a.rules" >/dev/null && ra=$(rules_of "$vrx") &&
+		rl restore "$tmp/b.rules" >/dev/null && rb=$(rules_of "$vrx") &&
+		rl restore "$tmp/a.rules" >/dev/null || { result restore_killed 1 "setup"; return; }
+	traced -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
+	mapfile -t steps < <(write_steps "$trace")
+	rl restore "$tmp/a.rules" >/dev/null
+	result restore_steps_traced "$([ ${#steps[@]} -ge 10 ] && echo 0 || echo 1)" \
+		"strace gave ${#steps[@]} write steps"
+	why=()
+	for step in "${steps[@]}"; do
+		read -r sc n what <<<"$step"
+		k=$((k + 1))
+		killed_restore "$sc" "$n" "$tmp/b.rules"
+		now=$(rules_of "$vrx")
+		[ "$now" = "$ra" ] || [ "$now" = "$rb" ] || why+=("$sc$n $what: neither A nor B: $now")
+		if [ -e "$(pin_dir "$vrx")/restoring" ]; then
+			[ "$now" = "$rb" ] || why+=("$sc$n $what: pending but not B")
+			cut_short_reported ||
+				why+=("$sc$n $what: status does not say the restore was cut short")
+		fi
+		rl restore "$tmp/b.rules" >/dev/null && [ "$(rules_of "$vrx")" = "$rb" ] &&
+			[ ! -e "$(pin_dir "$vrx")/restoring" ] && [ "$(state_of "$vrx")" = ok ] ||
+			why+=("$sc$n $what: restoring again did not complete B: $(rl status | grep "$vrx")")
+		rl restore "$tmp/a.rules" >/dev/null
+	done
+	check restore_killed_old_or_new "${#why[@]} == 0 && k >= 10" "${why[*]}"
+}
+
+# Killed while it attaches $vrx2: not attached, or attached with the
+# file's whole rule set (written before the link pin, the commit point).
+t_restore_attach_killed() {
+	local f=$tmp/b2.rules trace=$tmp/trace2 steps=() step sc n what why=() want
+	file_b "$vrx2" >"$f"
+	traced -o "$trace" -e trace=bpf,rename,exit_group "$cli" restore "$f" >/dev/null &&
+		want=$(rules_of "$vrx2") && rl detach "$vrx2" >/dev/null ||
+		{ result restore_attach_killed 1 "setup"; return; }
+	# the last rule write before the link, the link, its pin, the rename, exit
+	mapfile -t steps < <(write_steps "$trace" | awk '
+		$3 == "LINK_CREATE" { print last; linked = 1 }
+		!linked && $3 == "MAP_UPDATE_ELEM" { last = $0 }
+		linked && ($3 == "LINK_CREATE" || $3 == "OBJ_PIN" || $1 == "rename" || $1 == "exit_group")')
+	for step in "${steps[@]}"; do
+		read -r sc n what <<<"$step"
+		killed_restore "$sc" "$n" "$f"
+		if [ -e "$(pin_dir "$vrx2")/link" ]; then
+			[ "$(rules_of "$vrx2")" = "$want" ] && [ "$(state_of "$vrx2")" = ok ] ||
+				why+=("$sc$n $what: attached without the file's rules")
+		else
+			for _ in $(seq 1 50); do
+				[ -z "$(xdp_prog_id "$vrx2")" ] && break
+				sleep 0.1
+			done
+			[ -z "$(xdp_prog_id "$vrx2")" ] || why+=("$sc$n $what: XDP program left")
+		fi
+		rl detach "$vrx2" >/dev/null 2>&1
+	done
+	check restore_attach_killed "${#why[@]} == 0 && ${#steps[@]} >= 4" \
+		"${#steps[@]} steps: ${why[*]}"
+}
+
+# ---- Prometheus ----------------------------------------------------------
+metric() {	# TEXT NAME{LABELS}: the value of one sample
+	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
+}
+
+t_stats_prometheus() {
+	local out rc n
+	rl restore "$tmp/b.rules" >/dev/null
+	send --src 198.18.10.1 --sources 5 --count 100
+	out=$(rl stats --prometheus --iface "$vrx" --top 3); rc=$?
+	promtool check metrics <<<"$out" >/dev/null 2>&1
+	result stats_prometheus_promtool $? "$(promtool check metrics <<<"$out" 2>&1 | head -5)"
+	n=$(grep -c "^xdp_ratelimit_source_packets_total{" <<<"$out")
+	[ "$rc" = 0 ] &&
+		[ "$(metric "$out" "xdp_ratelimit_packets_total{ifname=\"$vrx\",verdict=\"passed\"}")" = "$(total passed_packets)" ] &&
+		[ "$(metric "$out" "xdp_ratelimit_packets_total{ifname=\"$vrx\",verdict=\"dropped\"}")" = "$(total dropped_packets)" ] &&
+		[ "$(metric "$out" "xdp_ratelimit_sources_max{ifname=\"$vrx\"}")" = 65536 ] &&
+		[ "$(metric "$out" "xdp_ratelimit_refused_sources_max{ifname=\"$vrx\"}")" = 16384 ] &&
+		[ "$(metric "$out" "xdp_ratelimit_source_packets_total{ifname=\"$vrx\",source=\"198.18.10.1\",rule=\"198.18.10.0/24\",verdict=\"dropped\"}")" = "$(src_stat 198.18.10.1 dropped_packets)" ] &&
+		[ "$n" = 6 ] && grep -q "^# TYPE xdp_ratelimit_sources gauge$" <<<"$out"
+	result stats_prometheus_values $? "exit $rc, $n source series (want 3 x 2):"$'\n'"$out"
+	out=$(rl stats --prometheus --json 2>&1); rc=$?
+	[ "$rc" = 2 ] && [[ $out == *"one of --json and --prometheus"* ]]
+	result stats_prometheus_json_refused $? "exit $rc: $out"
+}
+
+exporter_start() {	# LOG ARGS...: start it in rx; $! is the exporter
+	local log=$1
+	shift
+	nsenter --net="/run/netns/$rx" "$cli" exporter "$@" >"$log" 2>&1 &
+	bg+=($!)
+	for _ in $(seq 1 100); do
+		grep -q "^serving " "$log" && return 0
+		kill -0 "$!" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+scrape() { in_rx curl -sf --max-time 5 "http://127.0.0.1:$port/metrics"; }
+
+t_exporter() {
+	local log=$tmp/exporter.log pid out rc bad=() i
+	exporter_start "$log" --listen "127.0.0.1:$port" --top 2 ||
+		{ result exporter_serves 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	out=$(scrape); rc=$?
+	[ "$rc" = 0 ] && promtool check metrics <<<"$out" >/dev/null 2>&1 &&
+		[ "$(metric "$out" "xdp_ratelimit_packets_total{ifname=\"$vrx\",verdict=\"passed\"}")" = "$(total passed_packets)" ] &&
+		[ "$(grep -c "^xdp_ratelimit_source_packets_total{ifname=\"$vrx\"," <<<"$out")" = 4 ]
+	result exporter_serves_metrics $? "curl exit $rc: $(promtool check metrics <<<"$out" 2>&1 | head -3)"
+	# only the address given: nothing on the veth's address, nor 0.0.0.0
+	in_rx ss -Hltn "sport = :$port" | awk '{ print $4 }' | grep -qvx "127.0.0.1:$port"
+	local others=$?
+	in_rx curl -s --max-time 2 "http://198.18.200.2:$port/metrics" >/dev/null
+	local rc2=$?
+	[ "$others" != 0 ] && [ "$rc2" = 7 ]
+	result exporter_binds_only_its_address $? "listeners: $(in_rx ss -Hltn "sport = :$port"), curl on the veth address exit $rc2"
+	# concurrent scrapes, each complete
+	local pids=()
+	for i in $(seq 1 8); do
+		scrape >"$tmp/scrape.$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for i in $(seq 1 8); do
+		promtool check metrics <"$tmp/scrape.$i" >/dev/null 2>&1 &&
+			grep -q "^xdp_ratelimit_packets_total{ifname=\"$vrx\"" "$tmp/scrape.$i" ||
+			bad+=("scrape $i")
+	done
+	check exporter_concurrent_scrapes "${#bad[@]} == 0" "${bad[*]}"
+	# garbage, a request never finished, and clients gone mid-response
+	in_rx python3 - "$port" <<'EOF'
+import socket, struct, sys
+port = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"\x16\x03\x01\x02\x00garbage\r\n\r\n")
+s.recv(100)
+s.close()
+idle = socket.create_connection(("127.0.0.1", port))
+idle.sendall(b"GET /metr")
+for _ in range(20):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.recv(1)
+    # reset: the server's next write fails
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+EOF
+	out=$(in_rx curl -s --max-time 5 -w '\n%{http_code}' "http://127.0.0.1:$port/nothing")
+	kill -0 "$pid" 2>/dev/null && scrape | promtool check metrics >/dev/null 2>&1 &&
+		[ "${out##*$'\n'}" = 404 ]
+	result exporter_survives_bad_clients $? "alive: $(kill -0 "$pid" 2>&1 && echo yes); $(tail -3 "$log")"
+	# a busy port fails at once, before serving
+	local log2=$tmp/exporter2.log
+	in_rx timeout 5 "$cli" exporter --listen "127.0.0.1:$port" >"$log2" 2>&1; rc=$?
+	[ "$rc" = 1 ] && grep -q "Address already in use" "$log2" && ! grep -q serving "$log2"
+	result exporter_busy_port $? "exit $rc: $(cat "$log2")"
+	in_rx timeout 5 "$cli" exporter --listen "localhost:$port" >"$log2" 2>&1; rc=$?
+	[ "$rc" = 2 ] && grep -q "numeric address" "$log2"
+	result exporter_bad_address $? "exit $rc: $(cat "$log2")"
+	in_rx timeout 5 "$cli" exporter --listen "198.18.99.1:$port" >"$log2" 2>&1; rc=$?
+	[ "$rc" = 1 ] && grep -q "Cannot assign requested address" "$log2"
+	result exporter_foreign_address $? "exit $rc: $(cat "$log2")"
+	kill -TERM "$pid"; wait "$pid"; rc=$?
+	result exporter_stops_on_sigterm "$rc" "exit $rc"
+}
+
+# ---- install and the units -----------------------------------------------
+t_install() {
+	local d=$tmp/destdir p=/usr/local want got res
+	rl restore "$tmp/b.rules" >/dev/null 2>&1 ||
+		{ rl detach "$vrx" >/dev/null 2>&1; rl restore "$tmp/b.rules" >/dev/null; }
+	make -s -C "$repo" install OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
+	want="$p/lib/systemd/system/xdp-ratelimit-exporter.service
+$p/lib/systemd/system/xdp-ratelimit-sync@.service
+$p/lib/systemd/system/xdp-ratelimit@.service
+$p/sbin/xdp-ratelimit
+$p/share/bash-completion/completions/xdp-ratelimit"
+	[ -e "$repo/doc/xdp-ratelimit.8" ] && want+=$'\n'"$p/share/man/man8/xdp-ratelimit.8"
+	got=$(cd "$d" && find . -type f | sed 's/^\.//' | sort)
+	[ "$got" = "$(sort <<<"$want")" ] && "$d$p/sbin/xdp-ratelimit" --version | grep -q "^xdp-ratelimit " &&
+		grep -qx "ExecStop=$p/sbin/xdp-ratelimit detach %I" "$d$p/lib/systemd/system/xdp-ratelimit@.service"
+	result install_files $? "installed:"$'\n'"$got"
+	# the completion, as installed: commands, options, attached
+	# interfaces, prefixes from quota list, subcommands of ban and its
+	# banned addresses (none here)
+	res=$(PATH="$d$p/sbin:$PATH" in_rx bash -c '
+		. "$1"
+		t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+		      _xdp_ratelimit; echo "${COMPREPLY[*]}"; }
+		t xdp-ratelimit res
+		t xdp-ratelimit stats --prom
+		t xdp-ratelimit quota ""
+		t xdp-ratelimit detach "$2"
+		t xdp-ratelimit quota del --iface "$2" 198.18.1
+		t xdp-ratelimit ban ""
+		t xdp-ratelimit ban del --iface "$2" ""' _ \
+		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
+	[ "$res" = "restore
+--prometheus
+set del list --help
+$vrx
+198.18.10.0/24 198.18.11.0/24 198.18.13.7/32
+list del --help
+all" ]
+	result install_bash_completion $? "completed:"$'\n'"$res"
+	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
+	got=$(find "$d" -type f)
+	[ -z "$got" ]
+	result uninstall_removes_them $? "left: $got"
+}
+
+# systemd-analyze verify of every unit, as installed (PREFIX real, so that
+# it checks the binary is there), templates and an instance of each; the
+# man page is checked once the tree has it.
+t_units() {
+	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res
+	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" >/dev/null 2>&1
+	mkdir -p "$v"
+	for u in "$p"/lib/systemd/system/*.service; do
+		u=${u##*/}
+		cp "$p/lib/systemd/system/$u" "$v/${u/@./@${vrx2}.}"
+	done
+	[ -e "$repo/doc/xdp-ratelimit.8" ] && man=--man=yes
+	res=$(cd "$p/lib/systemd/system" && MANPATH=$p/share/man: systemd-analyze verify $man ./*.service 2>&1 &&
+		cd "$v" && MANPATH=$p/share/man: systemd-analyze verify $man ./*.service 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$(ls "$v" | wc -l)" = 3 ]
+	result units_verify $? "$res"
+	# and verify can fail: a unit naming a binary that is not there
+	sed "s|$p/sbin/xdp-ratelimit|$p/sbin/nonexistent|" "$v/xdp-ratelimit@$vrx2.service" >"$tmp/broken@x.service"
+	! (cd "$tmp" && systemd-analyze verify --man=no ./broken@x.service >/dev/null 2>&1)
+	result units_verify_can_fail $?
+	# the instance's own commands, with its rules file: it attaches with
+	# the rules, and stopping detaches
+	mkdir -p "$tmp/etc"
+	file_b "$vrx2" >"$tmp/etc/$vrx2.rules"
+	run_exec() {	# KEY: run the unit's KEY= command line in rx
+		local line
+		line=$(sed -n "s/^$1=//p" "$v/xdp-ratelimit@$vrx2.service")
+		line=${line//\/etc\/xdp-ratelimit/$tmp\/etc}
+		line=${line//%I/$vrx2}
+		in_rx $line >/dev/null
+	}
+	run_exec ExecStart && [ "$(state_of "$vrx2")" = ok ] &&
+		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && run_exec ExecReload &&
+		run_exec ExecStop && [ ! -e "$(pin_dir "$vrx2")" ]
+	result unit_commands_attach_and_detach $? "$(rl status 2>&1 | grep "$vrx2")"
+	rm -rf "$p"
+}
+
+start=$(date +%s)
+tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_killed
+	restore_attach_killed stats_prometheus exporter install units)
+for t in "${tests[@]}"; do
+	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
+		"t_$t"
+	fi
+done
+echo "  ops took $(( $(date +%s) - start )) s"
+lib_finish

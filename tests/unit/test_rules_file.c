@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Rules files (save and restore) and the Prometheus text: what save writes
+ * covers every option, reads back through the commands' own tables as the
+ * same rules, and a bad line is named FILE:LINE. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "cmd_args.h"
+#include "rules.h"
+#include "rules_file.h"
+#include "stats_view.h"
+#include "../harness.h"
+
+static const struct rl_cmd *quota_sub(const char *name)
+{
+	for (int i = 0; rl_cmd_quota.subcmds[i]; i++)
+		if (!strcmp(rl_cmd_quota.subcmds[i]->name, name))
+			return rl_cmd_quota.subcmds[i];
+	return NULL;
+}
+
+/* A new option of quota set needs its row in rl_rule_opts, or save would
+ * drop it. */
+TEST(rule_opts_cover_quota_set)
+{
+	const struct rl_cmd *set = quota_sub("set");
+	int opts = 0, rows = 0;
+
+	if (!CHECK(set, "quota set"))
+		return;
+	for (const struct rl_opt *o = set->opts; o->name; o++) {
+		bool found = false;
+
+		if (!strcmp(o->name, "iface"))
+			continue;
+		opts++;
+		for (const struct rl_rule_opt *r = rl_rule_opts; r->name; r++)
+			found |= !strcmp(r->name, o->name);
+		CHECK(found, "quota set --%s has no row in rl_rule_opts: save would drop it", o->name);
+	}
+	for (const struct rl_rule_opt *r = rl_rule_opts; r->name; r++)
+		rows++;
+	CHECK_EQ(rows, opts, "rows of rl_rule_opts, options of quota set");
+}
+
+static char *write_file(const struct rl_settings *s, const struct rl_rule *rules,
+			int n)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+
+	if (!f)
+		return NULL;
+	rl_rules_file_write(f, "eth0", s, rules, n);
+	fclose(f);
+	return doc;
+}
+
+static void settings(struct rl_settings *s, __u32 flags)
+{
+	struct rl_attach_req req;
+	char err[RL_ERR_LEN];
+
+	rl_attach_req_defaults(&req);
+	req.flags = flags;
+	req.window_ns = 500 * RL_NSEC_PER_MSEC;
+	rl_settings_build(s, &req, 2, err, sizeof(err));
+	s->mode = RL_MODE_GENERIC;
+}
+
+/* Every attach option is in the attach line (the default rule's are rules). */
+TEST(save_attach_line_has_every_attach_option)
+{
+	struct rl_settings s;
+	char *doc, want[64];
+
+	settings(&s, RL_F_DRY_RUN | RL_F_PASS_MALFORMED);
+	doc = write_file(&s, NULL, 0);
+	if (!CHECK(doc, "written"))
+		return;
+	for (const struct rl_opt *o = rl_cmd_attach.opts; o->name; o++) {
+		if (!strncmp(o->name, "default-", 8))
+			continue;
+		snprintf(want, sizeof(want), " --%s", o->name);
+		CHECK(strstr(doc, want), "save's attach line lacks --%s: %s", o->name, doc);
+	}
+	CHECK(!strncmp(doc, "attach eth0 --mode generic --window 500ms ", 42), "line: %s", doc);
+	free(doc);
+}
+
+static void add_rule(struct rl_rule *rules, int *n, const char *prefix,
+		     const struct rl_rule_change *c, __u64 window_ns)
+{
+	struct rl_prefix p, each[2];
+	char err[RL_ERR_LEN];
+	int k;
+
+	if (!CHECK(!rl_parse_prefix(prefix, &p, err, sizeof(err)), "%s: %s", prefix, err))
+		return;
+	k = rl_prefix_expand(&p, each);
+	for (int i = 0; i < k; i++) {
+		rl_rule_init(&rules[*n], &each[i]);
+		rl_rule_apply(&rules[(*n)++], c, window_ns);
+	}
+}
+
+/* save's lines, parsed as restore parses them, give back the same rules. */
+TEST(save_lines_read_back_as_the_same_rules)
+{
+	struct rl_rule rules[8], back[8];
+	struct rl_rules_file rf;
+	struct rl_settings s;
+	int n = 0, nb = 0;
+	char *doc;
+	FILE *f;
+
+	settings(&s, 0);
+	add_rule(rules, &n, "default", &(struct rl_rule_change){ .have_pps = true, .pps = 100 }, s.window_ns);
+	rules[1].bps = 5000;	/* the IPv6 half differs: two lines */
+	rules[1].byte_budget = rl_budget(5000, s.window_ns);
+	add_rule(rules, &n, "198.18.0.0/15", &(struct rl_rule_change){
+		.have_pps = true, .pps = 0, .have_agg_pps = true, .agg_pps = 10000,
+		.have_agg_bps = true, .agg_bps = 1000000 }, s.window_ns);
+	add_rule(rules, &n, "198.18.0.7", &(struct rl_rule_change){
+		.have_pps = true, .pps = RL_UNLIMITED }, s.window_ns);
+	add_rule(rules, &n, "2001:db8::/32", &(struct rl_rule_change){
+		.have_bps = true, .bps = 2000000 }, s.window_ns);
+	add_rule(rules, &n, "198.18.64.0/18", &(struct rl_rule_change){
+		.have_pps = true, .pps = 20, .have_new_pps = true, .new_pps = 100,
+		.have_new_bps = true, .new_bps = 1000000, .have_ban = true,
+		.ban_ns = 30 * RL_NSEC_PER_SEC }, s.window_ns);
+	qsort(rules, n, sizeof(*rules), rl_rule_cmp);
+	doc = write_file(&s, rules, n);
+	if (!CHECK(doc, "written"))
+		return;
+	CHECK(strstr(doc, "quota set 0.0.0.0/0 --pps 100 --iface eth0\n") &&
+	      strstr(doc, "quota set ::/0 --pps 100 --bps 5000 --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.0.7/32 --pps unlimited --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.64.0/18 --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --iface eth0\n"),
+	      "lines: %s", doc);
+	f = fmemopen(doc, strlen(doc), "r");
+	if (!CHECK(f && !rl_rules_file_read(f, "saved", &rf), "read back: %s", doc))
+		goto out;
+	CHECK(!strcmp(rf.lines[0].cmd.path, RL_FILE_ATTACH), "first line attaches");
+	for (int i = 1; i < rf.n; i++) {
+		const struct rl_quota_args *q = rf.lines[i].cmd.cfg;
+		char pfx[RL_PREFIX_STRLEN];
+
+		rl_format_prefix(&q->prefix, pfx, sizeof(pfx));
+		CHECK(!strcmp(q->iface, "eth0"), "--iface of line %d", rf.lines[i].line);
+		add_rule(back, &nb, pfx, &q->change, s.window_ns);
+	}
+	qsort(back, nb, sizeof(*back), rl_rule_cmp);
+	if (CHECK_EQ(nb, n, "rules read back"))
+		CHECK(!memcmp(back, rules, n * sizeof(*rules)), "rules read back differ: %s", doc);
+	rl_rules_file_free(&rf);
+out:
+	if (f)
+		fclose(f);
+	free(doc);
+}
+
+/* stderr of fn(arg), as text. */
+static char *stderr_of(int (*fn)(const char *), const char *arg, int *ret)
+{
+	FILE *cap = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	char *text = calloc(1, 1024);
+
+	fflush(stderr);
+	dup2(fileno(cap), STDERR_FILENO);
+	*ret = fn(arg);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(cap);
+	fread(text, 1, 1023, cap);
+	fclose(cap);
+	return text;
+}
+
+static int read_text(const char *text)
+{
+	struct rl_rules_file rf;
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret = rl_rules_file_read(f, "my.rules", &rf);
+
+	rl_rules_file_free(&rf);
+	fclose(f);
+	return ret;
+}
+
+TEST(rules_file_bad_line_named)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{ "# ok\nattach eth0\n\nquota set 10.0.0.0/8 --pps 5x --iface eth0\n",
+		  "xdp-ratelimit: my.rules:4: quota set: --pps: bad rate '5x'" },
+		{ "attach eth0 --window 2m\n", "my.rules:1: attach: " },
+		{ "  # comment\nstatus\n", "my.rules:2: 'status' does not belong in a rules file" },
+		{ "quota frob 1.2.3.4\n", "my.rules:1: quota: unknown subcommand 'frob'" },
+		{ "attach eth0 # trailing\nquota set default --iface\n",
+		  "my.rules:2: quota set: option '--iface' needs a value" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret;
+		char *err = stderr_of(read_text, cases[i].text, &ret);
+
+		CHECK(ret == RL_EXIT_FAIL && strstr(err, cases[i].want),
+		      "case %zu: exit %d, said '%s', want '%s'", i, ret, err, cases[i].want);
+		free(err);
+	}
+}
+
+TEST(prometheus_escapes_label_values)
+{
+	struct rl_stats_iface s = { .name = "a\"b\\c", .max_sources = 7 };
+	struct rl_stats_view v = { .ifs = &s, .n = 1 };
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+
+	if (!CHECK(f, "memstream"))
+		return;
+	CHECK_EQ(rl_stats_print_prometheus(f, &v), 0, "printed");
+	fclose(f);
+	CHECK(strstr(doc, "\nxdp_ratelimit_sources_max{ifname=\"a\\\"b\\\\c\"} 7\n"),
+	      "escaped: %s", doc);
+	CHECK(strstr(doc, "\n# TYPE xdp_ratelimit_packets_total counter\n"), "TYPE: %s", doc);
+	free(doc);
+}

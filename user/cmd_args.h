@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The parsed configs of the commands a rules file holds (attach, quota
+ * set/del): restore parses its lines with the commands' own tables
+ * (rl_cmd_parse) and reads these.
+ */
+#ifndef RL_CMD_ARGS_H
+#define RL_CMD_ARGS_H
+
+#include "attach_txn.h"
+#include "rules.h"
+#include "settings.h"
+#include "values.h"
+
+struct rl_attach_args {
+	const char *iface;
+	enum rl_xdp_mode mode;
+	struct rl_attach_req req;
+	__u64 def_pps, def_bps;
+	struct rl_settings s;		/* built from req */
+};
+
+struct rl_quota_args {
+	const char *iface;
+	bool json;
+	struct rl_prefix prefix;
+	struct rl_rule_change change;
+};
+
+/*
+ * attach's run, under the lock: refuse an interface that is attached or
+ * has pins, else load, attach and pin. With `rules` (n of them), the rule
+ * set is made exactly that before the commit point, so the interface is
+ * never attached without it. Exit status.
+ */
+int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
+		  int n);
+
+#endif /* RL_CMD_ARGS_H */
