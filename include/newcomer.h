@@ -10,9 +10,9 @@
  * owns (bpf/ratelimit.bpf.c source_created). A source is new while less
  * than one window W has passed since, and an evicted source gets a fresh
  * entry, so it is new again. No field of its own: each CPU's value already
- * holds when it was set up for its owner; "tracked
- * without interruption" is exactly "the same entry": the entry only goes
- * away by eviction. An established source never touches the newcomer
+ * holds when it was set up for its owner, and "tracked without
+ * interruption" is exactly "the same entry": the entry only goes away by
+ * eviction. An established source never touches the newcomer
  * window, and a source whose packets the newcomer budget refuses takes no
  * entry, so it stays new until one of its packets passes.
  */

@@ -179,10 +179,7 @@ struct rule_list {
 
 static void limit_json(struct rl_json *j, const char *name, __u64 v)
 {
-	if (v == RL_UNLIMITED)
-		rl_json_null_field(j, name);
-	else
-		rl_json_uint_field(j, name, v);
+	rl_json_uint_or_null_field(j, name, v != RL_UNLIMITED, v);
 }
 
 static void rules_json(struct rl_json *j, const void *ctx)
@@ -208,10 +205,8 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		limit_json(j, "aggregate_bps", r->agg_bps);
 		limit_json(j, "new_pps", r->new_pps);
 		limit_json(j, "new_bps", r->new_bps);
-		if (r->ban_ns)
-			rl_json_uint_field(j, "ban_ms", r->ban_ns / RL_NSEC_PER_MSEC);
-		else
-			rl_json_null_field(j, "ban_ms");
+		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
+					   r->ban_ns / RL_NSEC_PER_MSEC);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);

@@ -129,3 +129,12 @@ void rl_json_null_field(struct rl_json *j, const char *name)
 	rl_json_name(j, name);
 	rl_json_null(j);
 }
+
+void rl_json_uint_or_null_field(struct rl_json *j, const char *name,
+				bool present, __u64 v)
+{
+	if (present)
+		rl_json_uint_field(j, name, v);
+	else
+		rl_json_null_field(j, name);
+}

@@ -41,5 +41,8 @@ void rl_json_string_field(struct rl_json *j, const char *name, const char *s);
 void rl_json_uint_field(struct rl_json *j, const char *name, __u64 v);
 void rl_json_bool_field(struct rl_json *j, const char *name, bool v);
 void rl_json_null_field(struct rl_json *j, const char *name);
+/* `v` when `present`, else null: a limit or time that may be unset. */
+void rl_json_uint_or_null_field(struct rl_json *j, const char *name,
+				bool present, __u64 v);
 
 #endif /* RL_JSON_WRITER_H */

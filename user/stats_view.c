@@ -350,10 +350,8 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "window_packets", v->window_pkts);
 	rl_json_uint_field(j, "window_bytes", v->window_bytes);
 	rl_json_bool_field(j, "tracked", src->tracked);
-	if (src->banned)
-		rl_json_uint_field(j, "ban_ms_left", src->ban_ms_left);
-	else
-		rl_json_null_field(j, "ban_ms_left");
+	rl_json_uint_or_null_field(j, "ban_ms_left", src->banned,
+				   src->ban_ms_left);
 	if (watch)
 		rates_json(j, "rates", &src->rates, 0);
 	rl_json_object_end(j);
