@@ -198,7 +198,7 @@ int xdp_xcpu(struct xdp_md *ctx)
 	if (!src)
 		return XDP_ABORTED;	/* userspace creates the entry */
 	c.now = bpf_ktime_get_ns();
-	rl_state_roll(&src->st, c.now, xcpu_bucket_ns, xcpu_nbuckets);
+	rl_state_roll(&src->st, NULL, c.now, xcpu_bucket_ns, xcpu_nbuckets);
 	c.bucket = src->st.win.bucket;
 	c.self = bpf_get_smp_processor_id();
 	if (xcpu_loops)

@@ -94,8 +94,28 @@ struct {
 	__type(value, struct rl_ban);
 } bans SEC(".maps");
 
-/* Value for new sources: update needs a full value, too big for the stack. */
+/* The past buckets of each source, all CPUs together (struct rl_history):
+ * shared, written only when a CPU rolls out of a bucket still inside the
+ * window. max_entries is set by the loader: that of `sources`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_history);
+} history SEC(".maps");
+
+/* The past buckets of each rule window, indexed like `aggregates`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_AGGREGATE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rl_history);
+} agg_history SEC(".maps");
+
+/* Values for new entries: an update needs a full value, too big for the
+ * stack. */
 static const struct rl_source new_source;
+static const struct rl_history new_history;
 
 static __always_inline __u64 rl_now(const struct rl_config *cfg)
 {
@@ -182,13 +202,77 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 	return 0;
 }
 
-/* What the other CPUs hold of the budget in `c`, summed into c->acc. */
+/*
+ * What the other CPUs hold of the budget in `c`, summed into c->acc: their
+ * newest buckets and leases, then the budget's history (the past buckets
+ * of every CPU, this one's included) if any CPU's marker says it holds part
+ * of the window. The one place where the others' usage is summed.
+ */
 static __always_inline void sum_others(struct sum_ctx *c, int source)
 {
+	struct rl_history *h;
+
 	if (source)
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
 	else
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
+	if (!c->acc.hist)
+		return;
+	if (source)
+		h = bpf_map_lookup_elem(&history, &c->key);
+	else
+		h = bpf_map_lookup_elem(&agg_history, &c->rule_id);
+	if (h)
+		rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);
+}
+
+/* A source's history, created empty if it has none yet. */
+static __always_inline struct rl_history *source_history(const struct rl_key *key)
+{
+	struct rl_history *h = bpf_map_lookup_elem(&history, key);
+
+	if (h)
+		return h;
+	bpf_map_update_elem(&history, key, &new_history, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&history, key);
+}
+
+/*
+ * A roll (include/window.h) as a global function: the verifier checks its
+ * history compare-and-swap loops once, not at each call site. The history
+ * is looked up only for a bucket that goes into it. `key`: the source's
+ * (NULL: the rule window `idx` of `aggregates`).
+ */
+__noinline int roll_apply(struct rl_state *st, const struct rl_key *key,
+			  __u32 idx, int plan, __u64 to)
+{
+	struct rl_history *h = NULL;
+	struct rl_key k;
+
+	if (!st)
+		return 0;	/* cannot happen: the callers' own pointer */
+	if (plan & RL_ROLL_FLUSH) {
+		if (key) {
+			k = *key;
+			h = source_history(&k);
+		} else {
+			h = bpf_map_lookup_elem(&agg_history, &idx);
+		}
+	}
+	rl_roll_apply(st, h, plan, to);
+	return 0;
+}
+
+/* Move a budget's per-CPU state to `now` (a roll only when the bucket
+ * changed: the common case is one comparison). */
+static __always_inline void roll(struct rl_state *st, __u64 now,
+				 const struct rl_key *key, __u32 idx)
+{
+	__u64 to = 0;
+	int plan = rl_roll_plan(st, now, settings.bucket_ns, settings.nbuckets, &to);
+
+	if (plan)
+		roll_apply(st, key, idx, plan, to);
 }
 
 /*
@@ -204,6 +288,7 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 	int ans;
 
 	__builtin_memset(&c->acc, 0, sizeof(c->acc));
+	rl_usage_self(&c->acc, st, c->now, settings.bucket_ns, settings.nbuckets);
 	sum_others(c, c->source);
 	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, settings.ncpus);
 	if (ans != RL_FITS)
@@ -214,6 +299,8 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 		if (__sync_fetch_and_add(&st->win.bucket, 0) != c->bucket)
 			return RL_OVER;	/* cannot happen: only we write it */
 		__builtin_memset(&c->acc, 0, sizeof(c->acc));
+		rl_usage_self(&c->acc, st, c->now, settings.bucket_ns,
+			      settings.nbuckets);
 		sum_others(c, c->source);
 	}
 	return rl_quota_confirm(st, b, &c->acc, len);
@@ -254,7 +341,7 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 	};
 	int ans;
 
-	rl_state_roll(st, now, settings.bucket_ns, settings.nbuckets);
+	roll(st, now, key, rule_id);
 	ans = rl_quota_fast(st, b, len, gen);
 	if (ans != RL_ASK)
 		return ans;
@@ -489,11 +576,11 @@ static __always_inline __u32 find_rule(struct rl_source *src,
 	return id ? *id : RL_NO_RULE;
 }
 
-/* Count a passed packet in a window that judge() did not roll. */
+/* Count a passed packet in a source's window that judge() did not roll. */
 static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
-					   __u64 len)
+					   __u64 len, const struct rl_key *key)
 {
-	rl_state_roll(st, now, settings.bucket_ns, settings.nbuckets);
+	roll(st, now, key, 0);
 	rl_quota_commit(st, len);
 }
 
@@ -536,7 +623,7 @@ static __always_inline int within_quota(struct rl_source *src,
 	if (src && src_limited)
 		rl_quota_commit(&src->st, len);
 	else if (src)
-		count_unjudged(&src->st, now, len);
+		count_unjudged(&src->st, now, len, key);
 	if (agg)
 		rl_quota_commit(agg, len);
 	if (nw)
@@ -623,7 +710,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		/* not limited, still counted (and shown in window_*) */
 		pass = 1;
 		if (src)
-			count_unjudged(&src->st, now, len);
+			count_unjudged(&src->st, now, len, &key);
 	}
 count_source:
 	if (src) {

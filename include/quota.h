@@ -4,15 +4,17 @@
  * against the whole: the cross-CPU part of the verdict. Plain C shared by
  * the XDP program and the host tests, like window.h.
  *
- * Each CPU passes packets on a *lease*: while its own window stays within
- * lease.allow_*, it decides alone (the fast path: one map value, no other
- * CPU read). When the lease runs out, or the bucket changes, it *refreshes*:
- * it reads every other CPU's state for the same budget and takes
+ * Each CPU passes packets on a *lease*: while its own newest bucket stays
+ * within lease.allow_*, it decides alone (the fast path: one map value, no
+ * other CPU read). When the lease runs out, or the bucket changes, it
+ * *refreshes*: it reads every other CPU's state for the same budget, then
+ * the budget's history (the past buckets of all CPUs, window.h) when a CPU's
+ * marker says it holds any of the window, and takes
  *
  *     lease = max(free / d, this packet)     free = budget - used by all
  *
- * where "used" counts each other CPU's lease in full (what it may still
- * pass), not just its passes. Then it *confirms*: with its new lease
+ * where "used" is the history plus each other CPU's newest bucket, or its
+ * lease in full when larger (what it may still pass). Then it *confirms*: with its new lease
  * published (written to its own state, then a full barrier), it reads the
  * others again and trims its lease to what is still free (rl_quota_
  * confirm). Of any two refreshes that overlap, the one that reads last
@@ -24,7 +26,7 @@
  * the second read, once per refresh, and CPUs racing for the very last
  * packets of a window may both back off and leave up to ncpus-1 unused.
  *
- * d: a CPU with nothing in its window yet (a newcomer) takes d = ncpus, so
+ * d: a CPU with nothing in the window yet (a newcomer) takes d = ncpus, so
  * any number of CPUs starting together stay within the budget; a CPU
  * already passing takes d = (other CPUs active) + 2, capped at ncpus, so a
  * source on one CPU halves what is left per refresh instead of taking
@@ -55,6 +57,11 @@ struct rl_usage {
 	__u64 pending_pkts;
 	__u64 pending_bytes;
 	__u32 active;	/* other CPUs with passes or a lease in the window */
+	/* some CPU's history marker is inside the window: the history holds
+	 * part of it (rl_usage_history) */
+	__u8 hist;
+	/* this CPU passed in a past bucket of the window */
+	__u8 self_past;
 };
 
 /* rl_lease.state: 0 none; a lease granted but not yet confirmed; held */
@@ -78,16 +85,6 @@ RL_INLINE int rl_lease_valid(const struct rl_state *st, __u32 gen)
 	return st->lease.state && st->lease.gen == gen;
 }
 
-/* rl_window_roll(), and the lease goes with the bucket it was for. */
-RL_INLINE void rl_state_roll(struct rl_state *st, __u64 now, __u64 width,
-			     __u32 nbuckets)
-{
-	/* a CPU that reads the new bucket with the old lease still live
-	 * counts too much, never too little */
-	if (rl_window_roll(&st->win, now, width, nbuckets))
-		RL_WRITE(st->lease.state, 0);
-}
-
 /*
  * A u64 figure of a budget as a lease field: every such figure is at most
  * RL_MAX_BUDGET, or RL_UNLIMITED, whose low half is RL_LEASE_UNLIMITED. No
@@ -97,7 +94,8 @@ RL_INLINE void rl_state_roll(struct rl_state *st, __u64 now, __u64 width,
  */
 #define rl_lease_u32(v)	((__u32)(v))
 
-/* Decide from this CPU's state alone, after rl_state_roll(). */
+/* Decide from this CPU's state alone, after rl_state_roll(): its lease is
+ * for its newest bucket. */
 RL_INLINE int rl_quota_fast(const struct rl_state *st,
 			    const struct rl_budget *b, __u64 len, __u32 gen)
 {
@@ -117,11 +115,23 @@ RL_INLINE int rl_quota_fast(const struct rl_state *st,
 	return RL_ASK;
 }
 
+/* This CPU's own part of `u`: whether it passed in a past bucket of the
+ * window (then the history holds part of the window). */
+RL_INLINE void rl_usage_self(struct rl_usage *u, const struct rl_state *st,
+			     __u64 now, __u64 width, __u32 nbuckets)
+{
+	if (rl_marker_live(st->flushed, now, width, nbuckets)) {
+		u->hist = 1;
+		u->self_past = 1;
+	}
+}
+
 /*
  * Add another CPU's state to `u`, as seen at `now` by a CPU whose newest
  * bucket is `bucket`. A lease counts only while it is still live for the
- * current bucket (a CPU still behind refreshes before passing again). The
- * lease is read before the window: a roll drops the lease first.
+ * current bucket (a CPU still behind refreshes before passing again). Loads
+ * in the reverse order of a roll's stores (window.h): lease, index, counts,
+ * marker; the history is read after every CPU (rl_usage_history).
  */
 RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			    __u64 now, __u64 bucket, __u64 width,
@@ -130,9 +140,14 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 	__u32 state = RL_READ(o->lease.state), lgen = RL_READ(o->lease.gen);
 	__u32 ap = RL_READ(o->lease.allow_pkts), ab = RL_READ(o->lease.allow_bytes);
 	__u64 obucket = RL_READ(o->win.bucket);
-	__u64 passed_p, passed_b, p, b;
+	__u64 passed_p = RL_READ(o->win.pkts), passed_b = RL_READ(o->win.bytes);
+	int past = rl_marker_live(RL_READ(o->flushed), now, width, nbuckets);
+	__u64 p, b;
 
-	rl_window_usage_at(&o->win, now, width, nbuckets, &passed_p, &passed_b);
+	if (!rl_bucket_live(obucket, now, width, nbuckets))
+		passed_p = passed_b = 0;
+	if (past)
+		u->hist = 1;
 	p = passed_p;
 	b = passed_b;
 	/* compared as times: a window that rolled across a clock wrap and
@@ -147,11 +162,18 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			u->pending_bytes += b - passed_b;
 		}
 	}
-	if (p == 0 && b == 0)
-		return;
 	u->pkts += p;
 	u->bytes += b;
-	u->active++;
+	if (p || b || past)
+		u->active++;
+}
+
+/* Add the budget's history (the past buckets of every CPU) to `u`, for a
+ * window whose newest bucket is `bucket`: after every rl_usage_add. */
+RL_INLINE void rl_usage_history(struct rl_usage *u, const struct rl_history *h,
+				__u64 bucket, __u32 nbuckets)
+{
+	rl_hist_usage(h, bucket, nbuckets, &u->pkts, &u->bytes);
 }
 
 /* Free part of one dimension of a budget; RL_UNLIMITED stays unlimited. */
@@ -218,7 +240,7 @@ RL_INLINE int rl_quota_refresh(struct rl_state *st, const struct rl_budget *b,
 			       __u32 gen, __u32 ncpus)
 {
 	struct rl_lease *l = &st->lease;
-	__u32 d = st->win.pkts ? others->active + 2 : ncpus;
+	__u32 d = st->win.pkts || others->self_past ? others->active + 2 : ncpus;
 	__u64 fp, fb;
 
 	if (d > ncpus)

@@ -29,8 +29,9 @@
 #define RL_MIN_BUCKET_NS	RL_NSEC_PER_MSEC
 #define RL_MAX_WINDOW_NS	(60 * RL_NSEC_PER_SEC)
 /*
- * Window counters are 32 bit (struct rl_bucket): what one CPU passes of one
- * budget in one bucket, and in the whole window, is at most RL_COUNT_MAX.
+ * Window counters are 32 bit (struct rl_window, union rl_hist_count): what
+ * one CPU passes of one budget in one bucket, and what all CPUs passed in
+ * one past bucket, is at most RL_COUNT_MAX (saturating).
  * A limited dimension never gets there, since a budget is at most
  * RL_MAX_BUDGET (quota set and attach refuse more: xdp-ratelimit(8) "Quota"); an
  * unlimited one (not judged) saturates there, which only its display
@@ -79,7 +80,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	3
+#define RL_LAYOUT_VERSION	5
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -108,7 +109,9 @@
 	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\
 	X(aggregates,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_state)	\
 	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
-	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)
+	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)		\
+	X(history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
+	X(agg_history,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_history)
 
 /* A map's name as a string: RL_MAP_NAME(sources) is "sources". */
 #define RL_MAP_NAME(name)	#name
@@ -135,25 +138,18 @@ struct rl_lpm_v6 {
 
 /* ---- windows -------------------------------------------------------- */
 
-/* What one CPU passed of one budget in one bucket (at most RL_COUNT_MAX). */
-struct rl_bucket {
-	__u32 pkts;
-	__u32 bytes;
-};
-
 /*
- * Sliding window of one CPU (see include/window.h). `bucket` is the index
- * of the newest bucket on the global grid (it starts at bucket x width ns
- * on the monotonic clock) and the only field a roll publishes: its slot in
- * the ring is bucket % RL_MAX_BUCKETS, so no second field (a `head`) can be
- * read out of step with it. pkts/bytes are running totals of the live
- * buckets so the verdict never re-sums the ring.
+ * The newest bucket of one CPU's window (see include/window.h): what this
+ * CPU passed of one budget in bucket `bucket` of the global grid (it
+ * starts at bucket x width ns on the monotonic clock), at most
+ * RL_COUNT_MAX each. The buckets before it are in the budget's shared
+ * `history` (struct rl_history), where a roll adds them. `bucket` is the
+ * field a roll publishes, last.
  */
 struct rl_window {
 	__u64 bucket;
 	__u32 pkts;
 	__u32 bytes;
-	struct rl_bucket ring[RL_MAX_BUCKETS];
 };
 
 /* rl_lease.allow_*: no limit of that kind */
@@ -161,9 +157,9 @@ struct rl_window {
 
 /*
  * A CPU's lease on the global budget (see include/quota.h): this CPU may
- * pass packets while its own window stays within allow_*, for the newest
- * bucket of its window (a roll drops the lease) under rules generation
- * `gen`. free_* is an upper bound of what the whole budget still had free.
+ * pass packets while its newest bucket stays within allow_*, for that
+ * bucket (a roll drops the lease) under rules generation `gen`. free_* is
+ * an upper bound of what the whole budget still had free.
  */
 struct rl_lease {
 	__u32 allow_pkts;
@@ -174,21 +170,59 @@ struct rl_lease {
 	__u32 state;		/* RL_LEASE_* of quota.h */
 };
 
-/* Lease plus window: the per-CPU state behind one budget. The lease and
- * the window's head fields come first, the ring last: a verdict that
- * neither passes nor rolls reads the first 40 bytes. */
+/*
+ * The per-CPU state behind one budget: lease, newest bucket, and
+ * `flushed`, 1 + the newest bucket index this CPU added to the history (0:
+ * none). Whoever sums the CPUs reads the history only when some CPU's
+ * `flushed` is inside the window: a source whose buckets all left before
+ * the next one began (one packet a window) never touches its history.
+ */
 struct rl_state {
 	struct rl_lease lease;
 	struct rl_window win;
+	__u64 flushed;
+};
+
+/*
+ * One budget's count of one bucket in the history, read and updated as one
+ * __u64 (`word`, compare-and-swap): `bucket` is the low 32 bits of the
+ * bucket index, so a slot holds the bucket it was last written for and
+ * nothing older.
+ */
+union rl_hist_count {
+	__u64 word;
+	struct {
+		__u32 count;
+		__u32 bucket;
+	};
+};
+
+struct rl_hist_slot {
+	union rl_hist_count pkts;
+	union rl_hist_count bytes;
+};
+
+/*
+ * The past buckets of one budget, all CPUs together: value of the shared
+ * (not per-CPU) `history` LRU hash (a source's, keyed like `sources`) and
+ * `agg_history` array (a rule's aggregate and newcomer windows, indexed
+ * like `aggregates`). Slot = bucket index % RL_MAX_BUCKETS. A CPU adds its
+ * newest bucket here when it rolls past it, if it is still inside the
+ * window; the verdict reads it only at a refresh.
+ */
+struct rl_history {
+	/* 1 + the newest bucket index added (0: none), moved before the
+	 * slot: tells a slot's bucket from one 2^32 buckets older */
+	__u64 newest;
+	struct rl_hist_slot slot[RL_MAX_BUCKETS];
 };
 
 /*
  * Value of the per-CPU `sources` LRU hash: one per tracked source per CPU.
  *
- * What every packet touches comes first, in the first 104 bytes (two
- * cache lines): owner, rule cache, totals and created_ns (64), then the
- * lease and the window's bucket and totals (40). The ring follows (read on
- * a roll, one slot written on a pass).
+ * What the verdict reads is the first 64 bytes (a cache line when the
+ * value is aligned): owner, rule cache, lease and newest bucket. Then the
+ * history marker, the totals (written by every packet) and created_ns.
  *
  * `owner` is the key the value was last (re)initialised for on this CPU:
  * the kernel may hand an evicted LRU element to a new key at once, while a
@@ -204,13 +238,17 @@ struct rl_source {
 	struct rl_key owner;
 	__u32 rule_gen;		/* rules generation rule_id was resolved in */
 	__u32 rule_id;		/* index into `rules`, or RL_NO_RULE */
+	struct rl_state st;
 	__u64 passed_pkts;
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
 	__u64 created_ns;
-	struct rl_state st;
 };
+
+/* At most two cache lines per source per CPU (the kernel allocates one for
+ * every possible CPU), with room for one more __u64. */
+#define RL_SOURCE_MAX_SIZE	128
 
 /*
  * Value of the `refused` LRU hash: drops of a source whose packets were
@@ -327,12 +365,16 @@ struct rl_counters {
 };
 
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
-RL_STATIC_ASSERT(sizeof(struct rl_window) % 8 == 0, "rl_window padding");
+RL_STATIC_ASSERT(sizeof(struct rl_window) == 16, "rl_window layout");
+RL_STATIC_ASSERT(sizeof(struct rl_state) % 8 == 0, "rl_state padding");
+RL_STATIC_ASSERT(sizeof(union rl_hist_count) == sizeof(__u64),
+		 "rl_hist_count: one compare-and-swap");
 RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
 RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
-RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st) == 64 &&
-		 __builtin_offsetof(struct rl_source, st.win.ring) == 104,
-		 "rl_source: what every packet touches in its first 104 bytes");
+RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st.flushed) == 64,
+		 "rl_source: what the verdict reads in its first 64 bytes");
+RL_STATIC_ASSERT(sizeof(struct rl_source) + 8 <= RL_SOURCE_MAX_SIZE,
+		 "rl_source: two cache lines, with room for one more __u64");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");

@@ -1,27 +1,35 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The sliding window of one CPU: a ring of RL_MAX_BUCKETS buckets of which
- * `nbuckets` are used, each `width` ns wide, plus running totals of the
- * live buckets. Plain C with no helpers and no libc: the XDP program and the
- * host unit tests compile the same code, and time is an argument.
+ * The sliding window of one budget (a source's, a rule's aggregate or
+ * newcomer window), counted per CPU: each CPU keeps only its newest bucket
+ * (struct rl_window, in its per-CPU state), and the buckets before it live
+ * once for all CPUs in the budget's history (struct rl_history, shared).
+ * Plain C with no helpers and no libc: the XDP program and the host unit
+ * tests compile the same code, and time is an argument.
  *
- * Invariant: win->pkts and win->bytes equal the sums of every bucket; a
- * bucket that left the window is zeroed when the ring rolls past it, so the
- * totals never need re-summing (FireflySoft's lesson) and nothing allocates.
+ * A CPU rolls when time enters a new bucket (rl_state_roll). If its newest
+ * bucket holds passes and is still inside the window at `now`, it adds them
+ * to the history first: its marker `flushed` is stored, then each dimension
+ * goes in with a compare-and-swap loop on its slot (rl_hist_add). Then its
+ * counts are zeroed and the new index published, last. A bucket already out
+ * of the window is dropped, not added: a source that sends once a window
+ * never writes (or reads) its history. The history's slot of bucket i is i
+ * % RL_MAX_BUCKETS, tagged with the low 32 bits of i, and `newest` is the
+ * newest bucket added: a slot holding an older bucket is taken over; a
+ * bucket a whole ring older than `newest` left every window already.
  *
- * Stale buckets are found by the elapsed bucket count since the newest one
- * (go-zero's approach): at most nbuckets-1 are reset one by one; a gap of a
- * whole window or more resets the ring at once. Time differences are taken
- * modulo 2^64, so a clock that wraps keeps a continuous window.
+ * Another CPU (a refresh) reads this CPU's index, counts and marker, and
+ * only then the history, and reads the history only if some CPU's marker
+ * is inside the window. A roll between those reads is counted twice (its
+ * counts, and the history they went into), never missed: counts read as
+ * zero were zeroed after the compare-and-swap (a full barrier) put them in
+ * the history, whose marker was stored before that
+ * (tests/unit/test_roll_race.c replays a reader at every store). Readers
+ * rely on loads not being reordered (x86); see README "One quota across
+ * CPUs".
  *
- * Other CPUs read a window while its CPU rolls it (the cross-CPU sum). A
- * roll therefore publishes itself with one store, the bucket index, after
- * everything it depends on: the leaving slots are emptied first, then the
- * totals lowered, then the index moved, with a full barrier between the
- * three (RL_FENCE, once per roll). A reader loads in the opposite order
- * (index, totals, slots; its caller fences after the index), so whatever
- * it sees of a roll in progress it counts at least what the window held:
- * never less (tests/unit/test_roll_race.c replays a reader at every store).
+ * Time differences are taken modulo 2^64: a window that rolls across a
+ * clock wrap stays continuous (its index keeps counting).
  */
 #ifndef RL_WINDOW_H
 #define RL_WINDOW_H
@@ -30,9 +38,9 @@
 
 #define RL_INLINE static inline __attribute__((always_inline))
 
-/* Slot of bucket index i in the ring; the mask keeps the verifier sure of
- * the bound. Every slot is used in turn whatever nbuckets is: a bucket's
- * slot is not reused before RL_MAX_BUCKETS buckets, long after it left. */
+/* Slot of bucket index i in the history; the mask keeps the verifier sure
+ * of the bound. Every slot is used in turn whatever nbuckets is: a slot is
+ * not reused before RL_MAX_BUCKETS buckets, after its bucket left. */
 #define RL_SLOT(i)	((__u32)(i) & (RL_MAX_BUCKETS - 1))
 
 /* Loads and stores another CPU may see: neither torn nor reordered by the
@@ -48,13 +56,25 @@
 #define RL_FENCE(p)	__sync_synchronize()
 #endif
 
+/* Compare-and-swap of a __u64 (BPF_CMPXCHG with -mcpu=v3; fully ordered):
+ * returns what *p held. The host tests may hook it. */
+#ifndef RL_CAS
+#define RL_CAS(p, old, new)	__sync_val_compare_and_swap((p), (old), (new))
+#endif
+
 /* Called after each store of a roll: the host tests hook it to replay a
  * reader between any two stores. */
 #ifndef RL_ROLL_STEP
-#define RL_ROLL_STEP(w)	do { } while (0)
+#define RL_ROLL_STEP(st)	do { } while (0)
 #endif
 
-/* Start (ns on the monotonic clock) of the window's newest bucket. */
+/* Tries of one history word's compare-and-swap. Each failed try is another
+ * CPU's write of the same word in between (adding its own count of the
+ * same bucket, once per CPU and bucket), so this many CPUs rolling one
+ * budget out of one bucket at the same instant are all counted. */
+#define RL_HIST_TRIES		16
+
+/* Start (ns on the monotonic clock) of the CPU's newest bucket. */
 RL_INLINE __u64 rl_window_start(const struct rl_window *w, __u64 width)
 {
 	return w->bucket * width;
@@ -67,130 +87,218 @@ RL_INLINE __u32 rl_sat_add(__u32 a, __u64 b)
 	return b >= (__u64)(RL_COUNT_MAX - a) ? RL_COUNT_MAX : a + (__u32)b;
 }
 
-RL_INLINE void rl_window_clear(struct rl_window *w)
+/* The newest bucket index `w` would have at `now`, had it rolled there. */
+RL_INLINE __u64 rl_window_bucket_at(const struct rl_window *w, __u64 now,
+				    __u64 width)
 {
-	__builtin_memset(w->ring, 0, sizeof(w->ring));
-	w->pkts = 0;
-	w->bytes = 0;
+	__u64 elapsed = now - w->bucket * width;
+
+	if ((__s64)elapsed < (__s64)width)
+		return w->bucket;
+	return w->bucket + elapsed / width;
 }
 
-/*
- * Move the window to `now`: buckets that fell out of it are emptied and
- * their counts leave the totals. An empty window is (re)anchored on the
- * global grid (multiples of width), so windows of every CPU share bucket
- * boundaries and can be compared. A clock behind the newest bucket counts
- * into the newest bucket. Returns whether the newest bucket changed.
- */
-RL_INLINE int rl_window_roll(struct rl_window *w, __u64 now, __u64 width,
+/* Is bucket `b` inside the window that ends in the bucket holding `now`?
+ * A bucket ahead of `now` (another CPU's clock, a clock behind) is. */
+RL_INLINE int rl_bucket_live(__u64 b, __u64 now, __u64 width, __u32 nbuckets)
+{
+	__u64 elapsed = now - b * width;
+
+	if ((__s64)elapsed < (__s64)width)
+		return 1;
+	return elapsed / width < nbuckets;
+}
+
+/* Is a `flushed` marker (1 + a bucket index, 0: none) inside the window? */
+RL_INLINE int rl_marker_live(__u64 flushed, __u64 now, __u64 width,
 			     __u32 nbuckets)
 {
-	__u64 elapsed = now - w->bucket * width, d, lp = 0, lb = 0;
-	__u32 i, s;
+	return flushed && rl_bucket_live(flushed - 1, now, width, nbuckets);
+}
 
-	if (w->pkts == 0) {
-		/* nothing counted: every slot is empty, the index alone moves
-		 * (to the u64 grid, which a window that rolled across a
-		 * clock wrap may have left) */
-		d = now / width;
-		if (d == w->bucket)
-			return 0;
-		RL_WRITE(w->bucket, d);
-		RL_ROLL_STEP(w);
-		return 1;
+/* rl_roll_plan(): the index moves; and the newest bucket goes to the
+ * history first (it holds passes still inside the window) */
+#define RL_ROLL_MOVE	1
+#define RL_ROLL_FLUSH	2
+
+/*
+ * What rolling `st` to `now` takes (RL_ROLL_*, 0: nothing) and the new
+ * index in *to. A state never used is anchored on the global grid
+ * (multiples of width), so the windows of every CPU share bucket
+ * boundaries; after that the index moves by whole buckets. A clock behind
+ * the newest bucket counts into the newest bucket.
+ */
+RL_INLINE int rl_roll_plan(const struct rl_state *st, __u64 now, __u64 width,
+			   __u32 nbuckets, __u64 *to)
+{
+	const struct rl_window *w = &st->win;
+	__u64 elapsed, d;
+
+	if (w->bucket == 0 && w->pkts == 0 && st->flushed == 0) {
+		*to = now / width;
+		return *to != 0 ? RL_ROLL_MOVE : 0;
 	}
+	elapsed = now - w->bucket * width;
 	if ((__s64)elapsed < (__s64)width)
 		return 0;		/* same bucket, or clock behind: newest */
 	d = elapsed / width;
-	if (d >= nbuckets) {
-		for (i = 0; i < RL_MAX_BUCKETS; i++) {
-			RL_WRITE(w->ring[i].pkts, 0);
-			RL_WRITE(w->ring[i].bytes, 0);
-			RL_ROLL_STEP(w);
-		}
-		RL_FENCE(&w->bucket);
-		RL_WRITE(w->pkts, 0);
-		RL_ROLL_STEP(w);
-		RL_WRITE(w->bytes, 0);
-		RL_ROLL_STEP(w);
-	} else {
-		/* the d oldest buckets leave: bucket - nbuckets + 1 on */
-		for (i = 1; i < RL_MAX_BUCKETS; i++) {
-			if (i > d)
-				break;
-			s = RL_SLOT(w->bucket - nbuckets + i);
-			lp += w->ring[s].pkts;
-			lb += w->ring[s].bytes;
-			RL_WRITE(w->ring[s].pkts, 0);
-			RL_ROLL_STEP(w);
-			RL_WRITE(w->ring[s].bytes, 0);
-			RL_ROLL_STEP(w);
-		}
-		RL_FENCE(&w->bucket);
-		RL_WRITE(w->pkts, w->pkts - (__u32)lp);
-		RL_ROLL_STEP(w);
-		RL_WRITE(w->bytes, w->bytes - (__u32)lb);
-		RL_ROLL_STEP(w);
+	*to = w->bucket + d;
+	if ((w->pkts || w->bytes) && d < nbuckets)
+		return RL_ROLL_MOVE | RL_ROLL_FLUSH;
+	return RL_ROLL_MOVE;
+}
+
+/* Move h->newest up to bucket `b` (it only moves forward). */
+RL_INLINE void rl_hist_newest(struct rl_history *h, __u64 b)
+{
+	__u64 n = RL_READ(h->newest), cur;
+	__u32 i;
+
+	for (i = 0; i < RL_HIST_TRIES; i++) {
+		if (n && (__s64)(n - 1 - b) >= 0)
+			return;
+		cur = RL_CAS(&h->newest, n, b + 1);
+		if (cur == n)
+			return;
+		n = cur;
 	}
-	RL_FENCE(&w->bucket);
-	RL_WRITE(w->bucket, w->bucket + d);
-	RL_ROLL_STEP(w);
-	return 1;
+}
+
+/*
+ * Add `count` of bucket `b` to one word of its slot. The slot holds bucket
+ * b (added to), an older one (replaced), or nothing; never a newer one
+ * unless b is a whole ring older than h->newest, when it left every window
+ * and is dropped (newest moves before any slot, and is read after it).
+ */
+RL_INLINE void rl_hist_put(struct rl_history *h, union rl_hist_count *slot,
+			   __u64 b, __u32 count)
+{
+	union rl_hist_count old, upd;
+	__u64 cur, n;
+	__u32 i;
+
+	if (!count)
+		return;
+	old.word = RL_READ(slot->word);
+	for (i = 0; i < RL_HIST_TRIES; i++) {
+		n = RL_READ(h->newest);
+		if ((__s64)(n - 1 - b) >= RL_MAX_BUCKETS)
+			return;
+		upd.count = old.count && old.bucket == (__u32)b ?
+			    rl_sat_add(old.count, count) : count;
+		upd.bucket = (__u32)b;
+		cur = RL_CAS(&slot->word, old.word, upd.word);
+		if (cur == old.word)
+			return;
+		old.word = cur;	/* another CPU wrote it meanwhile */
+	}
+}
+
+/* Add bucket `b` of a CPU (its counts) to the history. */
+RL_INLINE void rl_hist_add(struct rl_history *h, __u64 b, __u32 pkts,
+			   __u32 bytes)
+{
+	rl_hist_newest(h, b);
+	rl_hist_put(h, &h->slot[RL_SLOT(b)].pkts, b, pkts);
+	rl_hist_put(h, &h->slot[RL_SLOT(b)].bytes, b, bytes);
+}
+
+/* Is a history word inside the window whose newest bucket is `bucket`,
+ * `newest` being h->newest? Its bucket is within a ring below the newest
+ * added (else it is 2^32 buckets older, or added after `newest` was read:
+ * then also counted from its CPU's own state, read before). */
+RL_INLINE int rl_hist_live(union rl_hist_count w, __u64 newest, __u64 bucket,
+			   __u32 nbuckets)
+{
+	__u32 back = (__u32)(newest - 1) - w.bucket;
+
+	return w.count && back < RL_MAX_BUCKETS &&
+	       (__s64)(bucket - (newest - 1 - back)) < (__s64)nbuckets;
+}
+
+/* Add what the history holds of the window whose newest bucket is `bucket`
+ * (that bucket included: a CPU that already rolled past it) to *pkts and
+ * *bytes. */
+RL_INLINE void rl_hist_usage(const struct rl_history *h, __u64 bucket,
+			     __u32 nbuckets, __u64 *pkts, __u64 *bytes)
+{
+	__u64 newest = RL_READ(h->newest);
+	union rl_hist_count p, b;
+	__u32 i;
+
+	if (!newest)
+		return;
+	for (i = 0; i < RL_MAX_BUCKETS; i++) {
+		p.word = RL_READ(h->slot[i].pkts.word);
+		b.word = RL_READ(h->slot[i].bytes.word);
+		if (rl_hist_live(p, newest, bucket, nbuckets))
+			*pkts += p.count;
+		if (rl_hist_live(b, newest, bucket, nbuckets))
+			*bytes += b.count;
+	}
+}
+
+/*
+ * Roll `st` as rl_roll_plan() said (`plan`, `to`), adding its newest bucket
+ * to `h` first when the plan says so (h NULL: the history could not be
+ * had, the bucket is lost). Stores in the order the top of this file gives;
+ * the lease goes last (a CPU that reads the new bucket with the old lease
+ * still live counts too much, never too little).
+ */
+RL_INLINE void rl_roll_apply(struct rl_state *st, struct rl_history *h,
+			     int plan, __u64 to)
+{
+	__u64 b = st->win.bucket;
+
+	if (!plan)
+		return;
+	if ((plan & RL_ROLL_FLUSH) && h) {
+		RL_WRITE(st->flushed, b + 1);
+		RL_ROLL_STEP(st);
+		rl_hist_add(h, b, st->win.pkts, st->win.bytes);
+		RL_ROLL_STEP(st);
+	}
+	RL_WRITE(st->win.pkts, 0);
+	RL_WRITE(st->win.bytes, 0);
+	RL_ROLL_STEP(st);
+	RL_WRITE(st->win.bucket, to);
+	RL_ROLL_STEP(st);
+	RL_WRITE(st->lease.state, 0);
+	RL_ROLL_STEP(st);
+}
+
+/* Roll `st` to `now` with its history at hand (host tests; the program
+ * looks the history up only when rl_roll_plan() asks for it). Returns
+ * whether the newest bucket changed. */
+RL_INLINE int rl_state_roll(struct rl_state *st, struct rl_history *h,
+			    __u64 now, __u64 width, __u32 nbuckets)
+{
+	__u64 to = 0;
+	int plan = rl_roll_plan(st, now, width, nbuckets, &to);
+
+	rl_roll_apply(st, h, plan, to);
+	return plan != 0;
 }
 
 /* Count a passed packet (or several) in the newest bucket. */
 RL_INLINE void rl_window_add(struct rl_window *w, __u64 pkts, __u64 bytes)
 {
-	struct rl_bucket *b = &w->ring[RL_SLOT(w->bucket)];
-	__u32 np = rl_sat_add(w->pkts, pkts), nb = rl_sat_add(w->bytes, bytes);
-
-	/* a slot never holds more than the totals: what they could not
-	 * take is not counted in either */
-	b->pkts += np - w->pkts;
-	b->bytes += nb - w->bytes;
-	w->pkts = np;
-	w->bytes = nb;
+	w->pkts = rl_sat_add(w->pkts, pkts);
+	w->bytes = rl_sat_add(w->bytes, bytes);
 }
 
-/*
- * What `w` holds in the window that ends in the bucket containing `now`,
- * without modifying it: how another CPU's window, or a window last touched
- * a while ago, is read. A window ahead of `now` counts whole. Loads in the
- * order a roll publishes in reverse (see the top of this file); a value
- * read in the middle of a roll may count more than the window holds,
- * never less.
- */
+/* What a CPU's newest bucket adds to the window that ends in the bucket
+ * containing `now`: all of it while inside, nothing after. */
 RL_INLINE void rl_window_usage_at(const struct rl_window *w, __u64 now,
 				  __u64 width, __u32 nbuckets,
 				  __u64 *pkts, __u64 *bytes)
 {
 	__u64 bucket = RL_READ(w->bucket);
-	__u64 elapsed = now - bucket * width, d;
-	__u64 p = RL_READ(w->pkts), b = RL_READ(w->bytes);
-	__u32 i, s;
 
-	if (p == 0 || (__s64)elapsed < (__s64)width) {
-		*pkts = p;
-		*bytes = b;
-		return;
-	}
-	d = elapsed / width;
-	if (d >= nbuckets) {
-		*pkts = 0;
-		*bytes = 0;
-		return;
-	}
-	for (i = 1; i < RL_MAX_BUCKETS; i++) {
-		if (i > d)
-			break;
-		/* slots are read after the totals, and a roll empties them
-		 * before it lowers the totals: no slot read here is larger
-		 * than its part of the totals read */
-		s = RL_SLOT(bucket - nbuckets + i);
-		p -= RL_READ(w->ring[s].pkts);
-		b -= RL_READ(w->ring[s].bytes);
-	}
-	*pkts = p;
-	*bytes = b;
+	*pkts = RL_READ(w->pkts);
+	*bytes = RL_READ(w->bytes);
+	if (!rl_bucket_live(bucket, now, width, nbuckets))
+		*pkts = *bytes = 0;
 }
 
 #endif /* RL_WINDOW_H */

@@ -10,12 +10,17 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
+	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
+	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
+	int err;
 
-	if (!sources)
+	if (!sources || !history)
 		return -ENOENT;
 	*rodata = *s;
-	return bpf_map__set_max_entries(sources,
-					rl_sources_map_size(s->max_sources, s->ncpus));
+	/* a source's history is an entry of its own: the same LRU sizing
+	 * keeps the same sources in both */
+	err = bpf_map__set_max_entries(sources, entries);
+	return err ? err : bpf_map__set_max_entries(history, entries);
 }
 
 int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,

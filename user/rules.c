@@ -120,13 +120,15 @@ static int mark_change(const struct rl_maps *m, bool in_progress)
 static int reset_aggregate(const struct rl_maps *m, __u32 slot)
 {
 	void *zero = rl_percpu_alloc(sizeof(struct rl_state));
+	static const struct rl_history empty;
 	__u32 idx[2] = { rl_agg_index(slot), rl_new_index(slot) };
 	int err = 0;
 
 	if (!zero)
 		return -ENOMEM;
 	for (int i = 0; i < 2 && !err; i++)
-		if (bpf_map_update_elem(m->aggregates, &idx[i], zero, BPF_ANY))
+		if (bpf_map_update_elem(m->aggregates, &idx[i], zero, BPF_ANY) ||
+		    bpf_map_update_elem(m->agg_history, &idx[i], &empty, BPF_ANY))
 			err = -errno;
 	free(zero);
 	return err;

@@ -20,15 +20,31 @@ void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 	out->passed_bytes += src->passed_bytes;
 	out->dropped_pkts += src->dropped_pkts;
 	out->dropped_bytes += src->dropped_bytes;
+	/* the CPU's newest bucket; its past ones are in the history */
 	rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets, &p, &b);
 	out->window_pkts += p;
 	out->window_bytes += b;
+	if (rl_marker_live(src->st.flushed, now, s->bucket_ns, s->nbuckets))
+		out->past = true;
+}
+
+void rl_source_sum_history(struct rl_source_sum *out, int history_fd,
+			   const struct rl_settings *s, __u64 now)
+{
+	struct rl_history h;
+
+	/* read after every CPU's value, as the program does (window.h): a
+	 * roll in between is counted twice, never missed */
+	if (!out->past || bpf_map_lookup_elem(history_fd, &out->key, &h))
+		return;
+	rl_hist_usage(&h, now / s->bucket_ns, s->nbuckets, &out->window_pkts,
+		      &out->window_bytes);
 }
 
 void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
-			const struct rl_settings *s, __u32 rules_gen, __u64 now,
-			struct rl_source_sum *out, bool *rule_cached,
-			__u32 *rule_id)
+			int history_fd, const struct rl_settings *s,
+			__u32 rules_gen, __u64 now, struct rl_source_sum *out,
+			bool *rule_cached, __u32 *rule_id)
 {
 	memset(out, 0, sizeof(*out));
 	*rule_cached = false;
@@ -49,6 +65,7 @@ void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
 		}
 		rl_source_sum_add(out, src, s, now);
 	}
+	rl_source_sum_history(out, history_fd, s, now);
 }
 
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
@@ -67,6 +84,7 @@ int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 	}
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
 		rl_source_sum_add(out, RL_PERCPU_VAL(v, sizeof(*v), cpu), s, now);
+	rl_source_sum_history(out, m->history, s, now);
 out:
 	free(v);
 	return err;

@@ -22,24 +22,31 @@ struct rl_source_sum {
 	__u64 dropped_bytes;
 	__u64 window_pkts;
 	__u64 window_bytes;
+	/* some CPU added buckets still inside the window to the source's
+	 * history: rl_source_sum_history() adds them */
+	bool past;
 };
 
-/* Add one CPU's value of a source to `out` (window usage as of `now`);
- * a value not owned by out->key (stale, or unused on that CPU) adds
- * nothing. */
+/* Add one CPU's value of a source to `out` (window usage as of `now`: its
+ * newest bucket); a value not owned by out->key (stale, or unused on that
+ * CPU) adds nothing. */
 void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 		       const struct rl_settings *s, __u64 now);
+/* Then the source's past buckets from `history` (fd), if a CPU's marker
+ * says it holds any of the window. */
+void rl_source_sum_history(struct rl_source_sum *out, int history_fd,
+			   const struct rl_settings *s, __u64 now);
 
 /*
  * The ncpus values of `key` as one lookup returns them (`vals`, stride
- * RL_PERCPU_VAL), summed into `out`; and the rule any CPU resolved for the
+ * RL_PERCPU_VAL) and its history, summed into `out`; and the rule any CPU resolved for the
  * source in the current rules generation `rules_gen`: *rule_cached and
  * *rule_id (RL_NO_RULE when there is none).
  */
 void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
-			const struct rl_settings *s, __u32 rules_gen, __u64 now,
-			struct rl_source_sum *out, bool *rule_cached,
-			__u32 *rule_id);
+			int history_fd, const struct rl_settings *s,
+			__u32 rules_gen, __u64 now, struct rl_source_sum *out,
+			bool *rule_cached, __u32 *rule_id);
 
 /* Look up `key` in `sources` and sum it: 0 or -errno (-ENOENT: not
  * tracked). */

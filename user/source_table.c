@@ -241,8 +241,9 @@ static int take(struct scan *sc, const struct rl_key *key, const void *vals)
 	struct refused_row *r;
 
 	memset(&row, 0, sizeof(row));
-	rl_source_sum_cpus(key, vals, sc->ncpus, sc->s, sc->rules_gen, sc->now,
-			   &row.sum, &row.rule_cached, &row.rule_id);
+	rl_source_sum_cpus(key, vals, sc->ncpus, sc->m->history, sc->s,
+			   sc->rules_gen, sc->now, &row.sum, &row.rule_cached,
+			   &row.rule_id);
 	row.tracked = true;
 	r = sc->refused.n ? bsearch(key, sc->refused.rows, sc->refused.n,
 				    sizeof(*r), key_cmp) : NULL;

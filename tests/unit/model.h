@@ -12,9 +12,8 @@
  * 64 bits of it (for widths dividing 2^64 the two grids coincide).
  *
  * Clock going backwards (documented in window.h): a packet from behind the
- * newest bucket counts in the newest bucket, while the window holds passes;
- * a window whose passes have all left it forgets them for good and restarts
- * at the packet's own bucket.
+ * newest bucket counts in the newest bucket; the newest bucket never moves
+ * back (the history is tagged by bucket index).
  */
 #ifndef RL_TEST_MODEL_H
 #define RL_TEST_MODEL_H
@@ -39,7 +38,8 @@ struct model {
 	struct model_pass *pass;
 	size_t cap, first, n;
 	uint64_t bytes;
-	u128 head;		/* newest bucket, while n > 0 */
+	u128 head;		/* newest bucket, once anchored */
+	int anchored;		/* a packet was judged */
 };
 
 static inline void model_init(struct model *m, uint64_t width, uint32_t nb,
@@ -53,6 +53,7 @@ static inline void model_init(struct model *m, uint64_t width, uint32_t nb,
 	m->cap = m->first = m->n = 0;
 	m->bytes = 0;
 	m->head = 0;
+	m->anchored = 0;
 }
 
 static inline void model_free(struct model *m)
@@ -91,8 +92,9 @@ static inline u128 model_move(struct model *m, u128 t)
 {
 	u128 e = t / m->width;
 
-	if (m->n && e < m->head)
+	if (m->anchored && e < m->head)
 		e = m->head;		/* clock behind: newest bucket */
+	m->anchored = 1;
 	/* passes whose bucket left the window are gone for good */
 	while (m->n && model_at(m, 0)->idx + m->nbuckets <= e) {
 		m->bytes -= model_at(m, 0)->len;

@@ -23,20 +23,25 @@
 #define T0		(1000 * W)
 #define MAX_TABLE	64
 
-/* judge() of the program on one CPU: nobody else holds anything. */
-static int judge1(struct rl_state *st, const struct rl_budget *b, uint64_t now)
+/* judge() of the program on one CPU: nobody else holds anything; its
+ * own past buckets are in the history. */
+static int judge1(struct rl_state *st, struct rl_history *h,
+		  const struct rl_budget *b, uint64_t now)
 {
-	struct rl_usage none = { 0 };
+	struct rl_usage u = { 0 };
 	int ans;
 
-	rl_window_roll(&st->win, now, WIDTH, NB);
+	rl_state_roll(st, h, now, WIDTH, NB);
 	ans = rl_quota_fast(st, b, LEN, GEN);
 	if (ans != RL_ASK)
 		return ans;
-	ans = rl_quota_refresh(st, b, &none, LEN, GEN, 1);
+	rl_usage_self(&u, st, now, WIDTH, NB);
+	if (u.hist)
+		rl_usage_history(&u, h, st->win.bucket, NB);
+	ans = rl_quota_refresh(st, b, &u, LEN, GEN, 1);
 	if (ans != RL_FITS)
 		return ans;
-	return rl_quota_confirm(st, b, &none, LEN);
+	return rl_quota_confirm(st, b, &u, LEN);
 }
 
 struct entry {
@@ -49,6 +54,7 @@ struct entry {
 /* A rule with only a newcomer budget, and a table of `cap` sources. */
 struct sim {
 	struct rl_state newwin;
+	struct rl_history newhist;
 	struct rl_budget nb;
 	struct entry tab[MAX_TABLE];
 	size_t cap;
@@ -97,7 +103,7 @@ static int sim_packet(struct sim *s, uint32_t addr, uint64_t now, int *judged_ne
 	int is_new = rl_newcomer_applies(&s->nb, e != NULL, e ? e->created : 0, now, W);
 
 	*judged_new = is_new;
-	if (is_new && judge1(&s->newwin, &s->nb, now) != RL_FITS)
+	if (is_new && judge1(&s->newwin, &s->newhist, &s->nb, now) != RL_FITS)
 		return 0;	/* refused: no entry */
 	if (!e)
 		e = sim_insert(s, addr, now);

@@ -20,10 +20,16 @@
 #include <string.h>
 #include "ratelimit.h"
 
-/* Rolls recorded store by store (window.h RL_ROLL_STEP): the model below
- * can stall a CPU in the middle of a roll, the others reading that state. */
-static void msim_roll_step(const struct rl_window *w);
-#define RL_ROLL_STEP(w) msim_roll_step(w)
+/* Rolls step by step (window.h RL_ROLL_STEP, after each store and each
+ * compare-and-swap on the history): the model below runs other CPUs
+ * between any two of them, reading the half-rolled state. */
+struct rl_state;
+static void msim_roll_step(const struct rl_state *st);
+#define RL_ROLL_STEP(st) msim_roll_step(st)
+/* and between a history word's read and its compare-and-swap: another
+ * CPU's write in between makes it try again */
+#define RL_CAS(p, old, new) \
+	(msim_roll_step(NULL), __sync_val_compare_and_swap((p), (old), (new)))
 #include "quota.h"
 #include "model.h"
 #include "harness.h"
@@ -35,29 +41,67 @@ struct judge_stats {
 	uint64_t reads;		/* other CPUs' states read */
 };
 
-/* judge() of the XDP program, `self` being the CPU it runs on. */
-static int judge(struct rl_state *all, uint32_t ncpus, uint32_t self,
-		 const struct rl_budget *b, uint64_t now, uint64_t len,
-		 uint32_t gen, uint64_t width, uint32_t nb,
+/* sum_others() of the XDP program: the other CPUs, then the history if a
+ * marker says it holds part of the window. */
+static void sum_others(struct rl_usage *acc, struct rl_state *all,
+		       struct rl_history *h, uint32_t ncpus, uint32_t self,
+		       uint64_t now, uint64_t width, uint32_t nb, uint32_t gen,
+		       struct judge_stats *js)
+{
+	struct rl_state *st = &all[self];
+
+	memset(acc, 0, sizeof(*acc));
+	rl_usage_self(acc, st, now, width, nb);
+	for (uint32_t c = 0; c < ncpus; c++) {
+		if (c == self)
+			continue;
+		rl_usage_add(acc, &all[c], now, st->win.bucket, width, nb, gen);
+		js->reads++;
+	}
+	if (acc->hist)
+		rl_usage_history(acc, h, st->win.bucket, nb);
+}
+
+/* What a budget's window holds at `now`: every CPU's newest bucket and the
+ * history, for the newest bucket of any CPU (a clock behind counts into
+ * the newest bucket) or of `now`. */
+static void usage_total(const struct rl_state *all, const struct rl_history *h,
+			uint32_t ncpus, uint64_t now, uint64_t width, uint32_t nb,
+			__u64 *pkts, __u64 *bytes)
+{
+	uint64_t newest = now / width;
+
+	*pkts = *bytes = 0;
+	for (uint32_t c = 0; c < ncpus; c++) {
+		__u64 p, b;
+
+		rl_window_usage_at(&all[c].win, now, width, nb, &p, &b);
+		*pkts += p;
+		*bytes += b;
+		if (all[c].win.bucket > newest)
+			newest = all[c].win.bucket;
+	}
+	rl_hist_usage(h, newest, nb, pkts, bytes);
+}
+
+/* judge() of the XDP program, `self` being the CPU it runs on, `h` the
+ * budget's history. */
+static int judge(struct rl_state *all, struct rl_history *h, uint32_t ncpus,
+		 uint32_t self, const struct rl_budget *b, uint64_t now,
+		 uint64_t len, uint32_t gen, uint64_t width, uint32_t nb,
 		 struct judge_stats *js)
 {
 	struct rl_state *st = &all[self];
 	struct rl_usage acc = { 0 };
 	int ans;
 
-	rl_state_roll(st, now, width, nb);
+	rl_state_roll(st, h, now, width, nb);
 	ans = rl_quota_fast(st, b, len, gen);
 	if (ans != RL_ASK)
 		return ans;
 	js->asks++;
 	for (int pass = 0; pass < 2; pass++) {
-		memset(&acc, 0, sizeof(acc));
-		for (uint32_t c = 0; c < ncpus; c++) {
-			if (c == self)
-				continue;
-			rl_usage_add(&acc, &all[c], now, st->win.bucket, width, nb, gen);
-			js->reads++;
-		}
+		sum_others(&acc, all, h, ncpus, self, now, width, nb, gen, js);
 		if (pass == 0) {
 			ans = rl_quota_refresh(st, b, &acc, len, gen, ncpus);
 			if (ans != RL_FITS)
@@ -68,7 +112,8 @@ static int judge(struct rl_state *all, uint32_t ncpus, uint32_t self,
 }
 
 /* within_quota() of the XDP program for a tracked source. */
-static int within_quota(struct rl_state *src, struct rl_state *agg,
+static int within_quota(struct rl_state *src, struct rl_history *sh,
+			struct rl_state *agg, struct rl_history *ah,
 			uint32_t ncpus, uint32_t self,
 			const struct rl_budget *sb, const struct rl_budget *ab,
 			uint64_t now, uint64_t len, uint32_t gen,
@@ -77,15 +122,15 @@ static int within_quota(struct rl_state *src, struct rl_state *agg,
 	int src_limited = rl_budget_limited(sb);
 
 	if (src_limited &&
-	    judge(src, ncpus, self, sb, now, len, gen, width, nb, js) != RL_FITS)
+	    judge(src, sh, ncpus, self, sb, now, len, gen, width, nb, js) != RL_FITS)
 		return 0;
 	if (rl_budget_limited(ab) &&
-	    judge(agg, ncpus, self, ab, now, len, gen, width, nb, js) != RL_FITS)
+	    judge(agg, ah, ncpus, self, ab, now, len, gen, width, nb, js) != RL_FITS)
 		return 0;
 	if (src_limited) {
 		rl_quota_commit(&src[self], len);
 	} else {
-		rl_state_roll(&src[self], now, width, nb);
+		rl_state_roll(&src[self], sh, now, width, nb);
 		rl_quota_commit(&src[self], len);
 	}
 	if (rl_budget_limited(ab))
@@ -150,6 +195,7 @@ static int64_t random_gap(uint64_t *s, const struct qcfg *c)
 static bool single_cpu_run(uint64_t seed, uint32_t ncpus, uint64_t steps)
 {
 	struct rl_state *all = calloc(ncpus, sizeof(*all));
+	struct rl_history h;
 	uint64_t s = seed, done = 0, segs = 0, passed = 0;
 	struct judge_stats js = { 0 };
 	uint32_t gen = 1;
@@ -165,12 +211,14 @@ static bool single_cpu_run(uint64_t seed, uint32_t ncpus, uint64_t steps)
 		random_qcfg(&s, &c);
 		random_budget(&s, &c, &b);
 		memset(all, 0, ncpus * sizeof(*all));
+		memset(&h, 0, sizeof(h));
 		model_init(&m, c.width, c.nb, b.pkts, b.bytes);
 		T = rng_range(&s, 0, 1ULL << 60) + c.width * RL_MAX_BUCKETS;
 		for (uint64_t i = 0; i < n; i++, done++) {
 			int64_t gap = random_gap(&s, &c);
 			uint64_t len = rng_range(&s, c.minlen, c.maxlen);
 			int got, want;
+			__u64 wp, wb;
 
 			if (rng_range(&s, 0, 4999) == 0) {
 				/* quota set: new budget, new generation */
@@ -182,14 +230,14 @@ static bool single_cpu_run(uint64_t seed, uint32_t ncpus, uint64_t steps)
 			if (gap < 0 && (uint64_t)-gap > T)
 				gap = 0;
 			T += gap;
-			got = judge(all, ncpus, self, &b, T, len, gen, c.width,
+			got = judge(all, &h, ncpus, self, &b, T, len, gen, c.width,
 				    c.nb, &js) == RL_FITS;
 			if (got)
 				rl_quota_commit(&all[self], len);
 			want = model_judge(&m, T, len);
 			passed += got;
-			if (got != want || all[self].win.pkts != m.n ||
-			    all[self].win.bytes != m.bytes) {
+			usage_total(all, &h, ncpus, T, c.width, c.nb, &wp, &wb);
+			if (got != want || wp != m.n || wb != m.bytes) {
 				ok = CHECK(false,
 				      "seed %#" PRIx64 " ncpus %u segment %" PRIu64
 				      " step %" PRIu64 ": width %" PRIu64 " nb %u pb %"
@@ -198,8 +246,7 @@ static bool single_cpu_run(uint64_t seed, uint32_t ncpus, uint64_t steps)
 				      PRIu64 " (model %zu/%" PRIu64 ")",
 				      seed, ncpus, segs, i, c.width, c.nb,
 				      (uint64_t)b.pkts, (uint64_t)b.bytes, T, len, got, want,
-				      (uint64_t)all[self].win.pkts,
-				      (uint64_t)all[self].win.bytes, m.n, m.bytes);
+				      (uint64_t)wp, (uint64_t)wb, m.n, m.bytes);
 				break;
 			}
 		}
@@ -234,11 +281,12 @@ TEST(quota_single_cpu_edge)
 	for (uint32_t ncpus = 1; ncpus <= 64; ncpus *= 4) {
 		for (uint64_t n = 1; n <= 300; n += n < 20 ? 1 : 37) {
 			struct rl_state *all = calloc(ncpus, sizeof(*all));
+			struct rl_history h = { 0 };
 			struct rl_budget b = { n, UNL };
 			uint64_t passed = 0;
 
 			for (uint64_t i = 0; i < 2 * n + 5; i++) {
-				if (judge(all, ncpus, ncpus - 1, &b, 5 * w + i, 60,
+				if (judge(all, &h, ncpus, ncpus - 1, &b, 5 * w + i, 60,
 					  1, w, 10, &js) == RL_FITS) {
 					rl_quota_commit(&all[ncpus - 1], 60);
 					if (!CHECK_EQ(i, passed, "passes come first"))
@@ -251,7 +299,7 @@ TEST(quota_single_cpu_edge)
 			b.pkts = n + 3;
 			passed = 0;
 			for (uint64_t i = 0; i < 10; i++)
-				if (judge(all, ncpus, ncpus - 1, &b, 6 * w, 60, 2,
+				if (judge(all, &h, ncpus, ncpus - 1, &b, 6 * w, 60, 2,
 					  w, 10, &js) == RL_FITS) {
 					rl_quota_commit(&all[ncpus - 1], 60);
 					passed++;
@@ -259,7 +307,7 @@ TEST(quota_single_cpu_edge)
 			CHECK_EQ(passed, 3, "raised budget at once");
 			/* lowered below what passed: nothing until it slides */
 			b.pkts = 1;
-			CHECK(judge(all, ncpus, ncpus - 1, &b, 6 * w, 60, 3, w, 10,
+			CHECK(judge(all, &h, ncpus, ncpus - 1, &b, 6 * w, 60, 3, w, 10,
 				    &js) == RL_OVER, "lowered budget at once");
 			free(all);
 		}
@@ -286,6 +334,7 @@ TEST(quota_aggregate_many_sources)
 		struct rl_budget sb, ab;
 		struct rl_state *src = calloc((size_t)nsrc * ncpus, sizeof(*src));
 		struct rl_state *agg = calloc(ncpus, sizeof(*agg));
+		struct rl_history *sh = calloc(nsrc, sizeof(*sh)), ah = { 0 };
 		struct model *sm = calloc(nsrc, sizeof(*sm)), am;
 		struct judge_stats js = { 0 };
 		uint64_t T = rng_range(&s, 0, 1ULL << 60) + (1ULL << 40);
@@ -309,8 +358,8 @@ TEST(quota_aggregate_many_sources)
 			__u64 sp, ap, ign;
 
 			T += gap;
-			got = within_quota(&src[(size_t)k * ncpus], agg, ncpus,
-					   self, &sb, &ab, T, len, 1, c.width,
+			got = within_quota(&src[(size_t)k * ncpus], &sh[k], agg, &ah,
+					   ncpus, self, &sb, &ab, T, len, 1, c.width,
 					   c.nb, &js);
 			model_move(&sm[k], T);
 			sfit = model_fits(&sm[k], len);
@@ -327,9 +376,9 @@ TEST(quota_aggregate_many_sources)
 			agg_drops += sfit && !afit;
 			/* windows where judged (an unlimited source's window is
 			 * only rolled when it passes: read it lazily) */
-			rl_window_usage_at(&src[(size_t)k * ncpus + self].win, T,
-					   c.width, c.nb, &sp, &ign);
-			rl_window_usage_at(&agg[self].win, T, c.width, c.nb, &ap, &ign);
+			usage_total(&src[(size_t)k * ncpus], &sh[k], ncpus, T,
+				    c.width, c.nb, &sp, &ign);
+			usage_total(agg, &ah, ncpus, T, c.width, c.nb, &ap, &ign);
 			if (got != (sfit && afit) ||
 			    (rl_budget_limited(&sb) && sp != sm[k].n) ||
 			    (rl_budget_limited(&ab) && sfit && ap != am.n)) {
@@ -352,6 +401,7 @@ TEST(quota_aggregate_many_sources)
 		model_free(&am);
 		free(sm);
 		free(src);
+		free(sh);
 		free(agg);
 		if (!ok)
 			return;
@@ -364,23 +414,8 @@ TEST(quota_aggregate_many_sources)
 
 /* ---- many CPUs, one budget ---------------------------------------------- */
 
-/* the state after store number roll_pick of the roll being recorded */
-static struct rl_window *roll_rec;
-static int roll_seen, roll_pick, roll_on;
-
-static void msim_roll_step(const struct rl_window *w)
-{
-	if (roll_on && roll_seen++ == roll_pick)
-		*roll_rec = *w;
-}
-
 struct vcpu {
 	struct rl_state st;
-	/* stalled in the middle of a roll (an interrupt, a preempted vCPU
-	 * between two of its stores): the others read `pub`, the state
-	 * after some of its stores, until it resumes */
-	int stalled;
-	struct rl_state pub;
 	int busy;		/* a refresh in flight: reading the others */
 	int confirming;		/* its second reads, after the lease was written */
 	uint32_t next;		/* next CPU to read */
@@ -396,20 +431,22 @@ struct msim {
 	uint64_t lag;		/* longest a refresh stays in flight */
 	struct rl_budget b;
 	struct vcpu *cpu;
+	struct rl_history hist;	/* the budget's past buckets, shared */
 	uint64_t *pkts, *bytes;	/* passes per bucket (by the packet's time) */
 	size_t nbk;
-	uint32_t *inflight;	/* CPUs with a refresh in flight or stalled */
+	uint32_t *inflight;	/* CPUs with a refresh in flight */
 	uint32_t ninflight;
-	uint64_t rng;		/* where rolls stall */
-	int stall_rolls;	/* stall CPUs inside rolls at random */
+	uint64_t rng;		/* where rolls are interleaved */
+	int stall_rolls;	/* run other CPUs inside rolls at random */
 	uint64_t seen, passed, asks, reads, asks_after_over, stalls;
+	/* the roll in progress that RL_ROLL_STEP interleaves */
+	int rolling, in_step;
+	uint32_t roller;
+	uint64_t roll_now, minlen, maxlen;
 };
 
-/* CPU c's state as the others see it now */
-static const struct rl_state *msim_seen(const struct msim *m, uint32_t c)
-{
-	return m->cpu[c].stalled ? &m->cpu[c].pub : &m->cpu[c].st;
-}
+/* the simulation whose rolls msim_roll_step interleaves */
+static struct msim *msim_on;
 
 static void msim_inflight_drop(struct msim *m, uint32_t c)
 {
@@ -421,6 +458,8 @@ static void msim_inflight_drop(struct msim *m, uint32_t c)
 }
 
 static void msim_rest(struct msim *m, uint32_t c, int atomic);
+static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
+			int atomic);
 
 static void msim_pass(struct msim *m, struct vcpu *v)
 {
@@ -443,28 +482,25 @@ static void msim_over(struct vcpu *v)
 	v->over_start = v->st.win.bucket;
 }
 
-/* Read up to `k` other CPUs; after the last, refresh and judge. */
+/* Read up to `k` other CPUs; after the last, the history, then refresh and
+ * judge (sum_others and refresh() of the program, step by step). */
 static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 {
 	struct vcpu *v = &m->cpu[c];
 
-	if (v->stalled) {	/* resumes: the rest of its roll, its packet */
-		v->stalled = 0;
-		msim_inflight_drop(m, c);
-		msim_rest(m, c, 0);
-		return;
-	}
-
 	for (; v->next < m->ncpus && k; v->next++) {
 		if (v->next == c)
 			continue;
-		rl_usage_add(&v->acc, msim_seen(m, v->next), v->now,
+		rl_usage_add(&v->acc, &m->cpu[v->next].st, v->now,
 			     v->st.win.bucket, m->width, m->nb, 1);
 		m->reads++;
 		k--;
 	}
 	if (v->next < m->ncpus)
 		return;
+	rl_usage_self(&v->acc, &v->st, v->now, m->width, m->nb);
+	if (v->acc.hist)
+		rl_usage_history(&v->acc, &m->hist, v->st.win.bucket, m->nb);
 	if (!v->confirming &&
 	    rl_quota_refresh(&v->st, &m->b, &v->acc, v->len, 1, m->ncpus) == RL_FITS) {
 		/* the lease is written (what the others now read): read
@@ -487,8 +523,40 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 /* Complete CPU c's refresh in flight, both rounds of reads. */
 static void msim_finish(struct msim *m, uint32_t c)
 {
-	while (m->cpu[c].busy || m->cpu[c].stalled)
+	while (m->cpu[c].busy)
 		msim_read(m, c, m->ncpus);
+}
+
+/*
+ * After each store of a roll (RL_ROLL_STEP): the rolling CPU held up there
+ * (an interrupt, a preempted vCPU) while the others go on, at random:
+ * refreshes in flight read on (this CPU's half-rolled state and the
+ * history as it is), and other CPUs take packets of their own, rolls
+ * included (not interleaved in turn).
+ */
+static void msim_roll_step(const struct rl_state *st)
+{
+	struct msim *m = msim_on;
+	uint32_t n;
+
+	(void)st;
+	if (!m || !m->rolling || m->in_step || (rng_next(&m->rng) & 3))
+		return;
+	m->in_step = 1;		/* no nesting */
+	m->stalls++;
+	n = (uint32_t)rng_range(&m->rng, 1, 2 * m->ncpus);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = (uint32_t)rng_range(&m->rng, 0, m->ncpus - 1);
+
+		if (c == m->roller)
+			continue;	/* XDP runs to completion on a CPU */
+		if (m->cpu[c].busy && (rng_next(&m->rng) & 1))
+			msim_read(m, c, (uint32_t)rng_range(&m->rng, 1, m->ncpus));
+		else
+			msim_packet(m, c, m->roll_now,
+				    rng_range(&m->rng, m->minlen, m->maxlen), 0);
+	}
+	m->in_step = 0;
 }
 
 /* A packet arrives on CPU c at `now`: judge() up to the cross-CPU reads. */
@@ -497,30 +565,20 @@ static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
 {
 	struct vcpu *v = &m->cpu[c];
 
-	if (v->busy || v->stalled)	/* XDP runs to completion */
+	if (v->busy)	/* XDP runs to completion */
 		msim_finish(m, c);
 	m->seen++;
 	v->now = now;
 	v->len = len;
-	if (!atomic && m->stall_rolls && (rng_next(&m->rng) & 1)) {
-		struct rl_lease lease = v->st.lease;
-
-		roll_rec = &v->pub.win;
-		roll_seen = 0;
-		roll_pick = (int)rng_range(&m->rng, 0, 2 * RL_MAX_BUCKETS + 4);
-		roll_on = 1;
-		rl_state_roll(&v->st, now, m->width, m->nb);
-		roll_on = 0;
-		if (roll_seen > roll_pick) {
-			/* the lease goes after the window's stores */
-			v->pub.lease = lease;
-			v->stalled = 1;
-			m->stalls++;
-			m->inflight[m->ninflight++] = c;
-			return;
-		}
+	if (!atomic && m->stall_rolls && !m->in_step) {
+		/* others run between the stores of this roll */
+		m->rolling = 1;
+		m->roller = c;
+		m->roll_now = now;
+		rl_state_roll(&v->st, &m->hist, now, m->width, m->nb);
+		m->rolling = 0;
 	} else {
-		rl_state_roll(&v->st, now, m->width, m->nb);
+		rl_state_roll(&v->st, &m->hist, now, m->width, m->nb);
 	}
 	msim_rest(m, c, atomic);
 }
@@ -583,6 +641,9 @@ static void msim_run(uint64_t seed, uint32_t ncpus, uint32_t nb, uint64_t width,
 	m->lag = width / 64;
 	m->rng = seed ^ 0x12;
 	m->stall_rolls = !atomic;	/* interleaved runs stall inside rolls too */
+	m->minlen = minlen;
+	m->maxlen = maxlen;
+	msim_on = m;
 	m->cpu = calloc(ncpus, sizeof(*m->cpu));
 	m->inflight = calloc(ncpus, sizeof(*m->inflight));
 	m->nbk = (size_t)nwin * nb + 2 * nb;
@@ -739,7 +800,7 @@ TEST(quota_multi_cpu_bound)
 			}
 		}
 		printf("    ncpus %2u: %" PRIu64 " packets, %" PRIu64 " passed, %" PRIu64
-		       " rolls stalled half-way; worst excess"
+		       " roll steps with other CPUs run in between; worst excess"
 		       " per window: %" PRIu64 " pkts / %" PRIu64 " bytes interleaved,"
 		       " %" PRIu64 " / %" PRIu64 " sequential; worst shortfall under flood"
 		       " %" PRIu64 " / %" PRIu64 " (seed %#" PRIx64 ")\n",
@@ -764,18 +825,19 @@ TEST(quota_refresh_held_up)
 	for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
 		struct rl_budget b = { budgets[i], UNL };
 		struct rl_state all[2];
+		struct rl_history h = { 0 };
 		struct rl_usage stale = { 0 }, fresh = { 0 };
 		struct judge_stats js = { 0 };
 		uint64_t passed = 0, late = 0;
 
 		memset(all, 0, sizeof(all));
 		/* CPU 1 reads CPU 0 (nothing yet) and is held up */
-		rl_state_roll(&all[1], now, width, nb);
+		rl_state_roll(&all[1], &h, now, width, nb);
 		CHECK_EQ(rl_quota_fast(&all[1], &b, len, gen), RL_ASK, "cpu 1 asks");
 		rl_usage_add(&stale, &all[0], now, all[1].win.bucket, width, nb, gen);
 		/* CPU 0 floods meanwhile */
 		for (uint64_t k = 0; k < 3 * b.pkts; k++)
-			if (judge(all, 2, 0, &b, now, len, gen, width, nb, &js) == RL_FITS) {
+			if (judge(all, &h, 2, 0, &b, now, len, gen, width, nb, &js) == RL_FITS) {
 				rl_quota_commit(&all[0], len);
 				passed++;
 			}
@@ -790,7 +852,7 @@ TEST(quota_refresh_held_up)
 		/* and both keep sending */
 		for (uint64_t k = 0; k < b.pkts; k++)
 			for (uint32_t c = 0; c < 2; c++)
-				if (judge(all, 2, c, &b, now, len, gen, width, nb, &js) == RL_FITS) {
+				if (judge(all, &h, 2, c, &b, now, len, gen, width, nb, &js) == RL_FITS) {
 					rl_quota_commit(&all[c], len);
 					c ? late++ : passed++;
 				}
