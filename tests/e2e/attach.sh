@@ -12,10 +12,10 @@ test_attach_pins_bpftool() {
 	send --src 198.18.16.1 --count 20 >/dev/null
 	send --src 2001:db8:2::1 --count 20 >/dev/null
 	quota 198.18.17.0/24 --pps 0 && send --src 198.18.17.1 --count 3 >/dev/null
-	local bad=() m field n names perms
+	local bad=() m field n names perms want
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
-		refused:dropped_pkts; do
+		refused:dropped_pkts agg_history:newest; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -25,9 +25,14 @@ test_attach_pins_bpftool() {
 		jq '[.[0].formatted.values[].value.passed_pkts] | add')
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
+	# `history` has entries only once a CPU rolled out of a bucket still in
+	# the window (tests/prog: past_buckets_of_every_cpu_count): its type
+	bpftool btf dump map pinned "$pins/$vrx/history" value 2>&1 |
+		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates bans config counters link refused rules rules_v4 rules_v6 sources " ] ||
-		bad+=("pins: $names")
+	want=$(printf '%s\n' agg_history aggregates bans config counters history link refused \
+		rules rules_v4 rules_v6 sources | sort | tr '\n' ' ')
+	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
 	check bpftool_maps_btf "${#bad[@]} == 0" "${bad[*]}"

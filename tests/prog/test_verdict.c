@@ -366,6 +366,46 @@ out:
 	fixture_close(&f);
 }
 
+/* The buckets a CPU rolled out of are in the source's shared history
+ * (struct rl_history): every CPU counts them, and each leaves the window
+ * exactly when its bucket does, whichever CPU passed it. */
+TEST(past_buckets_of_every_cpu_count)
+{
+	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff,
+					[12] = 198, [13] = 18, [15] = 7 } };
+	struct rl_source_sum s;
+	struct rl_history h;
+	struct fixture f;
+	struct frame fr;
+	__u64 sum = 0;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
+		goto out;
+	if (!fixture_pps(&f, "default", 10))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 3, "CPU 0, bucket 0");
+	CHECK_EQ(fixture_send(&f, &fr, 4, 1, T0 + 2 * BUCKET), 4, "CPU 1, bucket 2");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 4 * BUCKET), 3,
+		 "CPU 0, bucket 4: what is left of the window");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 5 * BUCKET), 0, "CPU 1, bucket 5: full");
+	if (CHECK_EQ(bpf_map_lookup_elem(f.m.history, &key, &h), 0, "history entry")) {
+		for (int i = 0; i < RL_MAX_BUCKETS; i++)
+			sum += h.slot[i].pkts.count;
+		CHECK_EQ(sum, 7, "buckets 0 and 2 of both CPUs in the history");
+		CHECK_EQ(h.newest, (T0 + 2 * BUCKET) / BUCKET + 1, "newest bucket added");
+	}
+	if (fixture_source(&f, SRC, T0 + 5 * BUCKET, &s))
+		CHECK_EQ(s.window_pkts, 10, "stats: history and newest buckets");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 10 * BUCKET), 3, "bucket 0 left");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 11 * BUCKET), 0, "bucket 11");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 12 * BUCKET), 4, "bucket 2 left");
+out:
+	fixture_close(&f);
+}
+
 /* ---- one source on every CPU at once ---- */
 
 #define SPREAD_ROUNDS 20
