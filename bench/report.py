@@ -198,8 +198,8 @@ def established(rows):
 
 
 def memory(rows, sizes64, ncpus):
-    """Measured memlock, the per-entry overhead worked out from it, and the
-    formula for this machine and for 64 CPUs."""
+    """Measured memlock of sources + history, the per-entry overhead worked
+    out from it, and the formula for this machine and for 64 CPUs."""
     out = {"rows": []}
     by = {}
     for r in rows:
@@ -232,8 +232,11 @@ def memory(rows, sizes64, ncpus):
                "bytes_per_source": r["memlock"] / n}
         pw = 1 << (e - 1).bit_length()
         row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
-        # README "Memory per source", constants as written there
-        row["formula_readme"] = e * (72 + ncpus * v) + 16 * pw
+        # README "Memory per source", constants as written there: the
+        # sources map, then the history (an entry per source, not per CPU)
+        hv = (r.get("history_value_size", 0) + 7) // 8 * 8
+        row["history_value_size"] = r.get("history_value_size")
+        row["formula_readme"] = e * (72 + ncpus * v) + 16 * pw + e * (64 + hv) + 16 * pw
         if n in s64:
             e64 = s64[n]["entries"]
             row["entries_64"] = e64
@@ -350,7 +353,7 @@ def markdown(path):
         w("\n")
     mem = r.get("memory") or {}
     if mem.get("rows"):
-        w("**Memory** (`bpftool map show` memlock of `sources`):\n\n")
+        w("**Memory** (`bpftool map show` memlock of `sources` and `history`):\n\n")
         w("| --max-sources N | entries E | memlock | ÷ N | ÷ E | whole program | 64 CPUs "
           "(formula) |\n|---|---|---|---|---|---|---|\n")
         for m_ in mem["rows"]:
@@ -596,7 +599,7 @@ def main():
           % (e["sources"], e["sent"], e["flood_seconds"], e["received_mpps"] or 0,
              e["passed"], e["dropped"], e["tracked"]))
     if mem["rows"]:
-        w("\nMemory of the sources map (bpftool map show: memlock), %d CPUs here\n" % ncpus)
+        w("\nMemory of the sources and history maps (bpftool map show: memlock), %d CPUs here\n" % ncpus)
         w("  %-12s %-10s %-14s %-14s %-14s %-12s %s\n" % (
             "max-sources", "entries", "memlock", "formula here", "whole program",
             "per source", "64 CPUs (formula)"))

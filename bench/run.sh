@@ -13,7 +13,8 @@
 #
 # Parts, in this order:
 #   cost        per-packet cost, BPF_PROG_TEST_RUN (ratelimit-bench cost)
-#   memory      the sources map as the kernel charges it (bpftool memlock)
+#   memory      the sources and history maps as the kernel charges them
+#               (bpftool memlock)
 #   accuracy    paced traffic at 1.5x, 2x and 10x the quota: packets passed
 #               per window, xdp-ratelimit, nftables and hashlimit (while the
 #               throughput part's big tables are being allocated)
@@ -179,15 +180,20 @@ say "per-packet cost (BPF_PROG_TEST_RUN on CPU $cpu) ..."
 phase cost
 : >"$tmp/memory.jsonl"
 mem_row() {	# DEV MAX_SOURCES: the maps of DEV as the kernel charges them
-	local map j src tot=0
-	for map in config counters sources rules rules_v4 rules_v6 aggregates; do
+	local map j src hist tot=0
+	for map in config counters sources history rules rules_v4 rules_v6 aggregates \
+		agg_history refused bans; do
 		j=$(bpftool map show pinned "$pins/$1/$map" -j) || continue
 		tot=$((tot + $(jq .bytes_memlock <<<"$j")))
 		[ "$map" = sources ] && src=$j
+		[ "$map" = history ] && hist=$j
 	done
-	jq -c --argjson n "$2" --argjson tot "$tot" \
+	# per source: its per-CPU values (sources) and its history
+	jq -c --argjson n "$2" --argjson tot "$tot" --argjson h "$hist" \
 		'{max_sources: $n, entries: .max_entries, value_size: .bytes_value,
-		  memlock: .bytes_memlock, program_total: $tot}' <<<"$src" \
+		  sources_memlock: .bytes_memlock, history_memlock: $h.bytes_memlock,
+		  history_entries: $h.max_entries, history_value_size: $h.bytes_value,
+		  memlock: (.bytes_memlock + $h.bytes_memlock), program_total: $tot}' <<<"$src" \
 		>>"$tmp/memory.jsonl"
 	"$bench" sizes "$2" 64 >>"$tmp/sizes64.jsonl"
 }
