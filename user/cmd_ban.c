@@ -76,7 +76,7 @@ static int bans_read(void *ctx, const char *name)
 	if (rl_iface_open(name, &ifc, err, sizeof(err)))
 		return rl_fail("ban list: %s", err);
 	l->v6_prefix = ifc.cfg.set.v6_prefix;
-	ret = rl_bans_read(&ifc.m, rl_now_ns(), &l->rows, &l->n);
+	ret = rl_bans_read(&ifc.m, rl_prog_now_ns(&ifc.cfg.set), &l->rows, &l->n);
 	rl_iface_close(&ifc);
 	if (ret)
 		return rl_fail("ban list: cannot read the bans of %s: %s", name,
@@ -142,7 +142,7 @@ static int ban_del_run(void *cfg)
 	if (ret)
 		return rl_fail("ban del: %s", err);
 	if (!strcmp(a->address, "all")) {
-		ret = rl_bans_clear(&ifc.m, rl_now_ns());
+		ret = rl_bans_clear(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
 		rl_iface_close(&ifc);
 		if (ret < 0)
 			return rl_fail("ban del: cannot lift the bans of %s: %s",
@@ -155,7 +155,7 @@ static int ban_del_run(void *cfg)
 		return rl_usage_err("ban del: %s: give an address as 'ban list' shows it, or 'all'",
 				    err);
 	}
-	ret = rl_ban_del(&ifc.m, &key, rl_now_ns());
+	ret = rl_ban_del(&ifc.m, &key, rl_prog_now_ns(&ifc.cfg.set));
 	rl_iface_close(&ifc);
 	if (ret == -ENOENT)
 		return rl_fail("ban del: %s is not banned on %s (see 'xdp-ratelimit ban list --iface %s')",

@@ -86,7 +86,7 @@ static void row_iface(struct status *st, const char *name)
 	r->set = ifc.cfg.set;
 	r->sources_map_entries = ifc.sources_max_entries;
 	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
-	r->bans = rl_bans_count(&ifc.m, rl_now_ns());
+	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
 	rl_iface_close(&ifc);
 }
 

@@ -83,6 +83,15 @@ __u64 rl_now_ns(void)
 	return (__u64)ts.tv_sec * RL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
+__u64 rl_prog_now_ns(const struct rl_settings *s)
+{
+	struct timespec ts;
+
+	clock_gettime(s->flags & RL_F_COARSE_CLOCK ? CLOCK_MONOTONIC_COARSE :
+		      CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * RL_NSEC_PER_SEC + ts.tv_nsec;
+}
+
 __u64 rl_coarse_tick_ns(void)
 {
 	struct timespec res;

@@ -64,6 +64,10 @@ void *rl_percpu_alloc(size_t value_size);
 
 /* CLOCK_MONOTONIC in ns */
 __u64 rl_now_ns(void);
+/* Now on the clock of the program's windows and bans (RL_F_COARSE_CLOCK:
+ * CLOCK_MONOTONIC_COARSE, which bpf_ktime_get_coarse_ns() reads), so that a
+ * bucket or a ban is not taken for over up to a tick before it is. */
+__u64 rl_prog_now_ns(const struct rl_settings *s);
 /* The tick of bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC_COARSE), 0 if
  * unknown: what attach's choice of clock rests on (rl_settings_clock). */
 __u64 rl_coarse_tick_ns(void);

@@ -94,7 +94,7 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 		       strerror(-ret));
 		goto fail;
 	}
-	v->now = rl_now_ns();
+	v->now = rl_prog_now_ns(&ifc.cfg.set);
 	ret = rl_source_top_read(&ifc.m, &v->set, ifc.cfg.rules_gen, v->now,
 				 keep, &r->top);
 	if (ret) {
