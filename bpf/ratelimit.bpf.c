@@ -288,7 +288,7 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 	int ans;
 
 	__builtin_memset(&c->acc, 0, sizeof(c->acc));
-	rl_usage_self(&c->acc, st, c->now, settings.bucket_ns, settings.nbuckets);
+	rl_usage_self(&c->acc, st, c->bucket, settings.nbuckets);
 	sum_others(c, c->source);
 	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, settings.ncpus);
 	if (ans != RL_FITS)
@@ -299,8 +299,7 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 		if (__sync_fetch_and_add(&st->win.bucket, 0) != c->bucket)
 			return RL_OVER;	/* cannot happen: only we write it */
 		__builtin_memset(&c->acc, 0, sizeof(c->acc));
-		rl_usage_self(&c->acc, st, c->now, settings.bucket_ns,
-			      settings.nbuckets);
+		rl_usage_self(&c->acc, st, c->bucket, settings.nbuckets);
 		sum_others(c, c->source);
 	}
 	return rl_quota_confirm(st, b, &c->acc, len);

@@ -115,12 +115,14 @@ RL_INLINE int rl_quota_fast(const struct rl_state *st,
 	return RL_ASK;
 }
 
-/* This CPU's own part of `u`: whether it passed in a past bucket of the
- * window (then the history holds part of the window). */
+/* This CPU's own part of `u` beside its newest bucket: its `past` bucket,
+ * and whether its marker says the history holds part of the window. */
 RL_INLINE void rl_usage_self(struct rl_usage *u, const struct rl_state *st,
-			     __u64 now, __u64 width, __u32 nbuckets)
+			     __u64 bucket, __u32 nbuckets)
 {
-	if (rl_marker_live(st->flushed, now, width, nbuckets)) {
+	if (rl_past_usage(&st->past, bucket, nbuckets, &u->pkts, &u->bytes))
+		u->self_past = 1;
+	if (rl_marker_live(st->flushed, bucket, nbuckets)) {
 		u->hist = 1;
 		u->self_past = 1;
 	}
@@ -130,8 +132,9 @@ RL_INLINE void rl_usage_self(struct rl_usage *u, const struct rl_state *st,
  * Add another CPU's state to `u`, as seen at `now` by a CPU whose newest
  * bucket is `bucket`. A lease counts only while it is still live for the
  * current bucket (a CPU still behind refreshes before passing again). Loads
- * in the reverse order of a roll's stores (window.h): lease, index, counts,
- * marker; the history is read after every CPU (rl_usage_history).
+ * in the reverse order of a roll's stores (window.h): lease, index, newest
+ * counts, `past`, marker; the history is read after every CPU
+ * (rl_usage_history).
  */
 RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			    __u64 now, __u64 bucket, __u64 width,
@@ -141,13 +144,15 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 	__u32 ap = RL_READ(o->lease.allow_pkts), ab = RL_READ(o->lease.allow_bytes);
 	__u64 obucket = RL_READ(o->win.bucket);
 	__u64 passed_p = RL_READ(o->win.pkts), passed_b = RL_READ(o->win.bytes);
-	int past = rl_marker_live(RL_READ(o->flushed), now, width, nbuckets);
+	int past = rl_past_usage(&o->past, bucket, nbuckets, &u->pkts, &u->bytes);
 	__u64 p, b;
 
+	if (rl_marker_live(RL_READ(o->flushed), bucket, nbuckets)) {
+		u->hist = 1;
+		past = 1;
+	}
 	if (!rl_bucket_live(obucket, now, width, nbuckets))
 		passed_p = passed_b = 0;
-	if (past)
-		u->hist = 1;
 	p = passed_p;
 	b = passed_b;
 	/* compared as times: a window that rolled across a clock wrap and

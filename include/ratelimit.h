@@ -171,16 +171,31 @@ struct rl_lease {
 };
 
 /*
- * The per-CPU state behind one budget: lease, newest bucket, and
- * `flushed`, 1 + the newest bucket index this CPU added to the history (0:
- * none). Whoever sums the CPUs reads the history only when some CPU's
- * `flushed` is inside the window: a source whose buckets all left before
- * the next one began (one packet a window) never touches its history.
+ * The bucket before a CPU's newest one that still counts, kept by the CPU
+ * itself: a roll moves the newest bucket here, and only a third bucket of
+ * the same window sends this one to the shared history. A source passing
+ * in one or two buckets of a window (one packet a minute, a burst across a
+ * bucket edge) never touches its history. `bucket` is the low 32 bits of
+ * its index.
+ */
+struct rl_past {
+	__u32 bucket;
+	__u32 pkts;
+	__u32 bytes;
+};
+
+/*
+ * The per-CPU state behind one budget: lease, newest bucket, the bucket
+ * before it (`past`) and `flushed`: 1 + the low 32 bits of the newest
+ * bucket index this CPU added to the history (0: none). Whoever sums the
+ * CPUs reads the history only when some CPU's `flushed` is inside the
+ * window.
  */
 struct rl_state {
 	struct rl_lease lease;
 	struct rl_window win;
-	__u64 flushed;
+	struct rl_past past;
+	__u32 flushed;
 };
 
 /*
@@ -222,7 +237,8 @@ struct rl_history {
  *
  * What the verdict reads is the first 64 bytes (a cache line when the
  * value is aligned): owner, rule cache, lease and newest bucket. Then the
- * history marker, the totals (written by every packet) and created_ns.
+ * bucket before it and the history marker (read at a refresh, written at
+ * a roll), the totals (written by every packet) and created_ns.
  *
  * `owner` is the key the value was last (re)initialised for on this CPU:
  * the kernel may hand an evicted LRU element to a new key at once, while a
@@ -371,7 +387,7 @@ RL_STATIC_ASSERT(sizeof(union rl_hist_count) == sizeof(__u64),
 		 "rl_hist_count: one compare-and-swap");
 RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
 RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
-RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st.flushed) == 64,
+RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st.past) == 64,
 		 "rl_source: what the verdict reads in its first 64 bytes");
 RL_STATIC_ASSERT(sizeof(struct rl_source) + 8 <= RL_SOURCE_MAX_SIZE,
 		 "rl_source: two cache lines, with room for one more __u64");

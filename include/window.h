@@ -1,35 +1,40 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The sliding window of one budget (a source's, a rule's aggregate or
- * newcomer window), counted per CPU: each CPU keeps only its newest bucket
- * (struct rl_window, in its per-CPU state), and the buckets before it live
- * once for all CPUs in the budget's history (struct rl_history, shared).
+ * newcomer window), counted per CPU: each CPU keeps its newest bucket
+ * (struct rl_window) and the one bucket before it that still counts
+ * (struct rl_past) in its per-CPU state; older buckets of every CPU live
+ * once, together, in the budget's history (struct rl_history, shared).
  * Plain C with no helpers and no libc: the XDP program and the host unit
  * tests compile the same code, and time is an argument.
  *
- * A CPU rolls when time enters a new bucket (rl_state_roll). If its newest
- * bucket holds passes and is still inside the window at `now`, it adds them
- * to the history first: its marker `flushed` is stored, then each dimension
- * goes in with a compare-and-swap loop on its slot (rl_hist_add). Then its
- * counts are zeroed and the new index published, last. A bucket already out
- * of the window is dropped, not added: a source that sends once a window
- * never writes (or reads) its history. The history's slot of bucket i is i
- * % RL_MAX_BUCKETS, tagged with the low 32 bits of i, and `newest` is the
- * newest bucket added: a slot holding an older bucket is taken over; a
- * bucket a whole ring older than `newest` left every window already.
+ * A CPU rolls when time enters a new bucket (rl_roll_plan, rl_roll_apply).
+ * If its newest bucket holds passes still inside the window, it becomes
+ * the CPU's `past` bucket; if `past` already held a bucket still inside the
+ * window, that one goes to the history first: the CPU's marker `flushed` is
+ * stored, then each dimension goes in with a compare-and-swap loop on its
+ * slot (rl_hist_add). Then `past` is written, the newest counts zeroed and
+ * the new index published, last. A bucket out of the window is dropped: a
+ * source that passes in at most two buckets of a window never writes (or
+ * reads) its history. The history's slot of bucket i is i % RL_MAX_BUCKETS,
+ * tagged with the low 32 bits of i, and `newest` is the newest bucket
+ * added: a slot holding an older bucket is taken over; a bucket a whole
+ * ring older than `newest` left every window already.
  *
- * Another CPU (a refresh) reads this CPU's index, counts and marker, and
- * only then the history, and reads the history only if some CPU's marker
- * is inside the window. A roll between those reads is counted twice (its
- * counts, and the history they went into), never missed: counts read as
- * zero were zeroed after the compare-and-swap (a full barrier) put them in
- * the history, whose marker was stored before that
+ * Another CPU (a refresh) reads this CPU's index, newest counts, `past` and
+ * marker, and only then the history, and reads the history only if some
+ * CPU's marker is inside the window. A roll between those reads is counted
+ * twice, never missed: newest counts read as zero were zeroed after `past`
+ * had them, and `past` is overwritten only after the history had it (the
+ * compare-and-swap is a full barrier), its marker stored before that
  * (tests/unit/test_roll_race.c replays a reader at every store). Readers
  * rely on loads not being reordered (x86); see README "One quota across
  * CPUs".
  *
  * Time differences are taken modulo 2^64: a window that rolls across a
- * clock wrap stays continuous (its index keeps counting).
+ * clock wrap stays continuous (its index keeps counting). 32-bit bucket
+ * tags repeat every 2^32 buckets (50 days of 1 ms buckets): a bucket idle
+ * that long can read as live again once, counted more, never less.
  */
 #ifndef RL_WINDOW_H
 #define RL_WINDOW_H
@@ -109,17 +114,44 @@ RL_INLINE int rl_bucket_live(__u64 b, __u64 now, __u64 width, __u32 nbuckets)
 	return elapsed / width < nbuckets;
 }
 
-/* Is a `flushed` marker (1 + a bucket index, 0: none) inside the window? */
-RL_INLINE int rl_marker_live(__u64 flushed, __u64 now, __u64 width,
-			     __u32 nbuckets)
+/* Is the bucket tagged `tag` (low 32 bits of its index) inside the window
+ * whose newest bucket is `bucket`? Up to RL_MAX_BUCKETS ahead is (another
+ * CPU whose clock read a later bucket: counted more, never less). */
+RL_INLINE int rl_tag_live(__u32 tag, __u64 bucket, __u32 nbuckets)
 {
-	return flushed && rl_bucket_live(flushed - 1, now, width, nbuckets);
+	__u32 back = (__u32)bucket - tag;
+
+	return back < nbuckets || -back <= RL_MAX_BUCKETS;
 }
 
-/* rl_roll_plan(): the index moves; and the newest bucket goes to the
- * history first (it holds passes still inside the window) */
+/* Is a `flushed` marker (1 + a bucket tag, 0: none) inside that window? */
+RL_INLINE int rl_marker_live(__u32 flushed, __u64 bucket, __u32 nbuckets)
+{
+	return flushed && rl_tag_live(flushed - 1, bucket, nbuckets);
+}
+
+/* The marker of bucket `b` (never 0, which means none: a tag of ~0 reads
+ * as one bucket younger, so its history is read a bucket longer). */
+RL_INLINE __u32 rl_marker(__u64 b)
+{
+	__u32 m = (__u32)b + 1;
+
+	return m ? m : 1;
+}
+
+/* Does `past` hold passes of a bucket inside the window whose newest
+ * bucket is `bucket`? */
+RL_INLINE int rl_past_live(const struct rl_past *p, __u64 bucket, __u32 nbuckets)
+{
+	return (p->pkts || p->bytes) && rl_tag_live(p->bucket, bucket, nbuckets);
+}
+
+/* rl_roll_plan(): the index moves; the newest bucket becomes `past` (it
+ * holds passes still inside the window); `past` goes to the history first
+ * (it too is still inside the window) */
 #define RL_ROLL_MOVE	1
-#define RL_ROLL_FLUSH	2
+#define RL_ROLL_KEEP	2
+#define RL_ROLL_FLUSH	4
 
 /*
  * What rolling `st` to `now` takes (RL_ROLL_*, 0: nothing) and the new
@@ -133,8 +165,10 @@ RL_INLINE int rl_roll_plan(const struct rl_state *st, __u64 now, __u64 width,
 {
 	const struct rl_window *w = &st->win;
 	__u64 elapsed, d;
+	int plan = RL_ROLL_MOVE;
 
-	if (w->bucket == 0 && w->pkts == 0 && st->flushed == 0) {
+	if (w->bucket == 0 && w->pkts == 0 && st->flushed == 0 &&
+	    st->past.pkts == 0) {
 		*to = now / width;
 		return *to != 0 ? RL_ROLL_MOVE : 0;
 	}
@@ -143,9 +177,12 @@ RL_INLINE int rl_roll_plan(const struct rl_state *st, __u64 now, __u64 width,
 		return 0;		/* same bucket, or clock behind: newest */
 	d = elapsed / width;
 	*to = w->bucket + d;
-	if ((w->pkts || w->bytes) && d < nbuckets)
-		return RL_ROLL_MOVE | RL_ROLL_FLUSH;
-	return RL_ROLL_MOVE;
+	if ((w->pkts || w->bytes) && d < nbuckets) {
+		plan |= RL_ROLL_KEEP;
+		if (rl_past_live(&st->past, *to, nbuckets))
+			plan |= RL_ROLL_FLUSH;
+	}
+	return plan;
 }
 
 /* Move h->newest up to bucket `b` (it only moves forward). */
@@ -238,24 +275,39 @@ RL_INLINE void rl_hist_usage(const struct rl_history *h, __u64 bucket,
 	}
 }
 
+/* The full index of the bucket tagged `tag`, at or before bucket `b`. */
+RL_INLINE __u64 rl_tag_index(__u32 tag, __u64 b)
+{
+	return b - (__u32)((__u32)b - tag);
+}
+
 /*
- * Roll `st` as rl_roll_plan() said (`plan`, `to`), adding its newest bucket
- * to `h` first when the plan says so (h NULL: the history could not be
- * had, the bucket is lost). Stores in the order the top of this file gives;
- * the lease goes last (a CPU that reads the new bucket with the old lease
- * still live counts too much, never too little).
+ * Roll `st` as rl_roll_plan() said (`plan`, `to`), adding its `past`
+ * bucket to `h` first when the plan says so (h NULL: the history could not
+ * be had, that bucket is lost). Stores in the order the top of this file
+ * gives; the lease goes last (a CPU that reads the new bucket with the old
+ * lease still live counts too much, never too little).
  */
 RL_INLINE void rl_roll_apply(struct rl_state *st, struct rl_history *h,
 			     int plan, __u64 to)
 {
-	__u64 b = st->win.bucket;
+	__u64 b = st->win.bucket, pb;
 
 	if (!plan)
 		return;
 	if ((plan & RL_ROLL_FLUSH) && h) {
-		RL_WRITE(st->flushed, b + 1);
+		pb = rl_tag_index(st->past.bucket, b);
+		RL_WRITE(st->flushed, rl_marker(pb));
 		RL_ROLL_STEP(st);
-		rl_hist_add(h, b, st->win.pkts, st->win.bytes);
+		rl_hist_add(h, pb, st->past.pkts, st->past.bytes);
+		RL_ROLL_STEP(st);
+	}
+	if (plan & RL_ROLL_KEEP) {
+		RL_WRITE(st->past.bucket, (__u32)b);
+		RL_ROLL_STEP(st);
+		RL_WRITE(st->past.pkts, st->win.pkts);
+		RL_ROLL_STEP(st);
+		RL_WRITE(st->past.bytes, st->win.bytes);
 		RL_ROLL_STEP(st);
 	}
 	RL_WRITE(st->win.pkts, 0);
@@ -299,6 +351,23 @@ RL_INLINE void rl_window_usage_at(const struct rl_window *w, __u64 now,
 	*bytes = RL_READ(w->bytes);
 	if (!rl_bucket_live(bucket, now, width, nbuckets))
 		*pkts = *bytes = 0;
+}
+
+/* Add what a CPU's `past` bucket holds of the window whose newest bucket
+ * is `bucket` to *pkts, *bytes; whether it held any. */
+RL_INLINE int rl_past_usage(const struct rl_past *p, __u64 bucket,
+			    __u32 nbuckets, __u64 *pkts, __u64 *bytes)
+{
+	struct rl_past c;
+
+	c.bucket = RL_READ(p->bucket);
+	c.pkts = RL_READ(p->pkts);
+	c.bytes = RL_READ(p->bytes);
+	if (!rl_past_live(&c, bucket, nbuckets))
+		return 0;
+	*pkts += c.pkts;
+	*bytes += c.bytes;
+	return 1;
 }
 
 #endif /* RL_WINDOW_H */

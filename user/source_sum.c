@@ -20,11 +20,14 @@ void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 	out->passed_bytes += src->passed_bytes;
 	out->dropped_pkts += src->dropped_pkts;
 	out->dropped_bytes += src->dropped_bytes;
-	/* the CPU's newest bucket; its past ones are in the history */
+	/* the CPU's newest bucket and the one before; older ones are in
+	 * the history */
 	rl_window_usage_at(&src->st.win, now, s->bucket_ns, s->nbuckets, &p, &b);
 	out->window_pkts += p;
 	out->window_bytes += b;
-	if (rl_marker_live(src->st.flushed, now, s->bucket_ns, s->nbuckets))
+	rl_past_usage(&src->st.past, now / s->bucket_ns, s->nbuckets,
+		      &out->window_pkts, &out->window_bytes);
+	if (rl_marker_live(src->st.flushed, now / s->bucket_ns, s->nbuckets))
 		out->past = true;
 }
 

@@ -28,8 +28,8 @@ struct rl_source_sum {
 };
 
 /* Add one CPU's value of a source to `out` (window usage as of `now`: its
- * newest bucket); a value not owned by out->key (stale, or unused on that
- * CPU) adds nothing. */
+ * newest bucket and the one before); a value not owned by out->key (stale,
+ * or unused on that CPU) adds nothing. */
 void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,
 		       const struct rl_settings *s, __u64 now);
 /* Then the source's past buckets from `history` (fd), if a CPU's marker

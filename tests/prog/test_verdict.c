@@ -366,9 +366,10 @@ out:
 	fixture_close(&f);
 }
 
-/* The buckets a CPU rolled out of are in the source's shared history
- * (struct rl_history): every CPU counts them, and each leaves the window
- * exactly when its bucket does, whichever CPU passed it. */
+/* A CPU keeps its newest bucket and the one before; a third bucket of the
+ * window sends the oldest to the source's shared history (struct
+ * rl_history): every CPU counts it, and each bucket leaves the window
+ * exactly when it ends, wherever it is kept. */
 TEST(past_buckets_of_every_cpu_count)
 {
 	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff,
@@ -386,22 +387,26 @@ TEST(past_buckets_of_every_cpu_count)
 	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 3, "CPU 0, bucket 0");
-	CHECK_EQ(fixture_send(&f, &fr, 4, 1, T0 + 2 * BUCKET), 4, "CPU 1, bucket 2");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 4 * BUCKET), 3,
-		 "CPU 0, bucket 4: what is left of the window");
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 2, "CPU 0, bucket 0");
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
+	CHECK_EQ(fixture_send(&f, &fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
+	/* CPU 0's bucket 0 goes to the history here */
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 4 * BUCKET), 2,
+		 "CPU 1, bucket 4: what is left of the window");
+	/* and CPU 1's bucket 2 here */
 	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 5 * BUCKET), 0, "CPU 1, bucket 5: full");
 	if (CHECK_EQ(bpf_map_lookup_elem(f.m.history, &key, &h), 0, "history entry")) {
 		for (int i = 0; i < RL_MAX_BUCKETS; i++)
 			sum += h.slot[i].pkts.count;
-		CHECK_EQ(sum, 7, "buckets 0 and 2 of both CPUs in the history");
+		CHECK_EQ(sum, 4, "buckets 0 (CPU 0) and 2 (CPU 1) in the history");
 		CHECK_EQ(h.newest, (T0 + 2 * BUCKET) / BUCKET + 1, "newest bucket added");
 	}
 	if (fixture_source(&f, SRC, T0 + 5 * BUCKET, &s))
-		CHECK_EQ(s.window_pkts, 10, "stats: history and newest buckets");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 10 * BUCKET), 3, "bucket 0 left");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 11 * BUCKET), 0, "bucket 11");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 12 * BUCKET), 4, "bucket 2 left");
+		CHECK_EQ(s.window_pkts, 10, "stats: history, past and newest buckets");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 10 * BUCKET), 2, "bucket 0 left");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 11 * BUCKET), 2, "bucket 1 left");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 12 * BUCKET), 2, "bucket 2 left");
 out:
 	fixture_close(&f);
 }

@@ -35,7 +35,7 @@ static int judge1(struct rl_state *st, struct rl_history *h,
 	ans = rl_quota_fast(st, b, LEN, GEN);
 	if (ans != RL_ASK)
 		return ans;
-	rl_usage_self(&u, st, now, WIDTH, NB);
+	rl_usage_self(&u, st, st->win.bucket, NB);
 	if (u.hist)
 		rl_usage_history(&u, h, st->win.bucket, NB);
 	ans = rl_quota_refresh(st, b, &u, LEN, GEN, 1);

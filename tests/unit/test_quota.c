@@ -51,7 +51,7 @@ static void sum_others(struct rl_usage *acc, struct rl_state *all,
 	struct rl_state *st = &all[self];
 
 	memset(acc, 0, sizeof(*acc));
-	rl_usage_self(acc, st, now, width, nb);
+	rl_usage_self(acc, st, st->win.bucket, nb);
 	for (uint32_t c = 0; c < ncpus; c++) {
 		if (c == self)
 			continue;
@@ -81,6 +81,8 @@ static void usage_total(const struct rl_state *all, const struct rl_history *h,
 		if (all[c].win.bucket > newest)
 			newest = all[c].win.bucket;
 	}
+	for (uint32_t c = 0; c < ncpus; c++)
+		rl_past_usage(&all[c].past, newest, nb, pkts, bytes);
 	rl_hist_usage(h, newest, nb, pkts, bytes);
 }
 
@@ -498,7 +500,7 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 	}
 	if (v->next < m->ncpus)
 		return;
-	rl_usage_self(&v->acc, &v->st, v->now, m->width, m->nb);
+	rl_usage_self(&v->acc, &v->st, v->st.win.bucket, m->nb);
 	if (v->acc.hist)
 		rl_usage_history(&v->acc, &m->hist, v->st.win.bucket, m->nb);
 	if (!v->confirming &&

@@ -24,7 +24,7 @@ static void roll_step(const struct rl_state *st);
 #include "model.h"
 #include "harness.h"
 
-#define MAX_STEPS 16
+#define MAX_STEPS 12
 
 static struct rl_state steps[MAX_STEPS];
 static struct rl_history hsteps[MAX_STEPS];
@@ -44,24 +44,32 @@ static void roll_step(const struct rl_state *st)
 static void holds(const struct rl_state *st, const struct rl_history *h,
 		  uint64_t at, uint64_t width, uint32_t nb, __u64 *p, __u64 *b)
 {
+	uint64_t bucket = rl_window_bucket_at(&st->win, at, width);
+
 	rl_window_usage_at(&st->win, at, width, nb, p, b);
-	rl_hist_usage(h, rl_window_bucket_at(&st->win, at, width), nb, p, b);
+	rl_past_usage(&st->past, bucket, nb, p, b);
+	rl_hist_usage(h, bucket, nb, p, b);
 }
 
-/* What a reader computes from the index of `a`, the counts of `b`, the
- * marker of `c` and the history `h` (its loads in that order). */
+/* What a reader computes from the index of `a`, the newest counts of `b`,
+ * the past bucket of `c` (tag and counts from `c` and `c2`: three loads),
+ * the marker of `d` and the history `h` (its loads in that order). */
 static void read_mixed(const struct rl_state *a, const struct rl_state *b,
-		       const struct rl_state *c, const struct rl_history *h,
+		       const struct rl_state *c, const struct rl_state *c2,
+		       const struct rl_state *d, const struct rl_history *h,
 		       uint64_t rbucket, uint64_t now, uint64_t width,
 		       uint32_t nb, __u64 *p, __u64 *by)
 {
-	struct rl_state x = *c;
+	struct rl_state x = *d;
 	struct rl_usage u = { 0 };
 
 	x.lease.state = 0;	/* leases are not what this test is about */
 	x.win.bucket = a->win.bucket;
 	x.win.pkts = b->win.pkts;
 	x.win.bytes = b->win.bytes;
+	x.past.bucket = c->past.bucket;
+	x.past.pkts = c->past.pkts;
+	x.past.bytes = c2->past.bytes;
 	rl_usage_add(&u, &x, now, rbucket, width, nb, 1);
 	if (u.hist)
 		rl_usage_history(&u, h, rbucket, nb);
@@ -89,7 +97,7 @@ TEST(roll_seen_mid_way_never_undercounts)
 	uint64_t seed = rng_seed(0x5eed0012), s = seed;
 	uint64_t cases = 0, reads = 0, over = 0, flushes = 0;
 
-	for (int run = 0; run < 4000; run++) {
+	for (int run = 0; run < 1500; run++) {
 		uint32_t nb = (uint32_t)rng_range(&s, 1, RL_MAX_BUCKETS);
 		uint64_t width = rng_range(&s, 0, 1) ? rng_range(&s, 1, 50) :
 				 rng_range(&s, 1, 1000) * RL_NSEC_PER_MSEC;
@@ -123,22 +131,24 @@ TEST(roll_seen_mid_way_never_undercounts)
 			for (int a = 0; a < nsteps; a++)
 			for (int b = a; b < nsteps; b++)
 			for (int c = b; c < nsteps; c++)
-			for (int d = c; d < nsteps; d++) {
+			for (int c2 = c; c2 < nsteps; c2++)
+			for (int d = c2; d < nsteps; d++)
+			for (int e = d; e < nsteps; e++) {
 				__u64 p, by;
 
-				read_mixed(&steps[a], &steps[b], &steps[c], &hsteps[d],
-					   rb, tr, width, nb, &p, &by);
+				read_mixed(&steps[a], &steps[b], &steps[c], &steps[c2],
+					   &steps[d], &hsteps[e], rb, tr, width, nb, &p, &by);
 				reads++;
 				over += p > want_p;
 				if (p < want_p || by < want_b) {
 					CHECK(false,
 					      "seed %#" PRIx64 " run %d: nb %u width %"
 					      PRIu64 ", roll %" PRIu64 " buckets on, read"
-					      " %" PRIu64 " ns later from stores %d/%d/%d/%d"
+					      " %" PRIu64 " ns later from stores %d/%d/%d/%d/%d/%d"
 					      " of %d: %" PRIu64 " packets / %" PRIu64
 					      " bytes, the window holds %" PRIu64 " / %"
 					      PRIu64, seed, run, nb, width,
-					      (tw - t) / width, tr - tw, a, b, c, d,
+					      (tw - t) / width, tr - tw, a, b, c, c2, d, e,
 					      nsteps - 1, (uint64_t)p, (uint64_t)by,
 					      (uint64_t)want_p, (uint64_t)want_b);
 					return;

@@ -33,14 +33,17 @@ static void wroll(struct win1 *w, uint64_t now, uint64_t width, uint32_t nb)
 }
 
 /* What the window holds at `at` without rolling it: the newest bucket if
- * still inside, and the history if the marker says it holds any of it (as
- * the program reads it). */
+ * still inside, the one before it, and the history if the marker says it
+ * holds any of it (as the program reads it). */
 static void wusage(const struct win1 *w, uint64_t at, uint64_t width,
 		   uint32_t nb, __u64 *p, __u64 *b)
 {
+	uint64_t bucket = rl_window_bucket_at(&w->st.win, at, width);
+
 	rl_window_usage_at(&w->st.win, at, width, nb, p, b);
-	if (rl_marker_live(w->st.flushed, at, width, nb))
-		rl_hist_usage(&w->h, rl_window_bucket_at(&w->st.win, at, width), nb, p, b);
+	rl_past_usage(&w->st.past, bucket, nb, p, b);
+	if (rl_marker_live(w->st.flushed, bucket, nb))
+		rl_hist_usage(&w->h, bucket, nb, p, b);
 }
 
 static __u64 wpkts(const struct win1 *w)
@@ -66,9 +69,11 @@ static __u64 wbucket(const struct win1 *w, uint64_t idx)
 
 	if (idx == w->st.win.bucket)
 		return w->st.win.pkts;
-	if (w->st.win.bucket - idx >= w->nb || c->bucket != (__u32)idx)
+	if (w->st.win.bucket - idx >= w->nb)
 		return 0;
-	return c->count;
+	if (w->st.past.bucket == (__u32)idx)
+		return w->st.past.pkts;
+	return c->bucket == (__u32)idx ? c->count : 0;
 }
 
 /* One packet through the window alone, as the verdict uses it: roll to
@@ -101,8 +106,9 @@ static unsigned burst(struct win1 *w, uint64_t now, unsigned n,
 }
 
 /* The window's own invariants on one CPU: the history holds only buckets
- * before the newest (pkts and bytes of a slot for the same bucket), and
- * the marker covers every one of them still inside the window. */
+ * before the newest and `past` (pkts and bytes of a slot for the same
+ * bucket), and the marker covers every one of them still inside the
+ * window. */
 static bool window_consistent(const struct win1 *w, uint32_t nb)
 {
 	__u32 newest = (__u32)w->st.win.bucket;
@@ -117,7 +123,11 @@ static bool window_consistent(const struct win1 *w, uint32_t nb)
 			   "slot %u: bytes of bucket %u, pkts of bucket %u", i,
 			   sl->bytes.bucket, sl->pkts.bucket) ||
 		    !CHECK(age >= 1, "slot %u holds bucket %u, not before the newest %u",
-			   i, sl->pkts.bucket, newest))
+			   i, sl->pkts.bucket, newest) ||
+		    !CHECK(age >= nb || !w->st.past.pkts ||
+			   (__u32)(w->st.past.bucket - sl->pkts.bucket) - 1 < RL_MAX_BUCKETS,
+			   "slot %u holds bucket %u, not before past %u", i,
+			   sl->pkts.bucket, w->st.past.bucket))
 			return false;
 		if (age < nb && !CHECK(w->st.flushed &&
 				       (__u32)(w->st.flushed - 1) - sl->pkts.bucket < RL_MAX_BUCKETS,
