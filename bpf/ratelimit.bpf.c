@@ -344,6 +344,8 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 	ans = rl_quota_fast(st, b, len, gen);
 	if (ans != RL_ASK)
 		return ans;
+	if (rl_quota_over_alone(st, b, len, gen, settings.nbuckets))
+		return RL_OVER;
 	c.bucket = st->win.bucket;
 	c.self = bpf_get_smp_processor_id();
 	c.source = key != NULL;

@@ -237,6 +237,32 @@ RL_INLINE int rl_lease_none(struct rl_lease *l, const struct rl_window *w)
 }
 
 /*
+ * Before a refresh: is the packet over the budget on this CPU's own passes
+ * alone (its newest and past buckets)? Then it drops without reading the
+ * other CPUs, which can only add: a source over its quota on one CPU (a
+ * flood on one RX queue, a million sources each over its frame a minute)
+ * costs no cross-CPU read in a new bucket. The lease is then none, its
+ * free bounds from this CPU alone (upper bounds, as free_* are).
+ */
+RL_INLINE int rl_quota_over_alone(struct rl_state *st, const struct rl_budget *b,
+				  __u64 len, __u32 gen, __u32 nbuckets)
+{
+	struct rl_lease *l = &st->lease;
+	__u64 p = st->win.pkts, by = st->win.bytes, fp, fb;
+
+	rl_past_usage(&st->past, st->win.bucket, nbuckets, &p, &by);
+	fp = rl_free(b->pkts, 0, p);
+	fb = rl_free(b->bytes, 0, by);
+	if (fp >= 1 && fb >= len)
+		return 0;
+	l->gen = gen;
+	l->free_pkts = rl_lease_u32(fp);
+	l->free_bytes = rl_lease_u32(fb);
+	rl_lease_none(l, &st->win);
+	return 1;
+}
+
+/*
  * Take a new lease given what the other CPUs hold, and judge the packet.
  * A lease granted (RL_FITS) is pending until rl_quota_confirm().
  */

@@ -35,6 +35,8 @@ static int judge1(struct rl_state *st, struct rl_history *h,
 	ans = rl_quota_fast(st, b, LEN, GEN);
 	if (ans != RL_ASK)
 		return ans;
+	if (rl_quota_over_alone(st, b, LEN, GEN, NB))
+		return RL_OVER;
 	rl_usage_self(&u, st, st->win.bucket, NB);
 	if (u.hist)
 		rl_usage_history(&u, h, st->win.bucket, NB);

@@ -101,6 +101,8 @@ static int judge(struct rl_state *all, struct rl_history *h, uint32_t ncpus,
 	ans = rl_quota_fast(st, b, len, gen);
 	if (ans != RL_ASK)
 		return ans;
+	if (rl_quota_over_alone(st, b, len, gen, nb))
+		return RL_OVER;
 	js->asks++;
 	for (int pass = 0; pass < 2; pass++) {
 		sum_others(&acc, all, h, ncpus, self, now, width, nb, gen, js);
@@ -314,6 +316,36 @@ TEST(quota_single_cpu_edge)
 			free(all);
 		}
 	}
+}
+
+/* A CPU over the budget on its own passes (newest and past buckets) drops
+ * in a new bucket without reading the other CPUs; under it, it reads them. */
+TEST(quota_over_alone_reads_no_cpu)
+{
+	const uint64_t w = 100 * RL_NSEC_PER_MSEC;
+	struct rl_state all[4];
+	struct rl_history h = { 0 };
+	struct rl_budget b = { 5, UNL };
+	struct judge_stats js = { 0 };
+	uint64_t passed = 0;
+
+	memset(all, 0, sizeof(all));
+	for (int i = 0; i < 5; i++)
+		if (judge(all, &h, 4, 2, &b, 50 * w, 60, 1, w, 10, &js) == RL_FITS) {
+			rl_quota_commit(&all[2], 60);
+			passed++;
+		}
+	CHECK_EQ(passed, 5, "the budget passes");
+	js.reads = 0;
+	CHECK_EQ(judge(all, &h, 4, 2, &b, 51 * w, 60, 1, w, 10, &js), RL_OVER,
+		 "next bucket: over on its own past bucket");
+	CHECK_EQ(js.reads, 0, "no other CPU read");
+	CHECK_EQ(judge(all, &h, 4, 2, &b, 51 * w + 1, 60, 1, w, 10, &js), RL_OVER,
+		 "and the fast path drops after it");
+	CHECK_EQ(js.reads, 0, "still no other CPU read");
+	CHECK_EQ(judge(all, &h, 4, 2, &b, 60 * w, 60, 1, w, 10, &js), RL_FITS,
+		 "once the bucket leaves the window, a refresh");
+	CHECK_EQ(js.reads, 6, "reading the 3 others twice");
 }
 
 /*
@@ -597,7 +629,8 @@ static void msim_rest(struct msim *m, uint32_t c, int atomic)
 		msim_pass(m, v);
 		return;
 	}
-	if (ans == RL_OVER) {
+	if (ans == RL_OVER ||
+	    rl_quota_over_alone(&v->st, &m->b, len, 1, m->nb)) {
 		msim_over(v);
 		return;
 	}
