@@ -8,6 +8,7 @@
 #   --smoke         a tiny version of each part; checks that each produced
 #                   sane numbers (not speed targets); ends "bench: N passed,
 #                   N failed"
+#   BENCH_GROUPS="v6_1m" BENCH_REPS=N: only those throughput groups, N repeats
 #   BENCH_CPU=N     the CPU the generator, its receiver and the cost runs
 #                   use (default: the last one)
 #
@@ -82,6 +83,10 @@ smoke)	cost_args=(--rounds 2 --ms 1)
 	mem_sizes="65536" mem_reps=1
 	acc_secs=1.3 acc_rates="2" acc_pops="1" ;;
 esac
+# BENCH_GROUPS="v6_1m": only these throughput groups (an A/B run of one
+# figure); BENCH_REPS=N: that many repeats of them
+groups=${BENCH_GROUPS:-$groups}
+tp_reps=${BENCH_REPS:-$tp_reps}
 
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }

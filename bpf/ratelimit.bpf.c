@@ -94,9 +94,10 @@ struct {
 	__type(value, struct rl_ban);
 } bans SEC(".maps");
 
-/* The past buckets of each source, all CPUs together (struct rl_history):
- * shared, written only when a CPU rolls out of a bucket still inside the
- * window. max_entries is set by the loader: that of `sources`. */
+/* The older buckets of each source, all CPUs together (struct
+ * rl_history): shared, written only when a CPU rolls a third bucket of one
+ * window (its past bucket goes here). max_entries is set by the loader:
+ * that of `sources`. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
@@ -104,7 +105,7 @@ struct {
 	__type(value, struct rl_history);
 } history SEC(".maps");
 
-/* The past buckets of each rule window, indexed like `aggregates`. */
+/* The older buckets of each rule window, indexed like `aggregates`. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_AGGREGATE_ENTRIES);
@@ -204,9 +205,10 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 
 /*
  * What the other CPUs hold of the budget in `c`, summed into c->acc: their
- * newest buckets and leases, then the budget's history (the past buckets
- * of every CPU, this one's included) if any CPU's marker says it holds part
- * of the window. The one place where the others' usage is summed.
+ * newest and past buckets and leases, then the budget's history (the older
+ * buckets of every CPU, this one's included) if any CPU's marker says it
+ * holds part of the window. The one place where the others' usage is
+ * summed.
  */
 static __always_inline void sum_others(struct sum_ctx *c, int source)
 {
