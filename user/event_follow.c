@@ -113,6 +113,10 @@ static void on_released(struct rl_follow *f, const struct rl_event *e, __u64 now
 
 	if (!en)
 		return;		/* printed released already, or never limited */
+	if (find(f->banned, &e->key)) {
+		en->due = now;	/* lifted by ban del: after its unbanned */
+		return;
+	}
 	r = f->ops->limited(f->ctx, &e->key, now, &last);
 	if (r) {	/* another CPU still limits it (or ask again later) */
 		en->due = r > 0 ? last + f->window_ns : now + f->window_ns;
@@ -209,19 +213,8 @@ void rl_follow_sweep(struct rl_follow *f, __u64 now)
 	__u64 t;
 	int r;
 
-	twalk_r(f->limited, collect_due, &d);
-	for (size_t i = 0; i < d.n; i++) {
-		struct follow_entry *en = d.v[i];
-
-		r = f->ops->limited(f->ctx, &en->ev.key, now, &t);
-		if (r) {
-			en->due = r > 0 ? t + f->window_ns : now + f->window_ns;
-			continue;
-		}
-		print_as(f, en, RL_EVENT_RELEASED, now);
-		drop(&f->limited, &f->nlimited, en);
-	}
-	d.n = 0;
+	/* bans first: a source is released after its unbanned, not while
+	 * banned (silent, it drops nothing, but it is not let through) */
 	twalk_r(f->banned, collect_due, &d);
 	for (size_t i = 0; i < d.n; i++) {
 		struct follow_entry *en = d.v[i];
@@ -237,6 +230,24 @@ void rl_follow_sweep(struct rl_follow *f, __u64 now)
 		print_as(f, en, RL_EVENT_UNBANNED,
 			 (__s64)(en->ev.until_ns - now) <= 0 ? en->ev.until_ns : now);
 		drop(&f->banned, &f->nbanned, en);
+	}
+	d.n = 0;
+	twalk_r(f->limited, collect_due, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		struct follow_entry *en = d.v[i];
+		const struct follow_entry *ban = find(f->banned, &en->ev.key);
+
+		if (ban) {
+			en->due = ban->due;
+			continue;
+		}
+		r = f->ops->limited(f->ctx, &en->ev.key, now, &t);
+		if (r) {
+			en->due = r > 0 ? t + f->window_ns : now + f->window_ns;
+			continue;
+		}
+		print_as(f, en, RL_EVENT_RELEASED, now);
+		drop(&f->limited, &f->nlimited, en);
 	}
 	free(d.v);
 }

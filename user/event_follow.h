@@ -8,6 +8,8 @@
  * - released: when the last CPU that limited the source reports it, or,
  *   for a source that went silent (and so runs no program), when a sweep
  *   finds that no CPU has dropped one of its packets for a whole window;
+ *   never while the source is banned (silent, it drops nothing, but it is
+ *   not let through): after its unbanned;
  * - banned: when the ban is stored; a second report of the same ban (two
  *   CPUs banning at once) is not printed again;
  * - unbanned: when the program reports the first packet after the ban, or

@@ -262,3 +262,27 @@ TEST(follow_sweep_interval)
 	CHECK_EQ(rl_follow_interval(250 * MS), 250 * MS, "a bucket");
 	CHECK_EQ(rl_follow_interval(6 * W), W, "at most 1 s");
 }
+
+/* A banned source that went silent drops nothing, but is not let through:
+ * released comes after its unbanned. */
+TEST(follow_released_after_unbanned)
+{
+	__u64 end = T0 + 3 * W;
+	struct sim s = { 0 };
+	struct rl_follow f;
+
+	rl_follow_init(&f, &sim_ops, &s, W);
+	s.ban_until[1] = end;
+	s.last_drop[1] = T0;
+	report(&f, ev(RL_EVENT_BANNED, 1, T0, 0, end));
+	report(&f, ev(RL_EVENT_LIMITED, 1, T0, 0, 0));
+	for (__u64 t = T0; t < end; t += 100 * MS)
+		rl_follow_sweep(&f, t);
+	CHECK_EQ(s.n, 2, "not released while banned");
+	rl_follow_sweep(&f, end);
+	if (CHECK_EQ(s.n, 4, "unbanned, then released")) {
+		printed(&s, 2, RL_EVENT_UNBANNED, 1, end, "unbanned");
+		printed(&s, 3, RL_EVENT_RELEASED, 1, end, "released");
+	}
+	rl_follow_free(&f);
+}
