@@ -319,33 +319,40 @@ static __always_inline struct rl_source *new_source_state(const struct rl_key *k
 /* ---- events (include/events.h) ---- */
 
 /*
- * A record for an event at `now`, when this CPU's budget has one and the
- * ring buffer room, else NULL and the event counted lost: never waited
- * for. The first RL_EVENTS_WAKEUPS of a period may wake a follower that
- * waits (only if it read everything before); the rest never do, and it
- * finds them when it next polls: a flood costs no wakeups.
+ * May this CPU report one more event at `now`? The flags to submit it
+ * with, or -1 with the event counted lost: never waited for. The first
+ * RL_EVENTS_WAKEUPS of a period may wake a follower that waits (only if
+ * it read everything before); the rest never do, and it finds them when
+ * it next polls: a flood costs no wakeups.
  */
+static __always_inline long event_budget(struct rl_counters *cnt, __u64 now)
+{
+	__u64 rank = rl_period_take(&cnt->events_period, &cnt->events_sent, now,
+				    RL_EVENTS_PERIOD_NS, RL_EVENTS_PER_PERIOD);
+
+	if (!rank) {
+		cnt->events_lost++;
+		return -1;
+	}
+	return rank <= RL_EVENTS_WAKEUPS ? 0 : BPF_RB_NO_WAKEUP;
+}
+
+/* A record for an event in the ring, or NULL (full: counted lost). */
 static __always_inline struct rl_event *event_reserve(__u32 type,
 						      const struct rl_key *key,
-						      __u64 now, __u64 *flags)
+						      __u64 now)
 {
 	struct rl_counters *cnt;
-	struct rl_event *e = NULL;
+	struct rl_event *e;
 	__u32 zero = 0;
-	__u64 rank;
 
-	cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (!cnt)
-		return NULL;	/* cannot happen: an array */
-	rank = rl_period_take(&cnt->events_period, &cnt->events_sent, now,
-			      RL_EVENTS_PERIOD_NS, RL_EVENTS_PER_PERIOD);
-	if (rank)
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		cnt->events_lost++;
+		cnt = bpf_map_lookup_elem(&counters, &zero);
+		if (cnt)
+			cnt->events_lost++;
 		return NULL;
 	}
-	*flags = rank <= RL_EVENTS_WAKEUPS ? 0 : BPF_RB_NO_WAKEUP;
 	e->time_ns = now;
 	__builtin_memcpy(&e->key, key, sizeof(e->key));
 	e->type = type;
@@ -355,18 +362,18 @@ static __always_inline struct rl_event *event_reserve(__u32 type,
 }
 
 /* Report `limited` or `released` of source `key` on this CPU, naming
- * rule slot `rule_id` (RL_NO_RULE: none). Global functions, these two:
- * verified once, not on every path that reaches them. */
+ * rule slot `rule_id` (RL_NO_RULE: none), within the budget event_budget
+ * gave (`flags`). Global functions, these two: verified once, not on
+ * every path that reaches them. */
 __noinline int report_source(__u32 type, const struct rl_key *key,
-			     __u32 rule_id, __u64 now)
+			     __u32 rule_id, __u64 now, __u64 flags)
 {
 	const struct rl_rule *r = NULL;
 	struct rl_event *e;
-	__u64 flags;
 
 	if (!key)
 		return 0;	/* cannot happen: the caller's key */
-	e = event_reserve(type, key, now, &flags);
+	e = event_reserve(type, key, now);
 	if (!e)
 		return 0;
 	if (rule_id != RL_NO_RULE)
@@ -385,12 +392,20 @@ __noinline int report_source(__u32 type, const struct rl_key *key,
 __noinline int report_ban(__u32 type, const struct rl_key *key,
 			  const struct rl_ban *b, __u64 now, __u64 until)
 {
+	struct rl_counters *cnt;
 	struct rl_event *e;
-	__u64 flags;
+	__u32 zero = 0;
+	long flags;
 
 	if (!key || !b)
 		return 0;	/* cannot happen: the caller's pointers */
-	e = event_reserve(type, key, now, &flags);
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return 0;	/* cannot happen: an array */
+	flags = event_budget(cnt, now);
+	if (flags < 0)
+		return 0;
+	e = event_reserve(type, key, now);
 	if (!e)
 		return 0;
 	rl_event_ban_rule(e, b);
@@ -399,18 +414,24 @@ __noinline int report_ban(__u32 type, const struct rl_key *key,
 	return 1;
 }
 
-/* A packet of a tracked source, passed or dropped: limited or released? */
+/* A packet of a tracked source, passed or dropped: limited or released?
+ * The budget is checked here, so that a flood of events costs a counter,
+ * not a call. */
 static __always_inline void source_event(struct rl_source *src,
 					 const struct rl_key *key, int pass,
-					 __u64 now)
+					 __u64 now, struct rl_counters *cnt)
 {
 	__u32 type;
+	long flags;
 
 	if (no_events)
 		return;
 	type = rl_event_of_packet(&src->limited_ns, pass, now, settings.window_ns);
-	if (type != RL_EVENT_NONE)
-		report_source(type, key, src->rule_id, now);
+	if (type == RL_EVENT_NONE)
+		return;
+	flags = event_budget(cnt, now);
+	if (flags >= 0)
+		report_source(type, key, src->rule_id, now, flags);
 }
 
 /* ---- newcomer budget and bans (include/newcomer.h) ---- */
@@ -744,7 +765,7 @@ count_source:
 			src->dropped_pkts++;
 			src->dropped_bytes += len;
 		}
-		source_event(src, &key, pass, now);
+		source_event(src, &key, pass, now, cnt);
 	}
 out:
 	if (pass) {

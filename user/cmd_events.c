@@ -149,11 +149,11 @@ static void print_event(void *ctx, const struct rl_event *e)
 		rl_json_end(&j);
 		return;
 	}
-	/* columns as wide as their common values, like ip monitor's */
+	/* columns as wide as their common values (one interface: its name
+	 * is as wide on every line) */
 	rl_format_duration(ban_ns - ban_ns % RL_NSEC_PER_MSEC, dur, sizeof(dur));
-	printf("%s  %-*s  %-8s  %-18s  %s%s%s\n", when, IF_NAMESIZE - 1, fl->name,
-	       event_names[e->type], addr, has_rule ? rule : "-",
-	       banned ? " for " : "", banned ? dur : "");
+	printf("%s  %s  %-8s  %-18s  %s%s%s\n", when, fl->name, event_names[e->type],
+	       addr, has_rule ? rule : "-", banned ? " for " : "", banned ? dur : "");
 }
 
 /* ---- the program's state, for the sweeps (event_follow.h) ---- */
