@@ -174,7 +174,7 @@ $(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/test
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(CLI): $(OUTPUT)/user/main.o $(LIB)
 	$(call msg,LINK,$@)

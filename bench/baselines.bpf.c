@@ -9,7 +9,7 @@
  * - xdp_churn: writes a new IPv6 source (one /64 per index, cycling through
  *   churn_n of them inside 2001:db8::/32) into the frame, then tail-calls
  *   the program under test: BPF_PROG_TEST_RUN repeats one frame, this makes
- *   every repeat a different source.
+ *   every repeat (or every 2^churn_shift repeats) a different source.
  * - xdp_xcpu: the refresh and confirm steps of the verdict (include/quota.h) on every
  *   packet, with the other CPUs' values read in a bpf_loop as the program
  *   does, for xcpu_loops iterations: its cost and how it grows per CPU.
@@ -116,6 +116,8 @@ int xdp_minimal(struct xdp_md *ctx)
 /* ---- churn driver ----------------------------------------------------- */
 
 const volatile __u32 churn_n = 1000000;
+/* each source 2^churn_shift frames in a row (events: a pass, then a drop) */
+const volatile __u32 churn_shift;
 __u32 churn_next;	/* one pinned CPU runs it: no race */
 
 struct {
@@ -137,8 +139,8 @@ int xdp_churn(struct xdp_md *ctx)
 
 	if ((void *)(saddr + 16) > data_end)
 		return XDP_ABORTED;
-	churn_next = i + 1 >= churn_n ? 0 : i + 1;
-	*(__u32 *)(saddr + 4) = bpf_htonl(i);
+	churn_next = i + 1 >= (churn_n << churn_shift) ? 0 : i + 1;
+	*(__u32 *)(saddr + 4) = bpf_htonl(i >> churn_shift);
 	bpf_tail_call(ctx, &churn_target, 0);
 	return XDP_ABORTED;
 }

@@ -39,6 +39,12 @@
 
 #define CHURN_SOURCES	1000000
 #define CHURN_MAX	65536
+/* events' flood: sources of 2 frames each (a pass, then a drop), each
+ * back 13 ms later (65,536 x 2 x ~100 ns), after a window of 1 ms: every
+ * frame reports released or limited, and the budget per CPU refuses
+ * nearly all of them */
+#define EVENT_SOURCES	65536
+#define EVENT_WINDOW_NS	RL_NSEC_PER_MSEC
 /* "under quota": a budget no sample can fill (1e9 packets per 1 s window) */
 #define HUGE_PPS	1000000000ULL
 /* indices of the minimal limiter's cases, the base of the ratios */
@@ -50,6 +56,7 @@ struct cost_case {
 	const char *label;
 	int fd;			/* program run by BPF_PROG_TEST_RUN */
 	int tail_fd;		/* churn: the program the driver tail-calls */
+	int tail_map;		/* churn: the driver's prog array */
 	int expect;		/* XDP verdict every sample must end with, or -1:
 				 * emulated reads count this CPU's lease again
 				 * and again, and may run the budget out */
@@ -61,6 +68,7 @@ struct cost_case {
 };
 
 static struct baselines *bu, *bo;	/* minimal limiter: under, over quota */
+static struct baselines *bev;		/* events' churn driver */
 static int ncpus;
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -71,8 +79,10 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 /* loops, skip: the xcpu program's loop (fixed at load: the verifier
- * needs the bound of the loop over a callback with a loop inside) */
-static struct baselines *load_baselines(__u64 limit, int loops, int skip)
+ * needs the bound of the loop over a callback with a loop inside); the
+ * churn driver's sources, 2^shift frames each */
+static struct baselines *load_baselines_churn(__u64 limit, int loops, int skip,
+					      __u32 churn_n, __u32 shift)
 {
 	struct baselines *b = baselines__open();
 
@@ -81,7 +91,8 @@ static struct baselines *load_baselines(__u64 limit, int loops, int skip)
 	b->rodata->min_limit = limit;
 	b->rodata->xcpu_loops = (__u32)loops;
 	b->rodata->xcpu_skip_self = (__u32)skip;
-	b->rodata->churn_n = CHURN_SOURCES;
+	b->rodata->churn_n = churn_n;
+	b->rodata->churn_shift = shift;
 	b->rodata->xcpu_ncpus = (__u32)ncpus;
 	b->rodata->xcpu_bucket_ns = RL_DEFAULT_WINDOW_NS / RL_DEFAULT_BUCKETS;
 	b->rodata->xcpu_nbuckets = RL_DEFAULT_BUCKETS;
@@ -94,26 +105,33 @@ static struct baselines *load_baselines(__u64 limit, int loops, int skip)
 	return b;
 }
 
+static struct baselines *load_baselines(__u64 limit, int loops, int skip)
+{
+	return load_baselines_churn(limit, loops, skip, CHURN_SOURCES, 0);
+}
+
 struct rl_inst {
 	struct ratelimit *skel;
 	struct rl_maps m;
 	struct rl_settings s;
 };
 
-static int load_rl(struct rl_inst *r, __u64 max_sources)
+/* xdp-ratelimit as attach loads it with `req`; without events: the
+ * baseline of their cost */
+static int load_rl_req(struct rl_inst *r, const struct rl_attach_req *req,
+		       bool no_events)
 {
-	struct rl_attach_req req;
 	char err[RL_ERR_LEN];
 
 	rl_maps_init(&r->m);
-	rl_attach_req_defaults(&req);
-	req.max_sources = max_sources;
-	if (rl_settings_build(&r->s, &req, rl_cpu_ids(), err, sizeof(err))) {
+	if (rl_settings_build(&r->s, req, rl_cpu_ids(), err, sizeof(err))) {
 		fprintf(stderr, "ratelimit-bench: settings: %s\n", err);
 		return -1;
 	}
 	rl_settings_clock(&r->s, rl_coarse_tick_ns());	/* as attach does */
 	r->skel = ratelimit__open();
+	if (r->skel)
+		r->skel->rodata->no_events = no_events;
 	if (!r->skel ||
 	    rl_loader_prepare(r->skel->obj, &r->skel->rodata->settings, &r->s) ||
 	    ratelimit__load(r->skel) || rl_maps_from_obj(r->skel->obj, &r->m) ||
@@ -123,6 +141,28 @@ static int load_rl(struct rl_inst *r, __u64 max_sources)
 		return -1;
 	}
 	return 0;
+}
+
+static int load_rl(struct rl_inst *r, __u64 max_sources)
+{
+	struct rl_attach_req req;
+
+	rl_attach_req_defaults(&req);
+	req.max_sources = max_sources;
+	return load_rl_req(r, &req, false);
+}
+
+/* events' flood (EVENT_SOURCES): --window 1ms --buckets 1, one packet a
+ * window per source */
+static int load_rl_events(struct rl_inst *r, bool no_events)
+{
+	struct rl_attach_req req;
+
+	rl_attach_req_defaults(&req);
+	req.max_sources = EVENT_SOURCES;
+	req.window_ns = EVENT_WINDOW_NS;
+	req.nbuckets = 1;
+	return load_rl_req(r, &req, no_events);
 }
 
 /* quota set default --pps 1000 with an aggregate or a newcomer budget of
@@ -169,8 +209,7 @@ static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
 	if (c->tail_fd >= 0) {
 		__u32 zero = 0;
 
-		if (bpf_map_update_elem(bpf_map__fd(bu->maps.churn_target), &zero,
-					&c->tail_fd, BPF_ANY))
+		if (bpf_map_update_elem(c->tail_map, &zero, &c->tail_fd, BPF_ANY))
 			return -1;
 	}
 	t0 = rl_now_ns();
@@ -213,6 +252,7 @@ static void add_case(struct cost_case *cs, int *n, const char *name,
 	c->label = label;
 	c->fd = fd;
 	c->tail_fd = -1;
+	c->tail_map = bpf_map__fd(bu->maps.churn_target);
 	c->expect = expect;
 	c->base = base;
 	len = tg_frame_udp(c->fr.data, sizeof(c->fr.data), src, 0, (unsigned int)nvlan);
@@ -360,6 +400,35 @@ out:
 	return j;
 }
 
+/* What events cost under a flood that reports on every packet: within
+ * each round, the program with them against the program without, net of
+ * the churn driver (its run to XDP_PASS), and the ns they add; and the
+ * share of the flood's packets whose event was counted lost (nearly all:
+ * it shows the flood did report on every packet, and the budget held). */
+static json_t *events_json(struct cost_case *cs, int n, int rounds,
+			   struct rl_inst *on_inst)
+{
+	int on = find(cs, n, "events_on"), off = find(cs, n, "events_off");
+	int drv = find(cs, n, "churn_driver");
+	double ratio[rounds], extra[rounds];
+	struct rl_counters t;
+
+	if (on < 0 || off < 0 || drv < 0 || rl_counters_sum(&on_inst->m, &t))
+		return json_null();
+	for (int r = 0; r < rounds; r++) {
+		ratio[r] = (cs[on].ns[r] - cs[drv].ns[r]) / (cs[off].ns[r] - cs[drv].ns[r]);
+		extra[r] = cs[on].ns[r] - cs[off].ns[r];
+	}
+	return json_pack("{s:o, s:o, s:f, s:I, s:I, s:I}",
+			 "on_vs_off", bench_summary_json(bench_summarize(ratio, rounds)),
+			 "extra_ns", bench_summary_json(bench_summarize(extra, rounds)),
+			 "lost_per_packet", (double)t.events_lost /
+				 (double)(t.passed_pkts + t.dropped_pkts),
+			 "packets", (json_int_t)(t.passed_pkts + t.dropped_pkts),
+			 "new_sources", (json_int_t)t.new_sources,
+			 "untracked_packets", (json_int_t)t.untracked_pkts);
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n");
@@ -378,6 +447,7 @@ int bench_cost(int argc, char **argv)
 	double ms = 20;
 	struct cost_case cs[32];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
+	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	json_t *cases, *doc;
 
@@ -426,6 +496,12 @@ int bench_cost(int argc, char **argv)
 	if (load_rl(&ra, RL_DEFAULT_MAX_SOURCES) || load_rl(&rn, RL_DEFAULT_MAX_SOURCES) ||
 	    spoof_rule(&ra, false) || spoof_rule(&rn, true))
 		goto out;
+	/* events: the same flood with and without them (quota set default
+	 * --pps 1: one pass a window per source, then drops) */
+	bev = load_baselines_churn(1, 0, 0, EVENT_SOURCES, 1);
+	if (!bev || load_rl_events(&rev, false) || load_rl_events(&roff, true) ||
+	    quota(&rev, "default", 1) || quota(&roff, "default", 1))
+		goto out;
 
 	int pass_fd = bpf_program__fd(bu->progs.xdp_pass);
 	int rl_fd = bpf_program__fd(rl.skel->progs.xdp_ratelimit);
@@ -469,6 +545,14 @@ int bench_cost(int argc, char **argv)
 	add_case(cs, &n, "spoof_newcomer", "spoofed flood refused by a newcomer budget",
 		 churn_fd, "2001:db8::1", 0, -1, -1);
 	cs[n - 1].tail_fd = bpf_program__fd(rn.skel->progs.xdp_ratelimit);
+	add_case(cs, &n, "events_on", "events: a flood reporting on every packet",
+		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
+	cs[n - 1].tail_fd = bpf_program__fd(rev.skel->progs.xdp_ratelimit);
+	cs[n - 1].tail_map = bpf_map__fd(bev->maps.churn_target);
+	add_case(cs, &n, "events_off", "the same flood, program without events",
+		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
+	cs[n - 1].tail_fd = bpf_program__fd(roff.skel->progs.xdp_ratelimit);
+	cs[n - 1].tail_map = bpf_map__fd(bev->maps.churn_target);
 	add_case(cs, &n, "xcpu_none", "refresh without the loop", xcpu_fd,
 		 "198.18.0.1", 0, XDP_PASS, -1);
 	add_case(cs, &n, "xcpu_program", "refresh, the program's loop",
@@ -504,7 +588,8 @@ int bench_cost(int argc, char **argv)
 	 * and starts cycling (more runs than sources) */
 	for (int i = 0; i < n; i++) {
 		struct cost_case *c = &cs[i];
-		__u64 cal = !strcmp(c->name, "churn") ? CHURN_SOURCES + CHURN_MAX * 2 : 20000;
+		__u64 cal = !strcmp(c->name, "churn") ? CHURN_SOURCES + CHURN_MAX * 2 :
+			    !strncmp(c->name, "events_", 7) ? 4 * EVENT_SOURCES : 20000;
 		__u32 rv;
 		double ns = run(c, cal, &rv);
 
@@ -570,9 +655,10 @@ int bench_cost(int argc, char **argv)
 			"ns", bench_summary_json(bench_summarize(net, rounds)),
 			"ratio_pass", bench_summary_json(bench_summarize(ratio, rounds))));
 	}
-	doc = json_pack("{s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "cpu", cpu, "ncpus", ncpus,
+	doc = json_pack("{s:i, s:i, s:i, s:f, s:o, s:o, s:o, s:o}", "cpu", cpu, "ncpus", ncpus,
 			"rounds", rounds, "ms_per_sample", ms, "cases", cases,
 			"cross_cpu", xcpu_json(cs, n, rounds),
+			"events", events_json(cs, n, rounds, &rev),
 			/* within each round: what refusing costs, newcomer
 			 * budget over aggregate (the churn driver in both) */
 			"spoof_newcomer_vs_aggregate",
@@ -590,6 +676,11 @@ out:
 		ratelimit__destroy(ra.skel);
 	if (rn.skel)
 		ratelimit__destroy(rn.skel);
+	if (rev.skel)
+		ratelimit__destroy(rev.skel);
+	if (roff.skel)
+		ratelimit__destroy(roff.skel);
+	baselines__destroy(bev);
 	baselines__destroy(bu);
 	baselines__destroy(bo);
 	baselines__destroy(xprog);

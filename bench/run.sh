@@ -187,7 +187,7 @@ phase cost
 mem_row() {	# DEV MAX_SOURCES: the maps of DEV as the kernel charges them
 	local map j src hist tot=0
 	for map in config counters sources history rules rules_v4 rules_v6 aggregates \
-		agg_history refused bans; do
+		agg_history refused bans events; do
 		j=$(bpftool map show pinned "$pins/$1/$map" -j) || continue
 		tot=$((tot + $(jq .bytes_memlock <<<"$j")))
 		[ "$map" = sources ] && src=$j

@@ -10,6 +10,7 @@
 #include "window.h"
 #include "quota.h"
 #include "newcomer.h"
+#include "events.h"
 #include "parse.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -22,6 +23,10 @@ const volatile struct rl_settings settings = {
 	.ncpus = 1,
 	.v6_mask = { ~0U, ~0U, 0, 0 },
 };
+
+/* Set only by the benchmark (bench/cost.c): the program without events,
+ * the baseline their cost is measured against. */
+const volatile __u32 no_events;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -112,6 +117,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rl_history);
 } agg_history SEC(".maps");
+
+/* What the program reports (include/events.h), read by xdp-ratelimit events. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RL_EVENTS_RING_BYTES);
+} events SEC(".maps");
 
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
@@ -395,6 +406,124 @@ static __always_inline struct rl_source *new_source_state(const struct rl_key *k
 	return src;
 }
 
+/* ---- events (include/events.h) ---- */
+
+/*
+ * May this CPU report one more event at `now`? The flags to submit it
+ * with, or -1 with the event counted lost: never waited for. The first
+ * RL_EVENTS_WAKEUPS of a period may wake a follower that waits (only if
+ * it read everything before); the rest never do, and it finds them when
+ * it next polls: a flood costs no wakeups.
+ */
+static __always_inline long event_budget(struct rl_counters *cnt, __u64 now)
+{
+	__u64 rank = rl_period_take(&cnt->events_period, &cnt->events_sent, now,
+				    RL_EVENTS_PERIOD_NS, RL_EVENTS_PER_PERIOD);
+
+	if (!rank) {
+		cnt->events_lost++;
+		return -1;
+	}
+	return rank <= RL_EVENTS_WAKEUPS ? 0 : BPF_RB_NO_WAKEUP;
+}
+
+/* A record for an event in the ring, or NULL (full: counted lost). */
+static __always_inline struct rl_event *event_reserve(__u32 type,
+						      const struct rl_key *key,
+						      __u64 now)
+{
+	struct rl_counters *cnt;
+	struct rl_event *e;
+	__u32 zero = 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		cnt = bpf_map_lookup_elem(&counters, &zero);
+		if (cnt)
+			cnt->events_lost++;
+		return NULL;
+	}
+	e->time_ns = now;
+	__builtin_memcpy(&e->key, key, sizeof(e->key));
+	e->type = type;
+	e->cpu = bpf_get_smp_processor_id();
+	e->until_ns = 0;
+	return e;
+}
+
+/* Report `limited` or `released` of source `key` on this CPU, naming
+ * rule slot `rule_id` (RL_NO_RULE: none), within the budget event_budget
+ * gave (`flags`). Global functions, these two: verified once, not on
+ * every path that reaches them. */
+__noinline int report_source(__u32 type, const struct rl_key *key,
+			     __u32 rule_id, __u64 now, __u64 flags)
+{
+	const struct rl_rule *r = NULL;
+	struct rl_event *e;
+
+	if (!key)
+		return 0;	/* cannot happen: the caller's key */
+	e = event_reserve(type, key, now);
+	if (!e)
+		return 0;
+	if (rule_id != RL_NO_RULE)
+		r = bpf_map_lookup_elem(&rules, &rule_id);
+	if (r && !(r->flags & RL_RULE_F_USED)) {
+		r = NULL;	/* deleted since */
+		barrier_var(r);
+	}
+	rl_event_rule(e, r);
+	bpf_ringbuf_submit(e, flags);
+	return 1;
+}
+
+/* Report `banned` or `unbanned` of source `key` under ban `b`, which
+ * ends (or ended) at `until`. */
+__noinline int report_ban(__u32 type, const struct rl_key *key,
+			  const struct rl_ban *b, __u64 now, __u64 until)
+{
+	struct rl_counters *cnt;
+	struct rl_event *e;
+	__u32 zero = 0;
+	long flags;
+
+	if (!key || !b)
+		return 0;	/* cannot happen: the caller's pointers */
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return 0;	/* cannot happen: an array */
+	flags = event_budget(cnt, now);
+	if (flags < 0)
+		return 0;
+	e = event_reserve(type, key, now);
+	if (!e)
+		return 0;
+	rl_event_ban_rule(e, b);
+	e->until_ns = until;
+	bpf_ringbuf_submit(e, flags);
+	return 1;
+}
+
+/* A packet of a tracked source, passed or dropped: limited or released?
+ * The budget is checked here, so that a flood of events costs a counter,
+ * not a call. */
+static __always_inline void source_event(struct rl_source *src,
+					 const struct rl_key *key, int pass,
+					 __u64 now, struct rl_counters *cnt)
+{
+	__u32 type;
+	long flags;
+
+	if (no_events)
+		return;
+	type = rl_event_of_packet(&src->limited_ns, pass, now, settings.window_ns);
+	if (type == RL_EVENT_NONE)
+		return;
+	flags = event_budget(cnt, now);
+	if (flags >= 0)
+		report_source(type, key, src->rule_id, now, flags);
+}
+
 /* ---- newcomer budget and bans (include/newcomer.h) ---- */
 
 struct created_ctx {
@@ -464,11 +593,20 @@ static __always_inline int newcomer_fits(const struct rl_budget *nb, __u32 slot,
 	return judge_rule_window(idx, nb, now, len, gen) == RL_FITS;
 }
 
+/* Does a ban hold the source? The first packet after a ban ended
+ * reports `unbanned` (one CPU does: rl_ban_claim_end). */
 static __always_inline int source_banned(const struct rl_key *key, __u64 now)
 {
 	struct rl_ban *b = bpf_map_lookup_elem(&bans, key);
+	__u64 until;
 
-	return b && rl_ban_holds(b, now);
+	if (!b)
+		return 0;
+	if (rl_ban_holds(b, now))
+		return 1;
+	if (!no_events && rl_ban_claim_end(b, now, &until))
+		report_ban(RL_EVENT_UNBANNED, key, b, now, until);
+	return 0;
 }
 
 /* A drop for the source's own quota: banned on every CPU, if the rule
@@ -481,7 +619,8 @@ static __always_inline void ban_source(const struct rl_rule *rule,
 	if (!rule->ban_ns)
 		return;
 	rl_ban_make(&b, rule, now);
-	bpf_map_update_elem(&bans, key, &b, BPF_ANY);
+	if (!bpf_map_update_elem(&bans, key, &b, BPF_ANY) && !no_events)
+		report_ban(RL_EVENT_BANNED, key, &b, now, b.until_ns);
 }
 
 /*
@@ -513,16 +652,8 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 /* May this CPU add an entry to `refused` now? (RL_REFUSED_NEW_PER_PERIOD) */
 static __always_inline int refused_insert_ok(struct rl_counters *cnt, __u64 now)
 {
-	__u64 period = now / RL_REFUSED_PERIOD_NS;
-
-	if (cnt->refused_period != period) {
-		cnt->refused_period = period;
-		cnt->refused_inserts = 0;
-	}
-	if (cnt->refused_inserts >= RL_REFUSED_NEW_PER_PERIOD)
-		return 0;
-	cnt->refused_inserts++;
-	return 1;
+	return rl_period_take(&cnt->refused_period, &cnt->refused_inserts, now,
+			      RL_REFUSED_PERIOD_NS, RL_REFUSED_NEW_PER_PERIOD) != 0;
 }
 
 /* Count a refused newcomer's drop against its address (xdp-ratelimit(8):
@@ -724,6 +855,7 @@ count_source:
 			src->dropped_pkts++;
 			src->dropped_bytes += len;
 		}
+		source_event(src, &key, pass, now, cnt);
 	}
 out:
 	if (pass) {

@@ -76,6 +76,20 @@
 #define RL_BAN_ENTRIES		65536
 #define RL_MAX_BAN_NS		(24 * 3600 * RL_NSEC_PER_SEC)	/* a day */
 
+/* ---- events (include/events.h) ---- */
+/* The `events` ring buffer: 256 KiB, some 3,600 events of 72 bytes (the
+ * record and the kernel's 8-byte header), about two seconds of what both
+ * CPUs of a small machine may report at most, for a follower that fell behind. */
+#define RL_EVENTS_RING_BYTES	(256 * 1024)
+/* Events each CPU may report per RL_EVENTS_PERIOD_NS (~950 per s per
+ * CPU); beyond, they are counted in events_lost: a flood that limits a
+ * new source on every packet costs a counter, not a ring buffer write. */
+#define RL_EVENTS_PER_PERIOD	64
+#define RL_EVENTS_PERIOD_NS	(1ULL << 26)	/* ~67 ms */
+/* The first events of a period may wake a waiting follower; the rest
+ * wait for its next poll (user/cmd_events.c, every 100 ms). */
+#define RL_EVENTS_WAKEUPS	8
+
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
@@ -111,7 +125,13 @@
 	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
 	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)		\
 	X(history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
-	X(agg_history,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_history)
+	X(agg_history,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_history)	\
+	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)
+
+/* The key and value of a map that has none (a ring buffer: size 0, as
+ * the kernel reports it; an empty struct is a GNU C extension). */
+struct rl_none {
+};
 
 /* A map's name as a string: RL_MAP_NAME(sources) is "sources". */
 #define RL_MAP_NAME(name)	#name
@@ -238,7 +258,8 @@ struct rl_history {
  * What the verdict reads is the first 64 bytes (a cache line when the
  * value is aligned): owner, rule cache, lease and newest bucket. Then the
  * bucket before it and the history marker (read at a refresh, written at
- * a roll), the totals (written by every packet) and created_ns.
+ * a roll), and what a counted packet writes: the totals, created_ns and
+ * the events marker limited_ns (read and written as the packet is counted).
  *
  * `owner` is the key the value was last (re)initialised for on this CPU:
  * the kernel may hand an evicted LRU element to a new key at once, while a
@@ -260,10 +281,13 @@ struct rl_source {
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
 	__u64 created_ns;
+	/* events (include/events.h): this CPU's last drop of the source
+	 * while it is reported limited here, 0 when it is not */
+	__u64 limited_ns;
 };
 
 /* At most two cache lines per source per CPU (the kernel allocates one for
- * every possible CPU), with room for one more __u64. */
+ * every possible CPU): a new field must make room first. */
 #define RL_SOURCE_MAX_SIZE	128
 
 /*
@@ -378,6 +402,42 @@ struct rl_counters {
 	__u64 refused_period;
 	__u64 refused_inserts;
 	__u64 banned_pkts;	/* dropped because their source is banned */
+	/* events: those not reported (this CPU's budget spent, or the
+	 * ring buffer full), and this CPU's budget: period and events in it */
+	__u64 events_lost;
+	__u64 events_period;
+	__u64 events_sent;
+};
+
+/* ---- events ------------------------------------------------------------ */
+
+enum rl_event_type {
+	RL_EVENT_NONE = 0,
+	RL_EVENT_LIMITED = 1,	/* a source starts having packets dropped */
+	RL_EVENT_RELEASED = 2,	/* a whole window passed without a drop */
+	RL_EVENT_BANNED = 3,
+	RL_EVENT_UNBANNED = 4,	/* the ban's time is up */
+};
+
+/* rl_event.rule_flags: a rule is named (else none covers the source) */
+#define RL_EVENT_F_RULE		RL_RULE_F_USED
+
+/*
+ * A record of the `events` ring buffer. The rule's prefix is copied, as
+ * struct rl_ban keeps it: rules may change before userspace reads it.
+ * `time_ns` is the program's clock (CLOCK_MONOTONIC); `until_ns` the
+ * ban's end for banned and unbanned, else 0.
+ */
+struct rl_event {
+	__u64 time_ns;
+	struct rl_key key;
+	__u32 type;		/* enum rl_event_type */
+	__u32 cpu;		/* that reported it: limited and released
+				 * are per CPU (include/events.h) */
+	__u32 rule_flags;	/* RL_EVENT_F_RULE | RL_RULE_F_V6 */
+	__u32 rule_prefixlen;
+	__u8 rule_addr[16];
+	__u64 until_ns;
 };
 
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 16, "rl_key layout");
@@ -389,8 +449,13 @@ RL_STATIC_ASSERT(sizeof(struct rl_lease) % 8 == 0, "rl_lease padding");
 RL_STATIC_ASSERT(sizeof(struct rl_source) % 8 == 0, "rl_source padding");
 RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st.past) == 64,
 		 "rl_source: what the verdict reads in its first 64 bytes");
-RL_STATIC_ASSERT(sizeof(struct rl_source) + 8 <= RL_SOURCE_MAX_SIZE,
-		 "rl_source: two cache lines, with room for one more __u64");
+RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, limited_ns) / 64 ==
+		 __builtin_offsetof(struct rl_source, passed_pkts) / 64,
+		 "rl_source: the events marker in the cache line of the totals");
+RL_STATIC_ASSERT(sizeof(struct rl_source) <= RL_SOURCE_MAX_SIZE,
+		 "rl_source: at most two cache lines");
+RL_STATIC_ASSERT(sizeof(struct rl_none) == 0, "rl_none: a ring buffer's key and value");
+RL_STATIC_ASSERT(sizeof(struct rl_event) == 64, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");

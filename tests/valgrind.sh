@@ -9,7 +9,8 @@
 # - the success paths (root): attach to a veth in a network namespace made
 #   here, quota set/list/del, stats (tables, --json, --prometheus, --top,
 #   --watch) with real frames counted, status, ban list/del of the bans they
-#   caused, save and restore, one scrape of the exporter, detach. The
+#   caused, events following them, save and restore, one scrape of the
+#   exporter, detach. The
 #   namespace and the pins go at
 #   exit, whatever happens.
 # tests/valgrind.supp silences one known report inside libbpf 1.1 (see there).
@@ -91,7 +92,7 @@ result unit_suite "$([ $? = 0 ] && echo 1)"
 
 run_cli help 0 --help
 run_cli version 0 --version
-for c in attach detach quota ban stats status save restore exporter; do
+for c in attach detach quota ban stats events status save restore exporter; do
 	run_cli "${c}_help" 0 "$c" --help
 done
 run_cli no_command 2
@@ -117,6 +118,8 @@ run_cli stats_prometheus_watch 2 stats --prometheus --watch
 run_cli exporter_bad_listen 2 exporter --listen localhost:9567
 run_cli exporter_no_listen 2 exporter
 run_cli restore_no_file 2 restore
+run_cli events_operand 2 events eth0
+run_cli events_nothing_attached 1 --empty-bpffs events
 run_cli restore_missing_file 1 --empty-bpffs restore /nonexistent/x.rules
 run_cli status_nothing_attached 0 --empty-bpffs status
 run_cli status_json_nothing_attached 0 --empty-bpffs status --json
@@ -149,12 +152,32 @@ else
 	run_cli quota_set_ban 0 --in-ns quota set 198.18.0.0/24 --new-pps 1k --new-bps 10M --ban 1m --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
+	# events follows the frames below (limited, banned) until SIGTERM
+	evout=$(mktemp)
+	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" events --json \
+		--iface "$va" >"$evout" 2>"$log" &
+	w=$!
+	for _ in $(seq 1 300); do
+		grep -q '^following' "$log" && break
+		sleep 0.1
+	done
 	# real frames (the generator is not under test): sources to list
 	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --src 198.18.0.1 \
 		--sources 8 --count 800 >/dev/null 2>&1 &&
 	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --src 2001:db8::1 \
 		--sources 4 --count 400 >/dev/null 2>&1 ||
 		echo "    (trafficgen failed: stats runs on empty tables)"
+	for _ in $(seq 1 300); do
+		grep -q '"banned"' "$evout" && break
+		sleep 0.1
+	done
+	kill -TERM "$w"
+	wait "$w"
+	st=$?
+	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
+	grep -q '"banned"' "$evout" || echo "no banned event: $(cat "$evout")" >>"$log"
+	result events "$([ "$st" = 0 ] && grep -q '"banned"' "$evout" && echo 1)"
+	rm -f "$evout"
 	run_cli stats 0 --in-ns stats --iface "$va"
 	run_cli stats_json_top 0 --in-ns stats --json --top 3 --iface "$va"
 	run_cli stats_top_all 0 --in-ns stats --top 0 --iface "$va"

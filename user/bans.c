@@ -10,13 +10,8 @@
 
 static void rule_text(const struct rl_ban *b, char *buf, size_t len)
 {
-	struct rl_prefix p = {
-		.v6 = b->rule_flags & RL_RULE_F_V6,
-		.len = b->rule_prefixlen,
-	};
-
-	memcpy(p.addr, b->rule_addr, sizeof(p.addr));
-	rl_format_prefix(&p, buf, len);
+	rl_format_rule_prefix(b->rule_flags & RL_RULE_F_V6, b->rule_prefixlen,
+			      b->rule_addr, buf, len);
 }
 
 static int sooner(const void *a, const void *b)

@@ -141,6 +141,7 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->untracked_pkts += c->untracked_pkts;
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
 		sum->banned_pkts += c->banned_pkts;
+		sum->events_lost += c->events_lost;
 	}
 out:
 	free(v);

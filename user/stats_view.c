@@ -191,6 +191,8 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		(uint64_t)s->tracked, (uint64_t)s->max_sources,
 		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
 		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
+	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
+		(uint64_t)s->tot.events_lost);
 	fputc('\n', f);
 	if (!s->nsrc) {
 		fprintf(f, "no sources seen\n");
@@ -327,6 +329,7 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
 	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
 	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
+	rl_json_uint_field(j, "events_lost", t->events_lost);
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);

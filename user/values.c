@@ -227,6 +227,15 @@ void rl_format_prefix(const struct rl_prefix *p, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, p->len);
 }
 
+void rl_format_rule_prefix(bool v6, __u32 prefixlen, const __u8 *addr,
+			   char *buf, size_t len)
+{
+	struct rl_prefix p = { .v6 = v6, .len = prefixlen };
+
+	memcpy(p.addr, addr, sizeof(p.addr));
+	rl_format_prefix(&p, buf, len);
+}
+
 void rl_format_duration(__u64 ns, char *buf, size_t len)
 {
 	if (ns && ns % (60 * RL_NSEC_PER_SEC) == 0)

@@ -54,6 +54,11 @@ int rl_parse_uint(const char *s, const char *what, __u64 min, __u64 max,
 #define RL_PREFIX_STRLEN 64
 void rl_format_prefix(const struct rl_prefix *p, char *buf, size_t len);
 
+/* A rule's prefix as a ban or an event keeps it (family, length, the
+ * address's 16 bytes, IPv4 first), as rl_format_prefix prints it. */
+void rl_format_rule_prefix(bool v6, __u32 prefixlen, const __u8 *addr,
+			   char *buf, size_t len);
+
 /* Duration in ns as the shortest exact form: "1s", "500ms", "1m". */
 void rl_format_duration(__u64 ns, char *buf, size_t len);
 

@@ -12,7 +12,7 @@ nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 test_cli_help() {
 	local bad=() c out err=/tmp/$id.err rc
 	tmpfiles+=("$err")
-	for c in "" attach detach quota ban stats status; do
+	for c in "" attach detach quota ban stats events status; do
 		out=$(rl $c --help 2>"$err"); rc=$?
 		[ "$rc" = 0 ] && [[ $out == Usage:* ]] && [ ! -s "$err" ] ||
 			bad+=("'$c --help': exit $rc")
@@ -137,6 +137,11 @@ test_cli_bad_input() {
 	bad iface_whitespace 2 "whitespace" rl detach "$vrx "
 	bad iface_too_long 2 "15 characters" rl detach "${vrx}xxxxxxxxxxxxxxx"
 	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
+	bad events_not_attached 1 "run 'xdp-ratelimit attach $vrx2' first" rl events --iface "$vrx2"
+	bad events_unknown_interface 1 "nosuch$$ is not attached" rl events --iface "nosuch$$"
+	bad events_operand 2 "--iface" rl events "$vrx"
+	bad events_iface_empty 2 "empty" rl events --iface ""
+	bad events_bad_flag 2 "--top" rl events --top 3 "${i[@]}"
 	bad unknown_command 2 "frobnicate" rl frobnicate
 	bad unknown_subcommand 2 "frob" rl quota frob 198.18.19.0/24
 	bad unknown_flag 2 "--ppz" rl "${q[@]}" 198.18.19.0/24 --ppz 5 "${i[@]}"
@@ -147,6 +152,7 @@ test_cli_bad_input() {
 	bad not_root_detach 1 "root" in_rx "${nobody[@]}" "$cli" detach "$vrx"
 	bad not_root_ban_del 1 "root" in_rx "${nobody[@]}" "$cli" ban del all "${i[@]}"
 	bad not_root_ban_list 1 "root" in_rx "${nobody[@]}" "$cli" ban list "${i[@]}"
+	bad not_root_events 1 "root" in_rx "${nobody[@]}" "$cli" events "${i[@]}"
 	bad ip_netns_exec_attach 1 "nsenter --net=" ip netns exec "$rx" "$cli" attach "$vrx2"
 	bad ip_netns_exec_quota 1 "nsenter --net=" ip netns exec "$rx" "$cli" "${q[@]}" 198.18.19.0/24 --pps 1 "${i[@]}"
 	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"

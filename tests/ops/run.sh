@@ -456,6 +456,7 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		      _xdp_ratelimit; echo "${COMPREPLY[*]}"; }
 		t xdp-ratelimit res
 		t xdp-ratelimit stats --prom
+		t xdp-ratelimit events --
 		t xdp-ratelimit quota ""
 		t xdp-ratelimit detach "$2"
 		t xdp-ratelimit quota del --iface "$2" 198.18.1
@@ -464,6 +465,7 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
+--iface --json --help
 set del list --help
 $vrx
 198.18.10.0/24 198.18.11.0/24 198.18.13.7/32
