@@ -79,7 +79,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	3
+#define RL_LAYOUT_VERSION	4
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -108,7 +108,8 @@
 	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\
 	X(aggregates,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_state)	\
 	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
-	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)
+	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)	\
+	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)
 
 /* A map's name as a string: RL_MAP_NAME(sources) is "sources". */
 #define RL_MAP_NAME(name)	#name
@@ -236,6 +237,23 @@ struct rl_ban {
 	__u8 rule_addr[16];
 };
 
+/*
+ * Value of the `remote` hash (fleet sync, include/remote.h): what the other
+ * hosts of the fleet passed for the source, per bucket of this host's grid,
+ * written whole by the sync agent (a hash update replaces the element) and
+ * added by the verdict to the other CPUs' usage. A slot counts while its
+ * bucket is in the judging CPU's window; empty slots are all zero.
+ */
+struct rl_remote_slot {
+	__u64 bucket;		/* index on this host's bucket grid */
+	__u32 pkts;
+	__u32 bytes;
+};
+
+struct rl_remote {
+	struct rl_remote_slot slot[RL_MAX_BUCKETS];	/* by RL_SLOT(bucket) */
+};
+
 /* ---- rules ---------------------------------------------------------- */
 
 #define RL_RULE_F_USED		(1U << 0)
@@ -304,7 +322,9 @@ struct rl_config {
 	/* set once a rule has had --ban: from then on (bans outlive rule
 	 * changes) every packet looks its source up in `bans` */
 	__u32 bans_used;
-	__u32 _pad;
+	/* set by the first `sync` agent: from then on a refresh of a
+	 * source's budget also looks it up in `remote` */
+	__u32 remote_used;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -336,5 +356,6 @@ RL_STATIC_ASSERT(__builtin_offsetof(struct rl_source, st) == 64 &&
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
+RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote layout");
 
 #endif /* RATELIMIT_H */
