@@ -436,6 +436,14 @@ static void mark_pushed(struct agent *a, const struct when *w, struct entry *e)
 	}
 }
 
+static bool any_active(const struct agent *a)
+{
+	for (size_t i = 0; i < a->ncur; i++)
+		if (a->cur[i].active)
+			return true;
+	return false;
+}
+
 /* Step 2 and 3: every active source, BATCH per round trip. */
 static int exchange(struct agent *a, const struct when *w)
 {
@@ -447,6 +455,17 @@ static int exchange(struct agent *a, const struct when *w)
 
 	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)a->ttl_ms);
 	a->st.sources = 0;
+	if (!any_active(a)) {
+		/* nothing to exchange: still know whether Redis is there */
+		const char *argv[] = { "PING" };
+		redisReply *r = redis_cmd(a, "PING", 1, argv);
+
+		a->st.round_trips++;
+		if (!r)
+			return -1;
+		freeReplyObject(r);
+		return 0;
+	}
 	while (i < a->ncur) {
 		for (n = 0; n < BATCH && i < a->ncur; i++) {
 			char nk[16];

@@ -293,6 +293,18 @@ test_redis_restart() {
 	check resumed_one_quota "t <= b" "after Redis came back: $t in 2 s across both (bound $b)"
 }
 
+# ---- Redis slow (stopped, not gone): degraded, then resumed ------------------------
+test_redis_slow() {
+	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0; }
+	state_within 0 ok 50 || { result redis_slow_degraded 1 "agent not ok"; return; }
+	kill -STOP "$redis_pid"
+	state_within 0 degraded 30
+	result redis_slow_degraded $? "Redis not answering: status says $(sync_state 0)"
+	kill -CONT "$redis_pid"
+	state_within 0 ok 80
+	result redis_slow_resumed $? "Redis answering again: status says $(sync_state 0)"
+}
+
 # ---- an agent killed and restarted catches up --------------------------------------
 test_agent_restart() {
 	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
@@ -354,7 +366,7 @@ test_agent_stops() {
 	result agent_sigterm $? "exit $rc, state $(sync_state 0)"
 }
 
-for t in bad_input two_hosts_one_quota redis_restart agent_restart late_joiner agent_stops; do
+for t in bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops; do
 	want "$t" && "test_$t"
 done
 lib_finish
