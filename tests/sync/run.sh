@@ -9,8 +9,10 @@
 # ingress (after XDP). The bound checked is README "Fleet mode": over T
 # seconds, at most ceil(T / (W - W/B)) windows, each holding at most
 #   Q + (H - 1) * min(Q, r * L) + H * (ncpus - 1)
-# with L = 2 * interval + E (E: an exchange and the scheduling of this
-# loaded VM, taken as 50 ms), r the rate sent to each host.
+# with L = 2 * interval + W/B + E (a lease taken before a share arrived
+# lasts until its bucket ends; E: two exchanges and the scheduling of this
+# loaded VM, taken as 50 ms), r the rate sent to each host. Unsynced, two
+# hosts would pass at least 2 x Q per second.
 #
 # Usage: tests/sync/run.sh [BUILD_DIR] [NAME...]
 set -u
@@ -57,6 +59,10 @@ on() {	# HOST CMD...: run in host HOST's namespace (0, 1, 2)
 	nsenter --net="/run/netns/${hosts[$h]}" "$@"
 }
 
+tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops)
+for n in "${only[@]}"; do
+	[[ " ${tests[*]} " == *" $n "* ]] || { echo "sync: no test named '$n' (${tests[*]})" >&2; exit 2; }
+done
 want() {	# NAME: is test NAME selected?
 	[ ${#only[@]} = 0 ] && return 0
 	[[ " ${only[*]} " == *" $1 "* ]]
@@ -156,7 +162,7 @@ total_arrived() {	# HOSTS...
 }
 # The bound over SECONDS of traffic to H hosts at RATE each (header).
 bound() {	# SECONDS H RATE
-	local L=$((2 * INTERVAL_MS + 50)) q=$PPS
+	local L=$((2 * INTERVAL_MS + BUCKET_MS + 50)) q=$PPS
 	local rl=$(( $3 * L / 1000 ))
 	[ "$rl" -lt "$q" ] || rl=$q
 	local windows=$(( ($1 * 1000 + 899) / 900 ))
@@ -166,6 +172,7 @@ bound() {	# SECONDS H RATE
 SRC=198.18.0.7
 PPS=500			# Q = 500 per 1 s window, 10 buckets of 100 ms
 INTERVAL=20ms INTERVAL_MS=20
+BUCKET_MS=100
 RATE=1000		# twice the quota, to each host
 
 if [ "$(id -u)" != 0 ]; then
@@ -338,7 +345,7 @@ test_late_joiner() {
 	# plus what the lag lets through, plus the bucket a second spans
 	# beyond W. Host 2 without the fleet's counts would pass a whole
 	# quota of its own on top.
-	local a0 a2 t t2 b rl=$(( RATE * (2 * INTERVAL_MS + 50) / 1000 ))
+	local a0 a2 t t2 b rl=$(( RATE * (2 * INTERVAL_MS + BUCKET_MS + 50) / 1000 ))
 	a0=$(total_arrived 0 1 2) a2=$(arrived 2)
 	send_all 1 "$RATE" 0 1 2
 	t=$(( $(total_arrived 0 1 2) - a0 )) t2=$(( $(arrived 2) - a2 ))
@@ -366,7 +373,7 @@ test_agent_stops() {
 	result agent_sigterm $? "exit $rc, state $(sync_state 0)"
 }
 
-for t in bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops; do
+for t in "${tests[@]}"; do
 	want "$t" && "test_$t"
 done
 lib_finish
