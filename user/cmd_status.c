@@ -123,7 +123,9 @@ static void rows_stale_stages(struct status *st)
 
 /* "sync": null, or {"fleet", "state", "pid", "interval_ms",
  * "last_exchange_ms_ago" (null: none yet), "degraded_since_ms" (Unix time
- * in ms, null when not degraded), "error", "sources"} */
+ * in ms, null when not degraded), "error", "sources" (active in the last
+ * interval), "exchanges", "failures" (intervals), "round_trips",
+ * "busy_us" (the last interval's work)} */
 static void sync_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_sync_state *s = &r->sync_st;
@@ -149,6 +151,10 @@ static void sync_json(struct rl_json *j, const struct status_row *r)
 				   s->degraded_ns / RL_NSEC_PER_MSEC);
 	rl_json_string_field(j, "error", s->error);
 	rl_json_uint_field(j, "sources", s->sources);
+	rl_json_uint_field(j, "exchanges", s->exchanges);
+	rl_json_uint_field(j, "failures", s->failures);
+	rl_json_uint_field(j, "round_trips", s->round_trips);
+	rl_json_uint_field(j, "busy_us", s->busy_ns / 1000);
 	rl_json_object_end(j);
 }
 
