@@ -5,11 +5,11 @@
  *   1. read every tracked source of `sources` (batches), with what it
  *      passed per bucket of the window (rl_source_sum_buckets);
  *   2. for each source active here (passes in the window, or its counters
- *      moved since the last interval), one EVALSHA of SCRIPT: store this
- *      host's passes for the buckets that changed (a hash per fleet,
- *      source and bucket, a field per host, each key expiring a window
- *      after its last write) and return the other hosts' fields of every
- *      bucket the window spans; pipelined, BATCH sources a round trip;
+ *      moved since the last interval), in one pipeline, BATCH sources a
+ *      round trip: HSET this host's passes of the buckets that changed
+ *      into the source's hash (a field per host and bucket) and PEXPIRE it
+ *      (a window and two buckets), HDEL our fields of buckets that left
+ *      the window, HGETALL the other hosts' fields;
  *   3. file what the others passed under this host's buckets and write it
  *      whole into `remote` (include/remote.h), or delete the entry when
  *      nothing of it is left;
@@ -22,10 +22,10 @@
  * with a backoff, and meanwhile `remote` ages out on its own. Nothing on
  * the packet path waits for any of this.
  *
- * Keys: xrl:{FLEET|SOURCE}:WIDTH:BUCKET (WIDTH the bucket width in ns, so
- * that hosts with other windows never mix; BUCKET on the wall clock). The
- * hash tag keeps a source's keys on one Redis Cluster slot, as a script
- * needs.
+ * Key: xrl:{FLEET|SOURCE}:WIDTH (WIDTH the bucket width in ns, so that
+ * hosts with other windows never mix), one hash per source: a Redis
+ * Cluster routes it as one key. Fields HOST:BUCKET (BUCKET on the wall
+ * clock, include/remote.h), values "PKTS BYTES START".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,28 +54,8 @@
 #define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
 #define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
 #define BACKOFF_MAX_NS		(5 * RL_NSEC_PER_SEC)
-#define MAX_KEYS		(RL_MAX_BUCKETS + 2)
-#define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + 48)
+#define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + 24)
 #define VAL_LEN			64
-
-/* KEYS: a source's bucket keys; ARGV: host, ttl (ms), then per key this
- * host's "PKTS BYTES START" or "" (unchanged). Returns per key the other
- * hosts' values. */
-static const char SCRIPT[] =
-	"local host, ttl, out = ARGV[1], ARGV[2], {}\n"
-	"for i, k in ipairs(KEYS) do\n"
-	"  local v = ARGV[2 + i]\n"
-	"  if v ~= '' then\n"
-	"    redis.call('HSET', k, host, v)\n"
-	"    redis.call('PEXPIRE', k, ttl)\n"
-	"  end\n"
-	"  local all, o = redis.call('HGETALL', k), {}\n"
-	"  for j = 1, #all, 2 do\n"
-	"    if all[j] ~= host then o[#o + 1] = all[j + 1] end\n"
-	"  end\n"
-	"  out[i] = o\n"
-	"end\n"
-	"return out\n";
 
 /* A source as the last interval saw it. */
 struct entry {
@@ -84,6 +64,8 @@ struct entry {
 	struct rl_remote pushed;	/* what Redis holds from us, by local
 					 * bucket (rl_remote's ring) */
 	struct rl_bucket ages[RL_MAX_BUCKETS];	/* passed here, by age */
+	__u64 pushed_first;		/* first fleet bucket of the window
+					 * when last pushed, 0: never */
 	bool active;
 	bool has_remote;		/* an entry in `remote` */
 };
@@ -93,7 +75,6 @@ struct agent {
 	struct rl_iface ifc;
 	__u32 config_id;		/* to notice a detach and attach */
 	char host[RL_SYNC_HOST_MAX + IF_NAMESIZE + 1];
-	char sha[41];
 	redisContext *rc;
 	__u64 interval, width, ttl_ms;
 	__u32 nbuckets;
@@ -172,7 +153,7 @@ static redisReply *redis_cmd(struct agent *a, const char *what, int argc,
 	return r;
 }
 
-/* Connect, authenticate, select, load the script: 0, or -1 with a->err
+/* Connect, authenticate, select, check with PING: 0, or -1 with a->err
  * and a hint of what to do. */
 static int redis_connect(struct agent *a)
 {
@@ -218,18 +199,11 @@ static int redis_connect(struct agent *a)
 		freeReplyObject(r);
 	}
 	{
-		const char *argv[] = { "SCRIPT", "LOAD", SCRIPT };
+		const char *argv[] = { "PING" };
 
-		r = redis_cmd(a, "SCRIPT LOAD", 3, argv);
+		r = redis_cmd(a, "PING", 1, argv);
 		if (!r)
 			goto fail;
-		if (r->type != REDIS_REPLY_STRING || r->len != 40) {
-			set_err(a, "redis: SCRIPT LOAD: unexpected reply");
-			freeReplyObject(r);
-			goto fail;
-		}
-		memcpy(a->sha, r->str, 40);
-		a->sha[40] = '\0';
 		freeReplyObject(r);
 	}
 	return 0;
@@ -293,6 +267,7 @@ static int read_sources(struct agent *a, __u64 now)
 			p = prev_of(a, key);
 			if (p) {
 				e.pushed = p->pushed;
+				e.pushed_first = p->pushed_first;
 				e.has_remote = p->has_remote;
 			}
 			/* a source seen for the first time is active: it
@@ -317,97 +292,139 @@ struct when {
 	__u64 now;		/* CLOCK_MONOTONIC */
 	__u64 off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	__u64 cur;		/* local bucket of now */
-	__u64 first_fleet;	/* fleet bucket of MAX_KEYS' first key */
-	int nkeys;		/* nbuckets + 2 */
+	__u64 first_fleet;	/* fleet bucket of the window's oldest here */
 };
 
-/* The command for one source: its keys (the fleet buckets its window
- * spans, and one on each side for clocks out of phase), this host's
- * passes of the buckets that changed. */
+/* Fields of one command: HSET KEY + a field and value per bucket of the
+ * window, or HDEL KEY + one per bucket that left it since the last time. */
+#define CMD_ARGS	(2 + 2 * RL_MAX_BUCKETS)
+#define FIELD_LEN	(RL_SYNC_HOST_MAX + IF_NAMESIZE + 24)
+
+/* The commands for one source, pipelined: HSET and PEXPIRE (when a bucket
+ * changed here), HDEL (when buckets left the window since the last push),
+ * HGETALL (always, last). */
 struct cmd {
-	char keys[MAX_KEYS][KEY_LEN];
-	char vals[MAX_KEYS][VAL_LEN];
-	const char *argv[3 + MAX_KEYS + 2 + MAX_KEYS];
-	size_t argvlen[3 + MAX_KEYS + 2 + MAX_KEYS];
-	int argc;
+	char key[KEY_LEN];
+	char fields[CMD_ARGS][FIELD_LEN];
+	char vals[RL_MAX_BUCKETS][VAL_LEN];
+	const char *hset[CMD_ARGS], *hdel[CMD_ARGS];
+	int nhset, nhdel;
+	int ncmds;		/* replies to read for this source */
 };
 
-static void build_cmd(struct agent *a, const struct when *w,
-		      const struct entry *e, struct cmd *c, char *ttl)
+/* `key`'s own field for fleet bucket fb: "HOST:BUCKET" (HOST holds no ':',
+ * nor does a hostname or an interface name). */
+static void own_field(const struct agent *a, __u64 fb, char *buf)
+{
+	snprintf(buf, FIELD_LEN, "%s:%llu", a->host, (unsigned long long)fb);
+}
+
+static int append(struct agent *a, int argc, const char **argv)
+{
+	if (redisAppendCommandArgv(a->rc, argc, argv, NULL) == REDIS_OK)
+		return 0;
+	set_err(a, "redis: %s", a->rc->errstr);
+	return -1;
+}
+
+/* Queue the commands of one source (hiredis copies them). */
+static int queue_source(struct agent *a, const struct when *w,
+			const struct entry *e, struct cmd *c, const char *ttl)
 {
 	char src[RL_SOURCE_STRLEN];
-	int n = 0;
+	int nf = 0;
 
 	rl_stats_format_source(&e->key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
-	c->argv[n++] = "EVALSHA";
-	c->argv[n++] = a->sha;
-	c->argv[n++] = NULL;	/* numkeys, below */
-	for (int k = 0; k < w->nkeys; k++) {
-		snprintf(c->keys[k], KEY_LEN, "xrl:{%s|%s}:%llu:%llu", a->o->fleet, src,
-			 (unsigned long long)a->width,
-			 (unsigned long long)(w->first_fleet + k));
-		c->argv[n++] = c->keys[k];
-		c->vals[k][0] = '\0';
-	}
-	c->argv[n++] = a->host;
-	c->argv[n++] = ttl;
+	snprintf(c->key, KEY_LEN, "xrl:{%s|%s}:%llu", a->o->fleet, src,
+		 (unsigned long long)a->width);
+	c->ncmds = 0;
+	c->hset[0] = "HSET";
+	c->hset[1] = c->key;
+	c->nhset = 2;
 	for (__u32 i = 0; i < a->nbuckets; i++) {
 		const struct rl_bucket *ages = e->ages;
-		__u64 lb = w->cur - i, start;
+		__u64 lb = w->cur - i, start, fb;
 		const struct rl_remote_slot *was = &e->pushed.slot[RL_SLOT(lb)];
-		__u64 fb = rl_fleet_bucket(lb, a->width, w->off, &start);
-		int k = (int)(fb - w->first_fleet);
 
 		if (!ages[i].pkts && !ages[i].bytes)
 			continue;
 		if (was->bucket == lb && was->pkts == ages[i].pkts &&
 		    was->bytes == ages[i].bytes)
 			continue;	/* Redis has it */
-		if (k < 0 || k >= w->nkeys)
-			continue;	/* cannot happen: the keys span the window */
-		snprintf(c->vals[k], VAL_LEN, "%u %u %llu", ages[i].pkts, ages[i].bytes,
+		fb = rl_fleet_bucket(lb, a->width, w->off, &start);
+		own_field(a, fb, c->fields[nf]);
+		snprintf(c->vals[nf], VAL_LEN, "%u %u %llu", ages[i].pkts, ages[i].bytes,
 			 (unsigned long long)start);
+		c->hset[c->nhset++] = c->fields[nf];
+		c->hset[c->nhset++] = c->vals[nf];
+		nf++;
 	}
-	for (int k = 0; k < w->nkeys; k++)
-		c->argv[n++] = c->vals[k];
-	c->argc = n;
-	for (int i = 0; i < n; i++)
-		c->argvlen[i] = c->argv[i] ? strlen(c->argv[i]) : 0;
+	if (c->nhset > 2) {
+		const char *expire[] = { "PEXPIRE", c->key, ttl };
+
+		if (append(a, c->nhset, c->hset) || append(a, 3, expire))
+			return -1;
+		c->ncmds += 2;
+	}
+	/* our fields of buckets that left the window (a restarted agent
+	 * leaves its old ones to the key's expiry; readers skip them) */
+	c->hdel[0] = "HDEL";
+	c->hdel[1] = c->key;
+	c->nhdel = 2;
+	for (__u64 fb = e->pushed_first; e->pushed_first && fb < w->first_fleet &&
+	     c->nhdel < CMD_ARGS; fb++) {
+		own_field(a, fb, c->fields[nf]);
+		c->hdel[c->nhdel++] = c->fields[nf++];
+		if (nf == CMD_ARGS)
+			break;
+	}
+	if (c->nhdel > 2) {
+		if (append(a, c->nhdel, c->hdel))
+			return -1;
+		c->ncmds++;
+	}
+	{
+		const char *get[] = { "HGETALL", c->key };
+
+		if (append(a, 2, get))
+			return -1;
+		c->ncmds++;
+	}
+	return 0;
 }
 
-/* Step 3 for one source: the others' passes (the script's reply) filed
- * under this host's buckets, written to `remote`. 0, or -1 (a->err). */
+/* Step 3 for one source: the others' fields (HGETALL's reply) filed under
+ * this host's buckets, written to `remote`. 0, or -1 (a->err). */
 static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
 		       const redisReply *r)
 {
+	size_t hl = strlen(a->host);
 	struct rl_remote rem = { 0 };
 	bool any = false;
 
-	if (r->type != REDIS_REPLY_ARRAY || (int)r->elements != w->nkeys) {
-		set_err(a, "redis EVALSHA: %s",
-			 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
+		set_err(a, "redis HGETALL: %s",
+			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		return -1;
 	}
-	for (size_t k = 0; k < r->elements; k++) {
-		const redisReply *hosts = r->element[k];
+	for (size_t k = 0; k + 1 < r->elements; k += 2) {
+		const redisReply *f = r->element[k], *v = r->element[k + 1];
+		unsigned long long p, b, start;
+		__u64 lb;
 
-		if (hosts->type != REDIS_REPLY_ARRAY)
+		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
 			continue;
-		for (size_t h = 0; h < hosts->elements; h++) {
-			unsigned long long p, b, start;
-			__u64 lb;
-
-			if (hosts->element[h]->type != REDIS_REPLY_STRING ||
-			    sscanf(hosts->element[h]->str, "%llu %llu %llu", &p, &b, &start) != 3)
-				continue;	/* not ours: ignored */
-			lb = rl_local_bucket(start, a->width, w->off);
-			if ((__s64)(w->cur - lb) >= (__s64)a->nbuckets)
-				continue;	/* left the window here */
-			if ((__s64)(lb - w->cur) > 1)
-				lb = w->cur + 1;	/* a clock far ahead */
-			rl_remote_put(&rem, lb, p, b);
-			any = true;
-		}
+		if ((size_t)f->len > hl && f->str[hl] == ':' && !memcmp(f->str, a->host, hl))
+			continue;	/* ours */
+		if (sscanf(v->str, "%llu %llu %llu", &p, &b, &start) != 3)
+			continue;	/* not a count: ignored */
+		lb = rl_local_bucket(start, a->width, w->off);
+		if ((__s64)(w->cur - lb) >= (__s64)a->nbuckets)
+			continue;	/* left the window here */
+		if ((__s64)(lb - w->cur) > 1)
+			lb = w->cur + 1;	/* a clock far ahead */
+		rl_remote_put(&rem, lb, p, b);
+		any = true;
 	}
 	if (any) {
 		if (bpf_map_update_elem(a->ifc.m.remote, &e->key, &rem, BPF_ANY))
@@ -434,6 +451,7 @@ static void mark_pushed(struct agent *a, const struct when *w, struct entry *e)
 		s->pkts = ages[i].pkts;
 		s->bytes = ages[i].bytes;
 	}
+	e->pushed_first = w->first_fleet;
 }
 
 static bool any_active(const struct agent *a)
@@ -442,6 +460,19 @@ static bool any_active(const struct agent *a)
 		if (a->cur[i].active)
 			return true;
 	return false;
+}
+
+/* The next reply, or NULL with a->err. */
+static redisReply *reply(struct agent *a)
+{
+	redisReply *r = NULL;
+
+	if (redisGetReply(a->rc, (void **)&r) == REDIS_OK && r)
+		return r;
+	set_err(a, "redis: %s",
+		a->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ?
+		"no reply in time (slow or stopped)" : a->rc->errstr);
+	return NULL;
 }
 
 /* Step 2 and 3: every active source, BATCH per round trip. */
@@ -468,21 +499,11 @@ static int exchange(struct agent *a, const struct when *w)
 	}
 	while (i < a->ncur) {
 		for (n = 0; n < BATCH && i < a->ncur; i++) {
-			char nk[16];
-
 			if (!a->cur[i].active)
 				continue;
 			batch[n] = &a->cur[i];
-			build_cmd(a, w, batch[n], &cmds[n], ttl);
-			snprintf(nk, sizeof(nk), "%d", w->nkeys);
-			cmds[n].argv[2] = nk;
-			cmds[n].argvlen[2] = strlen(nk);
-			/* hiredis copies the command into its buffer */
-			if (redisAppendCommandArgv(a->rc, cmds[n].argc, cmds[n].argv,
-						   cmds[n].argvlen) != REDIS_OK) {
-				set_err(a, "redis: %s", a->rc->errstr);
+			if (queue_source(a, w, batch[n], &cmds[n], ttl))
 				return -1;
-			}
 			n++;
 		}
 		if (!n)
@@ -490,13 +511,21 @@ static int exchange(struct agent *a, const struct when *w)
 		a->st.round_trips++;
 		for (int k = 0; k < n; k++) {
 			redisReply *r = NULL;
-			int ret;
+			int ret = 0;
 
-			if (redisGetReply(a->rc, (void **)&r) != REDIS_OK || !r) {
-				set_err(a, "redis: %s",
-					 a->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ?
-					 "no reply in time (slow or stopped)" : a->rc->errstr);
-				return -1;
+			/* HSET, PEXPIRE, HDEL: only errors matter */
+			for (int c = 0; c < cmds[k].ncmds; c++) {
+				r = reply(a);
+				if (!r)
+					return -1;
+				if (c == cmds[k].ncmds - 1)
+					break;
+				if (r->type == REDIS_REPLY_ERROR) {
+					set_err(a, "redis: %s", r->str);
+					freeReplyObject(r);
+					return -1;
+				}
+				freeReplyObject(r);
 			}
 			ret = apply_reply(a, w, batch[k], r);
 			freeReplyObject(r);
@@ -574,12 +603,11 @@ static void interval(struct agent *a)
 	/* the two clocks read back to back: off is good to a few us */
 	w.off = real - w.now;
 	w.cur = w.now / a->width;
-	w.nkeys = (int)a->nbuckets + 2;
 	{
 		__u64 start;
 
-		w.first_fleet = rl_fleet_bucket(w.cur, a->width, w.off, &start) -
-				a->nbuckets;
+		w.first_fleet = rl_fleet_bucket(w.cur - (a->nbuckets - 1), a->width,
+						w.off, &start);
 	}
 	ret = read_sources(a, w.now);
 	if (ret) {
