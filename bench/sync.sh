@@ -24,8 +24,8 @@ sock=$dir/redis.sock
 pids=()
 PPS=10			# each source: 10 per 1 s window
 case $mode in
-full)	N=10000 intervals="1ms 10ms 100ms" secs=4 ;;
-quick)	N=10000 intervals="1ms 10ms 100ms" secs=2 ;;
+full)	N=10000 intervals="off 1ms 10ms 100ms" secs=4 ;;
+quick)	N=10000 intervals="${BENCH_SYNC_INTERVALS:-off 1ms 10ms 100ms}" secs=2 ;;
 *)	N=200 intervals="10ms" secs=1 ;;
 esac
 RATE=$(( 2 * PPS * N ))	# frames per second to each host
@@ -72,6 +72,7 @@ sync_json() { on "$1" "$cli" status --json | jq -c --arg i "${id}r$1" '.interfac
 for iv in $intervals; do
 	for h in 0 1; do
 		on "$h" "$cli" attach "${id}r$h" --default-pps "$PPS" >/dev/null || exit 1
+		[ "$iv" = off ] && continue	# the baseline: each host alone
 		nsenter --net="/run/netns/${hosts[$h]}" "$cli" sync --iface "${id}r$h" \
 			--redis "unix://$sock" --fleet "b$id" --interval "$iv" >"$dir/agent$h.log" 2>&1 &
 		agent[$h]=$!
@@ -86,10 +87,13 @@ for iv in $intervals; do
 		g[$h]=$!
 	done
 	sleep 0.5
-	c0=$(cpu_s "${agent[0]}") s0=$(sync_json 0) r0=$(redis-cli -s "$sock" info stats | awk -F: '/total_commands_processed/ { print $2 + 0 }')
+	zero='{"exchanges": 0, "round_trips": 0, "busy_us": 0, "sources": 0}'
+	if [ "$iv" = off ]; then c0=0 s0=$zero; else c0=$(cpu_s "${agent[0]}") s0=$(sync_json 0); fi
+	r0=$(redis-cli -s "$sock" info stats | awk -F: '/total_commands_processed/ { print $2 + 0 }')
 	t0=$(date +%s.%N)
 	sleep "$(awk -v s="$secs" 'BEGIN { print s - 1 }')"
-	c1=$(cpu_s "${agent[0]}") s1=$(sync_json 0) r1=$(redis-cli -s "$sock" info stats | awk -F: '/total_commands_processed/ { print $2 + 0 }')
+	if [ "$iv" = off ]; then c1=0 s1=$zero; else c1=$(cpu_s "${agent[0]}") s1=$(sync_json 0); fi
+	r1=$(redis-cli -s "$sock" info stats | awk -F: '/total_commands_processed/ { print $2 + 0 }')
 	t1=$(date +%s.%N)
 	wait "${g[0]}" "${g[1]}"
 	# per source, passes across both hosts
@@ -101,11 +105,12 @@ for iv in $intervals; do
 		--argjson s0 "$s0" --argjson s1 "$s1" --arg iv "$iv" --argjson c0 "$c0" \
 		--argjson c1 "$c1" --argjson t0 "$t0" --argjson t1 "$t1" --argjson secs "$secs" \
 		--argjson n "$N" --argjson q "$PPS" --argjson ncpus "$ncpus" \
-		--argjson rc "$(( r1 - r0 ))" --slurpfile g0 "$dir/gen0.json" '
+		--argjson rc "$(( r1 - r0 ))" --slurpfile g0 "$dir/gen0.json" \
+		--slurpfile g1 "$dir/gen1.json" '
 		def ms: if endswith("ms") then rtrimstr("ms") | tonumber else rtrimstr("s") | tonumber * 1000 end;
 		($a[0] + $b[0]) | group_by(.a) | map(map(.p) | add) as $per |
 		(($s1.exchanges - $s0.exchanges) | if . < 1 then 1 else . end) as $ex |
-		($iv | ms) as $ivms |
+		($iv | if . == "off" then 0 else ms end) as $ivms |
 		(($t1 - $t0) * 1000 / $ex) as $eff |
 		{interval: $iv, sources: $n, seconds: $secs,
 		 sent_per_host: $g0[0].sent,
@@ -117,15 +122,19 @@ for iv in $intervals; do
 		 round_trips_per_interval: (($s1.round_trips - $s0.round_trips) / $ex),
 		 redis_cmds_per_s: ($rc / ($t1 - $t0)),
 		 active_sources: $s1.sources,
-		 windows: ((($secs * 1000) + 899) / 900 | floor),
+		 sent_seconds: ([$g0[0].seconds, $g1[0].seconds] | max),
+		 windows: ((([$g0[0].seconds, $g1[0].seconds] | max) * 1000 + 899) / 900 | floor),
 		 max_source_passed: ($per | max), mean_source_passed: (($per | add) / ($per | length)),
 		 unsynced: ($q * 2 * $secs),
 		 lag_ms: (2 * ([$ivms, $eff] | max) + 2 * ($s1.busy_us / 1000) + 100)} |
-		.bound = (.windows * ($q + ([$q, (2 * $q) * .lag_ms / 1000] | min) + 2 * ($ncpus - 1)))' \
+		.bound = (.windows * ($q + ([$q, (2 * $q) * .lag_ms / 1000] | min) + 2 * ($ncpus - 1))) |
+		if $iv == "off" then .bound = (.windows * 2 * ($q + $ncpus - 1)) | .effective_interval_ms = 0 else . end' \
 		>>"$dir/rows.jsonl" || say "interval $iv: cannot read the results"
 	for h in 0 1; do
-		kill "${agent[$h]}" 2>/dev/null
-		wait "${agent[$h]}" 2>/dev/null
+		if [ "$iv" != off ]; then
+			kill "${agent[$h]}" 2>/dev/null
+			wait "${agent[$h]}" 2>/dev/null
+		fi
 		on "$h" "$cli" detach "${id}r$h" >/dev/null
 	done
 	redis-cli -s "$sock" flushall >/dev/null
@@ -133,14 +142,15 @@ done
 
 mkdir -p "$out/bench"
 jq -s '{sync: .}' "$dir/rows.jsonl" >"$out/bench/sync.json"
-printf '%-9s %8s %9s %9s %10s %10s %11s %9s %12s %10s %8s\n' INTERVAL SOURCES EFF_MS BUSY_MS CPU_MS/INT CPU_US/SRC RTRIPS/INT REDIS/S MAX_SRC/RUN MEAN/RUN BOUND
+printf '%-9s %8s %9s %9s %10s %10s %11s %9s %12s %10s %8s %9s\n' INTERVAL SOURCES EFF_MS BUSY_MS CPU_MS/INT CPU_US/SRC RTRIPS/INT REDIS/S MAX_SRC/RUN MEAN/RUN BOUND MEAN/S
 jq -r '.sync[] | [.interval, .sources, (.effective_interval_ms | floor), (.busy_ms | floor),
 	(.cpu_ms_per_interval * 100 | floor / 100), (.cpu_us_per_source * 100 | floor / 100),
 	(.round_trips_per_interval * 10 | floor / 10), (.redis_cmds_per_s | floor),
-	.max_source_passed, (.mean_source_passed * 10 | floor / 10), (.bound | floor)] | @tsv' \
+	.max_source_passed, (.mean_source_passed * 10 | floor / 10), (.bound | floor),
+	(.mean_source_passed / .sent_seconds * 10 | floor / 10)] | @tsv' \
 	"$out/bench/sync.json" |
-	awk -F'\t' '{ printf "%-9s %8s %9s %9s %10s %10s %11s %9s %12s %10s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
-echo "(per source over $secs s at $((2 * PPS)) pps to each of 2 hosts, quota $PPS/s: unsynced about $((2 * PPS * secs)); bound as README \"Fleet mode\", with the measured exchange time)"
+	awk -F'\t' '{ printf "%-9s %8s %9s %9s %10s %10s %11s %9s %12s %10s %8s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+echo "(MEAN/S: a source's passes across both hosts per second of traffic: the fleet's quota is $PPS, each host alone $((2 * PPS)); per source over $secs s (as paced; BOUND counts the windows the senders really took) at $((2 * PPS)) pps to each of 2 hosts, quota $PPS/s; 'off': no agent, each host alone; bound as README \"Fleet mode\" with the measured exchange time; REDIS/S counts every command Redis ran)"
 
 if [ "$mode" = smoke ]; then
 	passed=0 failed=0

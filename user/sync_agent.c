@@ -66,6 +66,8 @@ struct entry {
 	struct rl_bucket ages[RL_MAX_BUCKETS];	/* passed here, by age */
 	__u64 pushed_first;		/* first fleet bucket of the window
 					 * when last pushed, 0: never */
+	__u64 remote_hash;		/* of what `remote` holds, to skip
+					 * rewriting the same */
 	bool active;
 	bool has_remote;		/* an entry in `remote` */
 };
@@ -269,6 +271,7 @@ static int read_sources(struct agent *a, __u64 now)
 				e.pushed = p->pushed;
 				e.pushed_first = p->pushed_first;
 				e.has_remote = p->has_remote;
+				e.remote_hash = p->remote_hash;
 			}
 			/* a source seen for the first time is active: it
 			 * sent since the last interval (or the agent just
@@ -393,6 +396,18 @@ static int queue_source(struct agent *a, const struct when *w,
 	return 0;
 }
 
+/* FNV-1a of a remote share: an update replaces the element (an allocation
+ * and an RCU free in the kernel), so the same share is not written twice. */
+static __u64 hash_remote(const struct rl_remote *r)
+{
+	const unsigned char *p = (const unsigned char *)r;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(*r); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 /* Step 3 for one source: the others' fields (HGETALL's reply) filed under
  * this host's buckets, written to `remote`. 0, or -1 (a->err). */
 static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
@@ -427,9 +442,14 @@ static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
 		any = true;
 	}
 	if (any) {
+		__u64 h = hash_remote(&rem);
+
+		if (e->has_remote && e->remote_hash == h)
+			return 0;	/* the same as last time: no update */
 		if (bpf_map_update_elem(a->ifc.m.remote, &e->key, &rem, BPF_ANY))
 			return 0;	/* full: this source stays local */
 		e->has_remote = true;
+		e->remote_hash = h;
 	} else if (e->has_remote) {
 		bpf_map_delete_elem(a->ifc.m.remote, &e->key);
 		e->has_remote = false;
