@@ -42,10 +42,9 @@ int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 			   size_t errlen);
 
 /*
- * The password: the first line of `file` when given (mode must not let
- * others read it is not checked: the operator's file), else the
- * REDISCLI_AUTH environment variable, else none (*out empty). 0, or -1
- * with err.
+ * The password: the first line of `file` when given, else the
+ * REDISCLI_AUTH environment variable (as redis-cli reads it), else none
+ * (*out empty). 0, or -1 with err.
  */
 int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 		     size_t errlen);

@@ -270,6 +270,17 @@ test_two_hosts_one_quota() {
 	check quota_set_not_held "(t1 - t0) / 1000000 < 1000" "quota set took $(( (t1 - t0) / 1000000 )) ms"
 }
 
+# 2 s of traffic to hosts 0 and 1: what passed across both within the bound.
+one_quota_2s() {	# NAME WHAT
+	local a0 t b
+	a0=$(total_arrived 0 1)
+	send_all 2 "$RATE" 0 1
+	t=$(( $(total_arrived 0 1) - a0 ))
+	b=$(bound 2 2 "$RATE")
+	echo "  $2: $t passed in 2 s (bound $b)"
+	check "$1" "t <= b" "$2: $t in 2 s across both (bound $b)"
+}
+
 # ---- Redis killed and restarted: local counts, degraded, resumed ----------------
 test_redis_restart() {
 	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
@@ -294,12 +305,7 @@ test_redis_restart() {
 	kill -0 "${agent[0]}" 2>/dev/null && kill -0 "${agent[1]}" 2>/dev/null
 	result agents_kept_running $? "an agent exited while Redis was down"
 	sleep 1.1	# the local-only window leaves
-	a0=$(total_arrived 0 1)
-	send_all 2 "$RATE" 0 1
-	t=$(( $(total_arrived 0 1) - a0 ))
-	b=$(bound 2 2 "$RATE")
-	echo "  Redis back: $t passed in 2 s (bound $b)"
-	check resumed_one_quota "t <= b" "after Redis came back: $t in 2 s across both (bound $b)"
+	one_quota_2s resumed_one_quota "Redis back"
 }
 
 # ---- Redis slow (stopped, not gone): degraded, then resumed ------------------------
@@ -319,19 +325,14 @@ test_agent_restart() {
 	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
 	state_within 1 ok 50 || { result agent_restart 1 "agent not ok"; return; }
 	agent_stop 1 KILL
-	local st a0 t b
+	local st
 	st=$(sync_state 1)
 	[ "$st" = gone ]
 	result agent_killed_gone $? "status after kill -9: $st"
 	sleep 1.1	# host 1's share ages out on host 0, host 0's on host 1
 	agent_start 1
 	state_within 1 ok 50 || { result agent_restart 1 "restarted agent not ok"; return; }
-	a0=$(total_arrived 0 1)
-	send_all 2 "$RATE" 0 1
-	t=$(( $(total_arrived 0 1) - a0 ))
-	b=$(bound 2 2 "$RATE")
-	echo "  agent restarted: $t passed in 2 s (bound $b)"
-	check agent_restarted_one_quota "t <= b" "after the restart: $t in 2 s across both (bound $b)"
+	one_quota_2s agent_restarted_one_quota "agent restarted"
 }
 
 # ---- a host joining late learns what the fleet passed ------------------------------

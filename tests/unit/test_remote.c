@@ -88,55 +88,48 @@ TEST(fleet_buckets_across_phases)
  * CPU's, so this CPU gets only what the fleet left free; once they fill
  * the budget, the next packet drops.
  */
+/* Offer n packets of len bytes at `now` to one CPU's state with the remote
+ * share `r` (no other CPU), as the program judges them: how many pass. */
+static int offer(struct rl_state *st, const struct rl_budget *b,
+		 const struct rl_remote *r, __u64 now, int n, __u64 len)
+{
+	struct rl_usage u;
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int ans;
+
+		rl_state_roll(st, now, W, 10);
+		ans = rl_quota_fast(st, b, len, 2);
+		if (ans == RL_ASK) {
+			memset(&u, 0, sizeof(u));
+			rl_remote_usage_add(&u, r, st->win.bucket, 10);
+			ans = rl_quota_refresh(st, b, &u, len, 2, 1);
+			if (ans == RL_FITS)
+				ans = rl_quota_confirm(st, b, &u, len);
+		}
+		if (ans == RL_FITS) {
+			rl_quota_commit(st, len);
+			passed++;
+		}
+	}
+	return passed;
+}
+
+/*
+ * A lease taken with a remote share: the remote passes count as another
+ * CPU's, so this CPU gets only what the fleet left free; once they fill
+ * the budget, the next packet drops. A window later the share aged out.
+ */
 TEST(remote_share_in_lease)
 {
 	struct rl_state st = { 0 };
 	struct rl_budget b = { 100, RL_UNLIMITED };
 	struct rl_remote r = { 0 };
-	struct rl_usage u = { 0 };
-	__u64 now = 50 * W + 1;
-	int passed = 0;
 
 	rl_remote_put(&r, 50, 60, 6000);
-	for (int i = 0; i < 200; i++) {
-		int ans;
-
-		rl_state_roll(&st, now, W, 10);
-		ans = rl_quota_fast(&st, &b, 60, 2);
-		if (ans == RL_ASK) {
-			memset(&u, 0, sizeof(u));
-			rl_remote_usage_add(&u, &r, st.win.bucket, 10);
-			ans = rl_quota_refresh(&st, &b, &u, 60, 2, 1);
-			if (ans == RL_FITS)
-				ans = rl_quota_confirm(&st, &b, &u, 60);
-		}
-		if (ans == RL_FITS) {
-			rl_quota_commit(&st, 60);
-			passed++;
-		}
-	}
-	CHECK_EQ(passed, 40, "what the fleet left of 100");
-	/* a window later the remote share aged out: the whole budget */
-	now += 10 * W;
-	passed = 0;
-	for (int i = 0; i < 200; i++) {
-		int ans;
-
-		rl_state_roll(&st, now, W, 10);
-		ans = rl_quota_fast(&st, &b, 60, 2);
-		if (ans == RL_ASK) {
-			memset(&u, 0, sizeof(u));
-			rl_remote_usage_add(&u, &r, st.win.bucket, 10);
-			ans = rl_quota_refresh(&st, &b, &u, 60, 2, 1);
-			if (ans == RL_FITS)
-				ans = rl_quota_confirm(&st, &b, &u, 60);
-		}
-		if (ans == RL_FITS) {
-			rl_quota_commit(&st, 60);
-			passed++;
-		}
-	}
-	CHECK_EQ(passed, 100, "local counts alone");
+	CHECK_EQ(offer(&st, &b, &r, 50 * W + 1, 200, 60), 40, "what the fleet left of 100");
+	CHECK_EQ(offer(&st, &b, &r, 60 * W + 1, 200, 60), 100, "local counts alone");
 }
 
 TEST(sync_redis_urls)
