@@ -7,8 +7,8 @@
  *   2. for each source active here (passes in the window, or its counters
  *      moved since the last interval), in one pipeline, BATCH sources a
  *      round trip: HSET this host's passes of the buckets that changed
- *      into the source's hash (a field per host and bucket) and PEXPIRE it
- *      (a window and two buckets), HDEL our fields of buckets that left
+ *      into the source's hash (a field per host and bucket) and, once a
+ *      bucket, PEXPIRE it (a window and three buckets), HDEL our fields of buckets that left
  *      the window, HGETALL the other hosts' fields;
  *   3. file what the others passed under this host's buckets and write it
  *      whole into `remote` (include/remote.h), or delete the entry when
@@ -66,6 +66,7 @@ struct entry {
 	struct rl_bucket ages[RL_MAX_BUCKETS];	/* passed here, by age */
 	__u64 pushed_first;		/* first fleet bucket of the window
 					 * when last pushed, 0: never */
+	__u64 expire_first;		/* the same, when last PEXPIREd */
 	__u64 remote_hash;		/* of what `remote` holds, to skip
 					 * rewriting the same */
 	bool active;
@@ -270,6 +271,7 @@ static int read_sources(struct agent *a, __u64 now)
 			if (p) {
 				e.pushed = p->pushed;
 				e.pushed_first = p->pushed_first;
+				e.expire_first = p->expire_first;
 				e.has_remote = p->has_remote;
 				e.remote_hash = p->remote_hash;
 			}
@@ -313,6 +315,7 @@ struct cmd {
 	const char *hset[CMD_ARGS], *hdel[CMD_ARGS];
 	int nhset, nhdel;
 	int ncmds;		/* replies to read for this source */
+	bool expired;		/* a PEXPIRE is among them */
 };
 
 /* `key`'s own field for fleet bucket fb: "HOST:BUCKET" (HOST holds no ':',
@@ -341,6 +344,7 @@ static int queue_source(struct agent *a, const struct when *w,
 	snprintf(c->key, KEY_LEN, "xrl:{%s|%s}:%llu", a->o->fleet, src,
 		 (unsigned long long)a->width);
 	c->ncmds = 0;
+	c->expired = false;
 	c->hset[0] = "HSET";
 	c->hset[1] = c->key;
 	c->nhset = 2;
@@ -365,9 +369,16 @@ static int queue_source(struct agent *a, const struct when *w,
 	if (c->nhset > 2) {
 		const char *expire[] = { "PEXPIRE", c->key, ttl };
 
-		if (append(a, c->nhset, c->hset) || append(a, 3, expire))
+		if (append(a, c->nhset, c->hset))
 			return -1;
-		c->ncmds += 2;
+		c->ncmds++;
+		/* once per bucket: the TTL covers the bucket and a window on */
+		if (e->expire_first != w->first_fleet) {
+			if (append(a, 3, expire))
+				return -1;
+			c->ncmds++;
+			c->expired = true;
+		}
 	}
 	/* our fields of buckets that left the window (a restarted agent
 	 * leaves its old ones to the key's expiry; readers skip them) */
@@ -459,7 +470,8 @@ static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
 
 /* What was pushed for `e` is now in Redis: remember it, so that only
  * changes are sent next time. */
-static void mark_pushed(struct agent *a, const struct when *w, struct entry *e)
+static void mark_pushed(struct agent *a, const struct when *w, struct entry *e,
+			bool cmd_expired)
 {
 	const struct rl_bucket *ages = e->ages;
 
@@ -471,6 +483,8 @@ static void mark_pushed(struct agent *a, const struct when *w, struct entry *e)
 		s->pkts = ages[i].pkts;
 		s->bytes = ages[i].bytes;
 	}
+	if (cmd_expired)
+		e->expire_first = w->first_fleet;
 	e->pushed_first = w->first_fleet;
 }
 
@@ -551,7 +565,7 @@ static int exchange(struct agent *a, const struct when *w)
 			freeReplyObject(r);
 			if (ret)
 				return -1;
-			mark_pushed(a, w, batch[k]);
+			mark_pushed(a, w, batch[k], cmds[k].expired);
 			a->st.sources++;
 		}
 	}
@@ -748,9 +762,10 @@ int rl_sync_run(const struct rl_sync_opts *o)
 		ret = rl_usage_err("sync: %s", err);
 		goto out;
 	}
-	/* a key lives a window past its last write, and a bucket more for
-	 * hosts out of phase */
-	a.ttl_ms = (a.ifc.cfg.set.window_ns + 2 * a.width) / RL_NSEC_PER_MSEC + 1;
+	/* a key lives a window past the end of the bucket it was last
+	 * PEXPIREd in (once per bucket), and a bucket more for hosts out of
+	 * phase */
+	a.ttl_ms = (a.ifc.cfg.set.window_ns + 3 * a.width) / RL_NSEC_PER_MSEC + 1;
 	a.ncpus = rl_ncpus();
 	a.keys = calloc(READ_BATCH, sizeof(struct rl_key));
 	a.vals = calloc((size_t)READ_BATCH * a.ncpus, vsz);
