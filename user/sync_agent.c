@@ -613,7 +613,9 @@ static bool still_attached(struct agent *a)
 	return same;
 }
 
-static void degrade(struct agent *a, __u64 real)
+/* The exchange failed (a->err says why): local counts alone until the
+ * next one works; `drop`: Redis is the cause, reconnect. */
+static void degrade(struct agent *a, __u64 real, bool drop)
 {
 	if (a->st.health != RL_SYNC_DEGRADED) {
 		a->st.degraded_ns = real;
@@ -623,7 +625,18 @@ static void degrade(struct agent *a, __u64 real)
 	a->st.health = RL_SYNC_DEGRADED;
 	snprintf(a->st.error, sizeof(a->st.error), "%.*s", (int)sizeof(a->st.error) - 1, a->err);
 	a->st.failures++;
-	redis_drop(a);
+	if (drop)
+		redis_drop(a);
+}
+
+/* A new connection: Redis may have lost what we pushed (a restart without
+ * persistence), so the next exchange pushes every bucket again. */
+static void forget_pushed(struct agent *a)
+{
+	for (size_t i = 0; i < a->ncur; i++) {
+		memset(&a->cur[i].pushed, 0, sizeof(a->cur[i].pushed));
+		a->cur[i].expire_first = 0;
+	}
 }
 
 static void interval(struct agent *a)
@@ -647,16 +660,17 @@ static void interval(struct agent *a)
 	if (ret) {
 		set_err(a, "cannot read the sources map: %s",
 			 strerror(-ret));
-		degrade(a, real);
+		degrade(a, real, false);
 		goto out;
 	}
 	if (!a->rc && t0 >= a->next_connect) {
 		if (redis_connect(a)) {
 			a->next_connect = t0 + a->backoff;
 			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
-			degrade(a, real);
+			degrade(a, real, true);
 		} else {
 			a->backoff = BACKOFF_MIN_NS;
+			forget_pushed(a);
 			if (a->st.health == RL_SYNC_DEGRADED)
 				fprintf(stderr, "xdp-ratelimit: sync: reconnected to Redis\n");
 		}
@@ -664,7 +678,7 @@ static void interval(struct agent *a)
 	if (a->rc) {
 		if (exchange(a, &w)) {
 			a->next_connect = t0 + a->backoff;
-			degrade(a, real);
+			degrade(a, real, true);
 		} else {
 			a->st.health = RL_SYNC_OK;
 			a->st.degraded_ns = 0;
