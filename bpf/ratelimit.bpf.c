@@ -12,6 +12,7 @@
 #include "newcomer.h"
 #include "events.h"
 #include "parse.h"
+#include "remote.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -105,6 +106,18 @@ struct {
 	__uint(max_entries, RL_EVENTS_RING_BYTES);
 } events SEC(".maps");
 
+/* What the other hosts of the fleet passed per source (include/remote.h),
+ * written by the sync agent; max_entries is set by the loader (the
+ * sources the table holds). Not preallocated: a host without an agent
+ * pays no memory, and a replaced element is freed only after its readers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_key);
+	__type(value, struct rl_remote);
+} remote SEC(".maps");
+
 /* Value for new sources: update needs a full value, too big for the stack. */
 static const struct rl_source new_source;
 
@@ -193,13 +206,33 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 	return 0;
 }
 
-/* What the other CPUs hold of the budget in `c`, summed into c->acc. */
+/* Fleet sync: the other hosts' passes for the source, counted as another
+ * CPU's (include/remote.h). Only once an agent ran on this interface:
+ * until then a refresh pays a config read, not a hash lookup. */
+static __always_inline void sum_remote(struct sum_ctx *c)
+{
+	struct rl_remote *r;
+	struct rl_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg || !RL_READ(cfg->remote_used))
+		return;
+	r = bpf_map_lookup_elem(&remote, &c->key);
+	if (r)
+		rl_remote_usage_add(&c->acc, r, c->bucket, settings.nbuckets);
+}
+
+/* What the other CPUs (and, for a source, the other hosts of the fleet)
+ * hold of the budget in `c`, summed into c->acc. */
 static __always_inline void sum_others(struct sum_ctx *c, int source)
 {
-	if (source)
+	if (source) {
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
-	else
+		sum_remote(c);
+	} else {
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
+	}
 }
 
 /*

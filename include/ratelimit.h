@@ -123,7 +123,8 @@
 	X(aggregates,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_state)	\
 	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
 	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)		\
-	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)
+	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)		\
+	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -259,6 +260,23 @@ struct rl_ban {
 	__u8 rule_addr[16];
 };
 
+/*
+ * Value of the `remote` hash (fleet sync, include/remote.h): what the other
+ * hosts of the fleet passed for the source, per bucket of this host's grid,
+ * written whole by the sync agent (a hash update replaces the element) and
+ * added by the verdict to the other CPUs' usage. A slot counts while its
+ * bucket is in the judging CPU's window; empty slots are all zero.
+ */
+struct rl_remote_slot {
+	__u64 bucket;		/* index on this host's bucket grid */
+	__u32 pkts;
+	__u32 bytes;
+};
+
+struct rl_remote {
+	struct rl_remote_slot slot[RL_MAX_BUCKETS];	/* by RL_SLOT(bucket) */
+};
+
 /* ---- rules ---------------------------------------------------------- */
 
 #define RL_RULE_F_USED		(1U << 0)
@@ -327,7 +345,9 @@ struct rl_config {
 	/* set once a rule has had --ban: from then on (bans outlive rule
 	 * changes) every packet looks its source up in `bans` */
 	__u32 bans_used;
-	__u32 _pad;
+	/* set by the first `sync` agent: from then on a refresh of a
+	 * source's budget also looks it up in `remote` */
+	__u32 remote_used;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -397,5 +417,6 @@ RL_STATIC_ASSERT(sizeof(struct rl_event) == 64, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
+RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote layout");
 
 #endif /* RATELIMIT_H */

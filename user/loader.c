@@ -10,12 +10,16 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
+	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
+	int ret;
 
-	if (!sources)
+	if (!sources || !remote)
 		return -ENOENT;
 	*rodata = *s;
-	return bpf_map__set_max_entries(sources,
-					rl_sources_map_size(s->max_sources, s->ncpus));
+	ret = bpf_map__set_max_entries(sources,
+				       rl_sources_map_size(s->max_sources, s->ncpus));
+	/* a remote share per source the table keeps (not preallocated) */
+	return ret ? ret : bpf_map__set_max_entries(remote, (__u32)s->max_sources);
 }
 
 int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,

@@ -51,6 +51,42 @@ void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
 	}
 }
 
+void rl_source_sum_buckets(const struct rl_key *key, const void *vals,
+			   int ncpus, const struct rl_settings *s, __u64 now,
+			   struct rl_source_sum *sum,
+			   struct rl_bucket by_age[RL_MAX_BUCKETS])
+{
+	__u64 cur = now / s->bucket_ns;
+
+	memset(sum, 0, sizeof(*sum));
+	memset(by_age, 0, RL_MAX_BUCKETS * sizeof(*by_age));
+	sum->key = *key;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct rl_source *src =
+			RL_PERCPU_VAL(vals, sizeof(struct rl_source), cpu);
+		const struct rl_window *w = &src->st.win;
+
+		if (memcmp(&src->owner, key, sizeof(*key)))
+			continue;	/* another key's leftovers, or unused */
+		rl_source_sum_add(sum, src, s, now);
+		/* the ring's live buckets: the newest and nbuckets - 1 before
+		 * it, those still in the window at now (a window ahead of now
+		 * counts in the newest bucket, as the program counts it) */
+		for (__u32 i = 0; w->pkts && i < s->nbuckets; i++) {
+			__u64 b = w->bucket - i;
+			__s64 age = (__s64)(cur - b);
+			const struct rl_bucket *slot = &w->ring[RL_SLOT(b)];
+
+			if (age >= (__s64)s->nbuckets)
+				break;
+			if (age < 0)
+				age = 0;
+			by_age[age].pkts = rl_sat_add(by_age[age].pkts, slot->pkts);
+			by_age[age].bytes = rl_sat_add(by_age[age].bytes, slot->bytes);
+		}
+	}
+}
+
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 		   const struct rl_key *key, __u64 now, struct rl_source_sum *out)
 {

@@ -41,6 +41,18 @@ void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
 			struct rl_source_sum *out, bool *rule_cached,
 			__u32 *rule_id);
 
+/*
+ * What the source passed here per bucket of the window that ends in the
+ * bucket containing `now`, summed over its ncpus values `vals` (as
+ * rl_source_sum_cpus takes them): by_age[i] for bucket (now's bucket - i),
+ * i < s->nbuckets. Fills `sum` as rl_source_sum_cpus does. What the fleet
+ * sync publishes (user/sync_agent.c).
+ */
+void rl_source_sum_buckets(const struct rl_key *key, const void *vals,
+			   int ncpus, const struct rl_settings *s, __u64 now,
+			   struct rl_source_sum *sum,
+			   struct rl_bucket by_age[RL_MAX_BUCKETS]);
+
 /* Look up `key` in `sources` and sum it: 0 or -errno (-ENOENT: not
  * tracked). */
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,

@@ -26,7 +26,7 @@ test_attach_pins_bpftool() {
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates bans config counters events link refused rules rules_v4 rules_v6 sources " ] ||
+	[ "$names" = "aggregates bans config counters events link refused remote rules rules_v4 rules_v6 sources " ] ||
 		bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
