@@ -206,21 +206,35 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 	return 0;
 }
 
-/* Fleet sync: the other hosts' passes for the source, counted as another
- * CPU's (include/remote.h). Only once an agent ran on this interface:
- * until then a refresh pays a config read, not a hash lookup. */
-static __always_inline void sum_remote(struct sum_ctx *c)
+/*
+ * Fleet sync: the other hosts' passes for the source, added to `acc` as
+ * another CPU's (include/remote.h). A global function: verified once, and
+ * what it adds is a bound to the caller, not 2^16 paths through the ring
+ * that the lease arithmetic after it would have to tell apart.
+ */
+__noinline int remote_share(const struct rl_key *key, __u64 bucket,
+			    struct rl_usage *acc)
 {
 	struct rl_remote *r;
+
+	if (!key || !acc)
+		return 0;	/* cannot happen: the caller's own pointers */
+	r = bpf_map_lookup_elem(&remote, key);
+	if (r)
+		rl_remote_usage_add(acc, r, bucket, settings.nbuckets);
+	return 0;
+}
+
+/* Only once an agent ran on this interface: until then a refresh pays a
+ * config read, not a hash lookup. */
+static __always_inline void sum_remote(struct sum_ctx *c)
+{
 	struct rl_config *cfg;
 	__u32 zero = 0;
 
 	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (!cfg || !RL_READ(cfg->remote_used))
-		return;
-	r = bpf_map_lookup_elem(&remote, &c->key);
-	if (r)
-		rl_remote_usage_add(&c->acc, r, c->bucket, settings.nbuckets);
+	if (cfg && RL_READ(cfg->remote_used))
+		remote_share(&c->key, c->bucket, &c->acc);
 }
 
 /* What the other CPUs (and, for a source, the other hosts of the fleet)
