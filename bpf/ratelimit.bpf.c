@@ -118,6 +118,16 @@ struct {
 	__type(value, struct rl_remote);
 } remote SEC(".maps");
 
+/* The state of the interface's sync agent, for `status`: written by the
+ * agent (user/sync_status.c), never by the program; here so that it is
+ * pinned with the others, with its BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_sync_state);
+} sync SEC(".maps");
+
 /* Value for new sources: update needs a full value, too big for the stack. */
 static const struct rl_source new_source;
 

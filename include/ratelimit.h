@@ -124,7 +124,8 @@
 	X(refused,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_refused)	\
 	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)		\
 	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)		\
-	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)
+	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)	\
+	X(sync,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_sync_state)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -305,6 +306,33 @@ struct rl_rule {
 	__u64 new_pkt_budget;
 	__u64 new_byte_budget;
 	__u64 ban_ns;		/* 0: no bans */
+};
+
+/* ---- fleet sync (xdp-ratelimit sync) ---------------------------------- */
+
+#define RL_SYNC_ERR_MAX		96
+
+enum rl_sync_health {
+	RL_SYNC_STARTING = 0,	/* no exchange yet */
+	RL_SYNC_OK = 1,
+	RL_SYNC_DEGRADED = 2,	/* Redis slow or gone: local counts only */
+};
+
+/* The one entry of the `sync` map: the state of the interface's sync agent
+ * (user/sync_status.c), written by the agent only; pid 0 when none runs. */
+struct rl_sync_state {
+	__u32 pid;
+	__u32 health;		/* enum rl_sync_health */
+	__u64 interval_ns;
+	__u64 last_ok_ns;	/* CLOCK_REALTIME of the last exchange, 0: none */
+	__u64 degraded_ns;	/* CLOCK_REALTIME since when, 0: not degraded */
+	__u64 sources;		/* sources exchanged in the last interval */
+	__u64 exchanges;	/* intervals that exchanged with Redis */
+	__u64 failures;		/* intervals that could not */
+	__u64 round_trips;	/* pipelined batches sent to Redis */
+	__u64 busy_ns;		/* the last interval's work, read to written */
+	char fleet[72];
+	char error[RL_SYNC_ERR_MAX];	/* why degraded */
 };
 
 /* ---- config and counters --------------------------------------------- */

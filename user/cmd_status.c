@@ -92,7 +92,7 @@ static void row_iface(struct status *st, const char *name)
 	r->sources_map_entries = ifc.sources_max_entries;
 	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
-	r->sync = rl_sync_state_read(name, &r->sync_st, &r->sync_alive) == 1;
+	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
 	rl_iface_close(&ifc);
 }
 

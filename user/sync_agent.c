@@ -86,7 +86,7 @@ struct agent {
 	size_t nprev, ncur, alloc_prev, alloc_cur;
 	void *keys, *vals;		/* READ_BATCH of each */
 	struct rl_sync_state st;
-	int state_fd;
+	bool claimed;	/* the interface's sync state is ours (join) */
 	__u64 backoff, next_connect;
 	char err[RL_ERR_LEN];	/* what went wrong last */
 };
@@ -699,17 +699,17 @@ static void interval(struct agent *a)
 	a->alloc_cur = sw;
 out:
 	a->st.busy_ns = clock_ns(CLOCK_MONOTONIC) - t0;
-	rl_sync_state_write(a->state_fd, &a->st);
+	rl_sync_state_write(&a->ifc.m, &a->st);
 }
 
 /* Under the lock, as briefly as a map open: the program starts reading
  * `remote` (config is read-modify-written by quota set too), and the
- * state pin appears. An exit status. */
+ * agent's state is claimed. An exit status. */
 static int join(struct agent *a)
 {
 	char err[RL_ERR_LEN];
 	__u32 other = 0;
-	int lock = rl_lock(err, sizeof(err)), ret = RL_EXIT_OK;
+	int lock = rl_lock(err, sizeof(err)), ret = RL_EXIT_OK, claim;
 	struct rl_config cfg;
 
 	if (lock < 0)
@@ -718,25 +718,26 @@ static int join(struct agent *a)
 		ret = rl_fail("sync: %s was detached meanwhile", a->ifc.name);
 		goto out;
 	}
-	a->state_fd = rl_sync_state_create(a->ifc.name, &a->st, &other);
-	if (a->state_fd == -EEXIST) {
+	claim = rl_sync_state_claim(&a->ifc.m, &a->st, &other);
+	if (claim == -EEXIST) {
 		ret = rl_fail("sync: %s already has a sync agent (pid %u): stop it first",
 			      a->ifc.name, other);
 		goto out;
 	}
-	if (a->state_fd < 0) {
-		ret = rl_fail("sync: cannot pin the agent's state for %s: %s",
-			      a->ifc.name, strerror(-a->state_fd));
+	if (claim < 0) {
+		ret = rl_fail("sync: cannot write the agent's state for %s: %s",
+			      a->ifc.name, strerror(-claim));
 		goto out;
 	}
+	a->claimed = true;
 	ret = rl_config_read(&a->ifc.m, &cfg);
 	if (!ret && !cfg.remote_used) {
 		cfg.remote_used = 1;
 		ret = rl_config_write(&a->ifc.m, &cfg);
 	}
 	if (ret) {
-		rl_sync_state_remove(a->ifc.name, a->state_fd);
-		a->state_fd = -1;
+		rl_sync_state_release(&a->ifc.m);
+		a->claimed = false;
 		ret = rl_fail("sync: cannot update the config of %s: %s", a->ifc.name,
 			      strerror(-ret));
 	}
@@ -765,7 +766,7 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	__u64 next;
 
 	a.o = o;
-	a.state_fd = -1;
+	a.claimed = false;
 	a.backoff = BACKOFF_MIN_NS;
 	if (rl_iface_open(o->iface, &a.ifc, err, sizeof(err)))
 		return rl_fail("sync: %s", err);
@@ -830,8 +831,8 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	}
 	ret = RL_EXIT_OK;
 out:
-	if (a.state_fd >= 0)
-		rl_sync_state_remove(a.ifc.name, a.state_fd);
+	if (a.claimed)
+		rl_sync_state_release(&a.ifc.m);
 	redis_drop(&a);
 	rl_iface_close(&a.ifc);
 	free(a.keys);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The sync agent's state pin (sync_status.h). */
+/* The sync agent's state in the `sync` map (sync_status.h). */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,96 +13,60 @@
 #include "ratelimit.h"
 #include "sync_status.h"
 
-static void state_path(const char *iface, char *buf, size_t len)
-{
-	rl_pin_path(buf, len, iface, RL_PIN_SYNC);
-}
-
 static bool pid_alive(__u32 pid)
 {
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-static int open_pin(const char *path)
-{
-	return rl_map_pin_open(path, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			       sizeof(struct rl_sync_state), NULL);
-}
-
-int rl_sync_state_read(const char *iface, struct rl_sync_state *st,
+int rl_sync_state_read(const struct rl_maps *m, struct rl_sync_state *st,
 		       bool *alive)
 {
-	char path[PATH_MAX];
 	__u32 zero = 0;
-	int fd, ret = 1;
 
-	state_path(iface, path, sizeof(path));
-	fd = open_pin(path);
-	if (fd == -ENOENT)
+	if (bpf_map_lookup_elem(m->sync, &zero, st))
+		return -errno;
+	if (!st->pid)
 		return 0;
-	if (fd < 0)
-		return fd;
-	if (bpf_map_lookup_elem(fd, &zero, st))
-		ret = -errno;
-	close(fd);
-	if (ret == 1) {
-		st->fleet[sizeof(st->fleet) - 1] = '\0';
-		st->error[sizeof(st->error) - 1] = '\0';
-		*alive = pid_alive(st->pid);
-	}
-	return ret;
+	st->fleet[sizeof(st->fleet) - 1] = '\0';
+	st->error[sizeof(st->error) - 1] = '\0';
+	*alive = pid_alive(st->pid);
+	return 1;
 }
 
-int rl_sync_state_create(const char *iface, const struct rl_sync_state *st,
-			 __u32 *other)
+int rl_sync_state_write(const struct rl_maps *m, const struct rl_sync_state *st)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(m->sync, &zero, st, BPF_ANY) ? -errno : 0;
+}
+
+/* Under the CLI's lock (the agent's join step), so two agents starting at
+ * once cannot both claim it. */
+int rl_sync_state_claim(const struct rl_maps *m, const struct rl_sync_state *st,
+			__u32 *other)
 {
 	struct rl_sync_state old;
-	char path[PATH_MAX];
 	bool alive;
-	int fd, ret;
+	int ret = rl_sync_state_read(m, &old, &alive);
 
-	ret = rl_sync_state_read(iface, &old, &alive);
-	if (ret == 1 && alive && old.pid != (__u32)getpid()) {
+	if (ret < 0)
+		return ret;
+	if (ret == 1 && alive && old.pid != st->pid) {
 		*other = old.pid;
 		return -EEXIST;
 	}
-	state_path(iface, path, sizeof(path));
-	if (ret != 0 && unlink(path) && errno != ENOENT)	/* a dead agent's */
-		return -errno;
-	/* no name: libbpf 1.1 probes for names with a half-written bpf_attr
-	 * (tests/valgrind.supp); the pin path names it */
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32),
-			    sizeof(struct rl_sync_state), 1, NULL);
-	if (fd < 0)
-		return -errno;
-	if (rl_sync_state_write(fd, st) || bpf_obj_pin(fd, path)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	return fd;
+	return rl_sync_state_write(m, st);
 }
 
-int rl_sync_state_write(int fd, const struct rl_sync_state *st)
+void rl_sync_state_release(const struct rl_maps *m)
 {
-	__u32 zero = 0;
-
-	return bpf_map_update_elem(fd, &zero, st, BPF_ANY) ? -errno : 0;
-}
-
-void rl_sync_state_remove(const char *iface, int fd)
-{
-	struct rl_sync_state st;
-	char path[PATH_MAX];
+	struct rl_sync_state st, none = { 0 };
 	bool alive;
 
-	/* only our own pin: after a detach and attach, it is not there */
-	state_path(iface, path, sizeof(path));
-	if (rl_sync_state_read(iface, &st, &alive) == 1 &&
-	    st.pid == (__u32)getpid())
-		unlink(path);
-	if (fd >= 0)
-		close(fd);
+	/* only our own: another agent may have claimed a state left by us
+	 * for dead */
+	if (rl_sync_state_read(m, &st, &alive) == 1 && st.pid == (__u32)getpid())
+		rl_sync_state_write(m, &none);
 }
 
 static __u64 realtime_ns(void)

@@ -15,7 +15,7 @@ test_attach_pins_bpftool() {
 	local bad=() m field n names perms
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
-		refused:dropped_pkts; do
+		refused:dropped_pkts sync:pid; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -26,7 +26,7 @@ test_attach_pins_bpftool() {
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
 		bad+=("counters passed_pkts summed over CPUs $n, stats $(total passed_packets), want 15")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	[ "$names" = "aggregates bans config counters events link refused remote rules rules_v4 rules_v6 sources " ] ||
+	[ "$names" = "aggregates bans config counters events link refused remote rules rules_v4 rules_v6 sources sync " ] ||
 		bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")

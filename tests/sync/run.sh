@@ -228,9 +228,9 @@ test_bad_input() {
 	agent_stop 0 || bad+=("SIGTERM: exit $?")
 	kill "$pw" 2>/dev/null
 	wait "$pw" 2>/dev/null
-	# nothing changed by the refusals: no state pin, the program never
+	# nothing changed by the refusals: no sync state, the program never
 	# started reading `remote`... but the agent that ran did set it
-	[ "$(sync_state 0)" = none ] || bad+=("a state pin is left: $(sync_state 0)")
+	[ "$(sync_state 0)" = none ] || bad+=("a sync state is left: $(sync_state 0)")
 	check bad_input "${#bad[@]} == 0" "${bad[*]}"
 	attach 0 || return
 	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/none.sock" 2>&1)
