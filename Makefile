@@ -31,8 +31,8 @@ ifeq ($(SANITIZE),1)
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson libmicrohttpd 2>/dev/null || \
-	echo -lbpf -lelf -lz -ljansson -lmicrohttpd) -lpthread
+LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson libmicrohttpd hiredis 2>/dev/null || \
+	echo -lbpf -lelf -lz -ljansson -lmicrohttpd -lhiredis) -lpthread
 
 # -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \

@@ -29,6 +29,9 @@
 #               is about
 #   established established sources and a spoofed flood in the same rule
 #               with a newcomer budget: what the established sources lost
+#   sync        (not --smoke: tests/run.sh runs bench/sync.sh smoke as a
+#               suite of its own) the fleet sync agent's cost and bound at
+#               10,000 sources and 1, 10 and 100 ms intervals (bench/sync.sh)
 #
 # Ends with the time each part took ("bench: finished in N s").
 #
@@ -506,6 +509,15 @@ fi
 ip netns del "$n" 2>/dev/null
 phase established
 
+
+# ======================================================================
+# 6. the fleet sync agent (bench/sync.sh: its own namespaces and Redis)
+# ======================================================================
+if [ "$mode" != smoke ]; then
+	say "fleet sync agent ($(elapsed)s) ..."
+	"$here/sync.sh" "$out" "$mode" || say "sync: failed (see above)"
+	phase sync
+fi
 
 # ======================================================================
 # report

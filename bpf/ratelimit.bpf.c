@@ -12,6 +12,7 @@
 #include "newcomer.h"
 #include "events.h"
 #include "parse.h"
+#include "remote.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -124,6 +125,28 @@ struct {
 	__uint(max_entries, RL_EVENTS_RING_BYTES);
 } events SEC(".maps");
 
+/* What the other hosts of the fleet passed per source (include/remote.h),
+ * written by the sync agent; max_entries is set by the loader (the
+ * sources the table holds). Not preallocated: a host without an agent
+ * pays no memory, and a replaced element is freed only after its readers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_key);
+	__type(value, struct rl_remote);
+} remote SEC(".maps");
+
+/* The state of the interface's sync agent, for `status`: written by the
+ * agent (user/sync_status.c), never by the program; here so that it is
+ * pinned with the others, with its BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_sync_state);
+} sync SEC(".maps");
+
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
 static const struct rl_source new_source;
@@ -215,28 +238,61 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 }
 
 /*
+ * Fleet sync: the other hosts' passes for the source, added to `acc` as
+ * another CPU's (include/remote.h). A global function: verified once, and
+ * what it adds is a bound to the caller, not 2^16 paths through the ring
+ * that the lease arithmetic after it would have to tell apart.
+ */
+__noinline int remote_share(const struct rl_key *key, __u64 bucket,
+			    struct rl_usage *acc)
+{
+	struct rl_remote *r;
+
+	if (!key || !acc)
+		return 0;	/* cannot happen: the caller's own pointers */
+	r = bpf_map_lookup_elem(&remote, key);
+	if (r)
+		rl_remote_usage_add(acc, r, bucket, settings.nbuckets);
+	return 0;
+}
+
+/* Only once an agent ran on this interface: until then a refresh pays a
+ * config read, not a hash lookup. */
+static __always_inline void sum_remote(struct sum_ctx *c)
+{
+	struct rl_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (cfg && RL_READ(cfg->remote_used))
+		remote_share(&c->key, c->bucket, &c->acc);
+}
+
+/*
  * What the other CPUs hold of the budget in `c`, summed into c->acc: their
  * newest and past buckets and leases, then the budget's history (the older
  * buckets of every CPU, this one's included) if any CPU's marker says it
- * holds part of the window. The one place where the others' usage is
- * summed.
+ * holds part of the window, then, for a source, the other hosts' share
+ * (fleet sync). The one place where the others' usage is summed.
  */
 static __always_inline void sum_others(struct sum_ctx *c, int source)
 {
-	struct rl_history *h;
+	struct rl_history *h = NULL;
 
 	if (source)
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
 	else
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
-	if (!c->acc.hist)
-		return;
+	if (c->acc.hist) {
+		if (source)
+			h = bpf_map_lookup_elem(&history, &c->key);
+		else
+			h = bpf_map_lookup_elem(&agg_history, &c->rule_id);
+		if (h)
+			rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);
+	}
 	if (source)
-		h = bpf_map_lookup_elem(&history, &c->key);
-	else
-		h = bpf_map_lookup_elem(&agg_history, &c->rule_id);
-	if (h)
-		rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);
+		sum_remote(c);
 }
 
 /* A source's history, created empty if it has none yet. */

@@ -1,7 +1,8 @@
 # bash completion for xdp-ratelimit(8): commands and options come from the
 # binary's own --help (so they follow its option tables), interfaces from
 # the pins of attached ones (or /sys/class/net for attach), prefixes from
-# `quota list`, banned addresses from `ban list`. Installed as
+# `quota list`, banned addresses from `ban list`; files for
+# --password-file, the URL schemes for --redis. Installed as
 # .../bash-completion/completions/xdp-ratelimit.
 # shellcheck shell=bash
 
@@ -85,7 +86,9 @@ _xdp_ratelimit() {
 	case $prev in
 	--iface) mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur"); return ;;
 	--mode) mapfile -t COMPREPLY < <(compgen -W "auto native generic" -- "$cur"); return ;;
-	--listen|--window|--buckets|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--top)
+	--password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+	--redis) mapfile -t COMPREPLY < <(compgen -W "redis:// unix:///" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
+	--listen|--window|--buckets|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--top|--fleet|--interval)
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then

@@ -126,7 +126,9 @@
 	X(bans,		BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_ban)		\
 	X(history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
 	X(agg_history,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_history)	\
-	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)
+	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)		\
+	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)	\
+	X(sync,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_sync_state)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -314,6 +316,23 @@ struct rl_ban {
 	__u8 rule_addr[16];
 };
 
+/*
+ * Value of the `remote` hash (fleet sync, include/remote.h): what the other
+ * hosts of the fleet passed for the source, per bucket of this host's grid,
+ * written whole by the sync agent (a hash update replaces the element) and
+ * added by the verdict to the other CPUs' usage. A slot counts while its
+ * bucket is in the judging CPU's window; empty slots are all zero.
+ */
+struct rl_remote_slot {
+	__u64 bucket;		/* index on this host's bucket grid */
+	__u32 pkts;
+	__u32 bytes;
+};
+
+struct rl_remote {
+	struct rl_remote_slot slot[RL_MAX_BUCKETS];	/* by RL_SLOT(bucket) */
+};
+
 /* ---- rules ---------------------------------------------------------- */
 
 #define RL_RULE_F_USED		(1U << 0)
@@ -342,6 +361,33 @@ struct rl_rule {
 	__u64 new_pkt_budget;
 	__u64 new_byte_budget;
 	__u64 ban_ns;		/* 0: no bans */
+};
+
+/* ---- fleet sync (xdp-ratelimit sync) ---------------------------------- */
+
+#define RL_SYNC_ERR_MAX		96
+
+enum rl_sync_health {
+	RL_SYNC_STARTING = 0,	/* no exchange yet */
+	RL_SYNC_OK = 1,
+	RL_SYNC_DEGRADED = 2,	/* Redis slow or gone: local counts only */
+};
+
+/* The one entry of the `sync` map: the state of the interface's sync agent
+ * (user/sync_status.c), written by the agent only; pid 0 when none runs. */
+struct rl_sync_state {
+	__u32 pid;
+	__u32 health;		/* enum rl_sync_health */
+	__u64 interval_ns;
+	__u64 last_ok_ns;	/* CLOCK_REALTIME of the last exchange, 0: none */
+	__u64 degraded_ns;	/* CLOCK_REALTIME since when, 0: not degraded */
+	__u64 sources;		/* sources exchanged in the last interval */
+	__u64 exchanges;	/* intervals that exchanged with Redis */
+	__u64 failures;		/* intervals that could not */
+	__u64 round_trips;	/* pipelined batches sent to Redis */
+	__u64 busy_ns;		/* the last interval's work, read to written */
+	char fleet[72];
+	char error[RL_SYNC_ERR_MAX];	/* why degraded */
 };
 
 /* ---- config and counters --------------------------------------------- */
@@ -382,7 +428,9 @@ struct rl_config {
 	/* set once a rule has had --ban: from then on (bans outlive rule
 	 * changes) every packet looks its source up in `bans` */
 	__u32 bans_used;
-	__u32 _pad;
+	/* set by the first `sync` agent: from then on a refresh of a
+	 * source's budget also looks it up in `remote` */
+	__u32 remote_used;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -459,5 +507,6 @@ RL_STATIC_ASSERT(sizeof(struct rl_event) == 64, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
+RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote layout");
 
 #endif /* RATELIMIT_H */

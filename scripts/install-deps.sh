@@ -10,10 +10,12 @@ set -eu
 # spoofed-flood test (tests/flood/run.sh) against a real server;
 # libmicrohttpd-dev: the exporter's HTTP server; prometheus (promtool): the
 # exporter test checks the exposition format it scrapes (with curl);
-# systemd: systemd-analyze verify of the units in systemd/
+# systemd: systemd-analyze verify of the units in systemd/; libhiredis-dev:
+# the sync agent's Redis client; redis-server: tests/sync starts one
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
-strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd"
+strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd \
+libhiredis-dev redis-server"
 
 missing=""
 for p in $PKGS; do

@@ -39,7 +39,9 @@ else
 	run_suite "$here/ops/run.sh" "$out"
 	run_suite "$here/doc/run.sh" "$out"
 	run_suite "$here/flood/run.sh" "$out"
+	run_suite "$here/sync/run.sh" "$out"
 	run_suite "$here/../bench/run.sh" "$out" --smoke
+	run_suite "$here/../bench/sync.sh" "$out" smoke
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -10,7 +10,8 @@
 #   here, quota set/list/del, stats (tables, --json, --prometheus, --top,
 #   --watch) with real frames counted, status, ban list/del of the bans they
 #   caused, events following them, save and restore, one scrape of the
-#   exporter, detach. The
+#   exporter, a sync agent against a redis-server of its own for a second,
+#   detach. The
 #   namespace and the pins go at
 #   exit, whatever happens.
 # tests/valgrind.supp silences one known report inside libbpf 1.1 (see there).
@@ -92,7 +93,7 @@ result unit_suite "$([ $? = 0 ] && echo 1)"
 
 run_cli help 0 --help
 run_cli version 0 --version
-for c in attach detach quota ban stats events status save restore exporter; do
+for c in attach detach quota ban stats events status save restore exporter sync; do
 	run_cli "${c}_help" 0 "$c" --help
 done
 run_cli no_command 2
@@ -117,6 +118,10 @@ run_cli stats_bad_watch 2 stats --watch 1h
 run_cli stats_prometheus_watch 2 stats --prometheus --watch
 run_cli exporter_bad_listen 2 exporter --listen localhost:9567
 run_cli exporter_no_listen 2 exporter
+run_cli sync_no_redis 2 sync
+run_cli sync_bad_url 2 sync --redis redis://nohost
+run_cli sync_bad_fleet 2 sync --redis redis://h:1 --fleet 'a b'
+run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock
 run_cli restore_no_file 2 restore
 run_cli events_operand 2 events eth0
 run_cli events_nothing_attached 1 --empty-bpffs events
@@ -231,6 +236,31 @@ else
 	st=$?
 	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
 	result exporter "$([ "$st" = 0 ] && ! grep -q "scrape failed" "$log" && echo 1)"
+	# the sync agent against a redis-server of ours: a few intervals,
+	# status while it runs, then SIGTERM ends it (exit 0)
+	rdir=$(mktemp -d)
+	redis-server --port 0 --unixsocket "$rdir/r.sock" --save '' --appendonly no \
+		--dir "$rdir" >/dev/null 2>&1 &
+	rpid=$!
+	for _ in $(seq 1 50); do [ -S "$rdir/r.sock" ] && break; sleep 0.1; done
+	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock"
+	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" sync --iface "$va" \
+		--redis "unix://$rdir/r.sock" --interval 50ms >"$log" 2>&1 &
+	w=$!
+	for _ in $(seq 1 300); do
+		grep -q '^syncing' "$log" && break
+		sleep 0.1
+	done
+	sleep 1
+	run_cli status_sync 0 --in-ns status --json
+	kill -TERM "$w"
+	wait "$w"
+	st=$?
+	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
+	result sync_agent "$([ "$st" = 0 ] && echo 1)"
+	kill "$rpid" 2>/dev/null
+	wait "$rpid" 2>/dev/null
+	rm -rf "$rdir"
 	run_cli quota_del 0 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli quota_del_missing 1 --in-ns quota del 198.18.0.0/24 --iface "$va"
 	run_cli detach 0 --in-ns detach "$va"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "attach_txn.h"
@@ -16,6 +17,7 @@
 #include "rules.h"
 #include "rules_txn.h"
 #include "settings.h"
+#include "sync_status.h"
 #include "table.h"
 #include "values.h"
 
@@ -64,6 +66,9 @@ struct status_row {
 	const char *problem;		/* NULL when fine */
 	char why[RL_ERR_LEN];		/* text of a problem found at run time */
 	char staging_dir[PATH_MAX];	/* a dead attach's staging directory */
+	int sync;			/* a sync agent was started: 1, else 0 */
+	bool sync_alive;
+	struct rl_sync_state sync_st;
 };
 
 struct status {
@@ -87,6 +92,7 @@ static void row_iface(struct status *st, const char *name)
 	r->sources_map_entries = ifc.sources_max_entries;
 	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
+	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
 	rl_iface_close(&ifc);
 }
 
@@ -115,6 +121,43 @@ static void rows_stale_stages(struct status *st)
 	}
 }
 
+/* "sync": null, or {"fleet", "state", "pid", "interval_ms",
+ * "last_exchange_ms_ago" (null: none yet), "degraded_since_ms" (Unix time
+ * in ms, null when not degraded), "error", "sources" (active in the last
+ * interval), "exchanges", "failures" (intervals), "round_trips",
+ * "busy_us" (the last interval's work)} */
+static void sync_json(struct rl_json *j, const struct status_row *r)
+{
+	const struct rl_sync_state *s = &r->sync_st;
+	struct timespec ts;
+	__u64 now;
+
+	rl_json_name(j, "sync");
+	if (!r->sync) {
+		rl_json_null(j);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (__u64)ts.tv_sec * RL_NSEC_PER_SEC + (__u64)ts.tv_nsec;
+	rl_json_object_start(j);
+	rl_json_string_field(j, "fleet", s->fleet);
+	rl_json_string_field(j, "state", rl_sync_health_name(s, r->sync_alive));
+	rl_json_uint_field(j, "pid", s->pid);
+	rl_json_uint_field(j, "interval_ms", s->interval_ns / RL_NSEC_PER_MSEC);
+	rl_json_uint_or_null_field(j, "last_exchange_ms_ago", s->last_ok_ns,
+				   now > s->last_ok_ns ? (now - s->last_ok_ns) / RL_NSEC_PER_MSEC : 0);
+	rl_json_uint_or_null_field(j, "degraded_since_ms",
+				   s->health == RL_SYNC_DEGRADED && s->degraded_ns,
+				   s->degraded_ns / RL_NSEC_PER_MSEC);
+	rl_json_string_field(j, "error", s->error);
+	rl_json_uint_field(j, "sources", s->sources);
+	rl_json_uint_field(j, "exchanges", s->exchanges);
+	rl_json_uint_field(j, "failures", s->failures);
+	rl_json_uint_field(j, "round_trips", s->round_trips);
+	rl_json_uint_field(j, "busy_us", s->busy_ns / 1000);
+	rl_json_object_end(j);
+}
+
 static void row_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_settings *s = &r->set;
@@ -137,6 +180,8 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 		rl_json_uint_field(j, "rules", r->rules < 0 ? 0 : r->rules);
 		rl_json_uint_field(j, "bans", r->bans < 0 ? 0 : r->bans);
 	}
+	if (r->opened)
+		sync_json(j, r);
 	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
 	if (r->problem)
 		rl_json_string_field(j, "problem", r->problem);
@@ -206,6 +251,15 @@ static void print_table(const struct status *st)
 		return;
 	}
 	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	for (size_t i = 0; i < st->n; i++) {
+		char line[256];
+
+		if (!st->rows[i].sync)
+			continue;
+		rl_sync_state_format(&st->rows[i].sync_st, st->rows[i].sync_alive,
+				     line, sizeof(line));
+		printf("%s sync: %s\n", st->rows[i].ifname, line);
+	}
 	if (st->broken)
 		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
 }

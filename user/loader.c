@@ -11,16 +11,20 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
 	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
+	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
 	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
 	int err;
 
-	if (!sources || !history)
+	if (!sources || !history || !remote)
 		return -ENOENT;
 	*rodata = *s;
 	/* a source's history is an entry of its own: the same LRU sizing
 	 * keeps the same sources in both */
 	err = bpf_map__set_max_entries(sources, entries);
-	return err ? err : bpf_map__set_max_entries(history, entries);
+	if (!err)
+		err = bpf_map__set_max_entries(history, entries);
+	/* a remote share per source the table keeps (not preallocated) */
+	return err ? err : bpf_map__set_max_entries(remote, (__u32)s->max_sources);
 }
 
 int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,

@@ -48,6 +48,27 @@ void rl_source_sum_cpus(const struct rl_key *key, const void *vals, int ncpus,
 			__u32 rules_gen, __u64 now, struct rl_source_sum *out,
 			bool *rule_cached, __u32 *rule_id);
 
+/* What a source passed here in one bucket, all CPUs together (at most
+ * RL_COUNT_MAX each: saturating). */
+struct rl_bucket {
+	__u32 pkts;
+	__u32 bytes;
+};
+
+/*
+ * What the source passed here per bucket of the window that ends in the
+ * bucket containing `now`, summed over its ncpus values `vals` (as
+ * rl_source_sum_cpus takes them) and its history (`history_fd`, read after
+ * them: a roll in between is counted twice, never missed): by_age[i] for
+ * bucket (now's bucket - i), i < s->nbuckets. Fills `sum` as
+ * rl_source_sum_cpus does. What the fleet sync publishes
+ * (user/sync_agent.c).
+ */
+void rl_source_sum_buckets(const struct rl_key *key, const void *vals,
+			   int ncpus, int history_fd, const struct rl_settings *s,
+			   __u64 now, struct rl_source_sum *sum,
+			   struct rl_bucket by_age[RL_MAX_BUCKETS]);
+
 /* Look up `key` in `sources` and sum it: 0 or -errno (-ENOENT: not
  * tracked). */
 int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,

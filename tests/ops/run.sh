@@ -461,7 +461,10 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		t xdp-ratelimit detach "$2"
 		t xdp-ratelimit quota del --iface "$2" 198.18.1
 		t xdp-ratelimit ban ""
-		t xdp-ratelimit ban del --iface "$2" ""' _ \
+		t xdp-ratelimit ban del --iface "$2" ""
+		t xdp-ratelimit sy
+		t xdp-ratelimit sync --int
+		t xdp-ratelimit sync --redis ""' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
@@ -470,7 +473,10 @@ set del list --help
 $vrx
 198.18.10.0/24 198.18.11.0/24 198.18.13.7/32
 list del --help
-all" ]
+all
+sync
+--interval
+redis:// unix:///" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)

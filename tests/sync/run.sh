@@ -1,0 +1,382 @@
+#!/bin/bash
+# Fleet sync (xdp-ratelimit sync) against a real redis-server: hosts are
+# receiving namespaces, each with its own attach and its own agent; one
+# sender namespace has a veth to each and sends one source to all of them.
+# Redis listens on a Unix socket in a directory of this run (reachable from
+# every namespace, nothing on any network), and is killed at the end.
+#
+# What XDP passed is counted independently, by nftables on each receiver's
+# ingress (after XDP). The bound checked is README "Fleet mode": over T
+# seconds, at most ceil(T / (W - W/B)) windows, each holding at most
+#   Q + (H - 1) * min(Q, r * L) + H * (ncpus - 1)
+# with L = 2 * interval + W/B + E (a lease taken before a share arrived
+# lasts until its bucket ends; E: two exchanges and the scheduling of this
+# loaded VM, taken as 50 ms), r the rate sent to each host. Unsynced, two
+# hosts would pass at least 2 x Q per second.
+#
+# Usage: tests/sync/run.sh [BUILD_DIR] [NAME...]
+set -u
+suite=sync
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
+build=build
+if [ $# -gt 0 ] && [ -d "$1" ]; then
+	build=$1
+	shift
+fi
+only=("$@")
+lib_init "$build" rls
+
+# hosts: $rx (from lib.sh) and two more; a veth from the sender to each
+hosts=("$rx" "${id}s" "${id}u")
+txdev=("${id}a" "${id}c" "${id}e")
+rxdev=("${id}b" "${id}d" "${id}f")
+rx_ifaces=("${rxdev[@]}")
+ncpus=$(nproc)
+dir=$(mktemp -d /tmp/xdp-rl-sync.XXXXXX)
+sock=$dir/redis.sock
+redis_pid=
+declare -A agent=()
+
+sync_cleanup() {
+	local p
+	for p in "${agent[@]}" $redis_pid; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	# detach (the agents exit on it) while the namespaces exist
+	for p in 0 1 2; do
+		[ -e "$(pin_dir "${rxdev[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
+	done
+	ip netns del "${hosts[1]}" 2>/dev/null
+	ip netns del "${hosts[2]}" 2>/dev/null
+	rm -rf "$dir"
+	lib_cleanup
+}
+trap sync_cleanup EXIT
+
+on() {	# HOST CMD...: run in host HOST's namespace (0, 1, 2)
+	local h=$1
+	shift
+	nsenter --net="/run/netns/${hosts[$h]}" "$@"
+}
+
+tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops)
+for n in "${only[@]}"; do
+	[[ " ${tests[*]} " == *" $n "* ]] || { echo "sync: no test named '$n' (${tests[*]})" >&2; exit 2; }
+done
+want() {	# NAME: is test NAME selected?
+	[ ${#only[@]} = 0 ] && return 0
+	[[ " ${only[*]} " == *" $1 "* ]]
+}
+
+# ---- Redis -------------------------------------------------------------------
+redis_start() {	# [EXTRA ARGS...]
+	redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' \
+		--appendonly no --dir "$dir" "$@" >>"$dir/redis.log" 2>&1 &
+	redis_pid=$!
+	local i
+	for ((i = 0; i < 50; i++)); do
+		redis-cli -s "$sock" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	return 1
+}
+redis_stop() {
+	[ -n "$redis_pid" ] || return 0
+	kill "$redis_pid" 2>/dev/null
+	wait "$redis_pid" 2>/dev/null
+	redis_pid=
+}
+
+# ---- hosts -------------------------------------------------------------------
+MAC=()
+setup_host() {	# N
+	local n=$1 h=${hosts[$1]}
+	[ "$n" = 0 ] || ip netns add "$h" || return 1
+	ip link add "${txdev[$n]}" netns "$tx" type veth peer name "${rxdev[$n]}" netns "$h" &&
+		ip -n "$tx" link set "${txdev[$n]}" up && ip -n "$h" link set "${rxdev[$n]}" up &&
+		MAC[$n]=$(ip -n "$h" -j link show "${rxdev[$n]}" | jq -r '.[0].address') &&
+		ip netns exec "$h" nft -f - <<EOF
+table netdev c_sync {
+	counter src {}
+	chain in {
+		type filter hook ingress device "${rxdev[$n]}" priority 0; policy accept;
+		ip saddr $SRC counter name src
+	}
+}
+EOF
+}
+arrived() {	# N: frames of $SRC that XDP passed on host N
+	ip netns exec "${hosts[$1]}" nft -j list counter netdev c_sync src |
+		jq '.nftables[] | select(.counter) | .counter.packets'
+}
+attach() {	# N
+	[ -e "$(pin_dir "${rxdev[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
+	on "$1" "$cli" attach "${rxdev[$1]}" --default-pps "$PPS" >/dev/null
+}
+agent_start() {	# N [ARGS...]
+	local n=$1
+	shift
+	# nsenter execs the CLI: $! is the agent itself
+	nsenter --net="/run/netns/${hosts[$n]}" "$cli" sync --iface "${rxdev[$n]}" \
+		--redis "unix://$sock" --fleet "f$id" --interval "$INTERVAL" "$@" \
+		>>"$dir/agent$n.log" 2>&1 &
+	agent[$n]=$!
+}
+agent_stop() {	# N [SIGNAL]
+	[ -n "${agent[$1]:-}" ] || return 0
+	kill "-${2:-TERM}" "${agent[$1]}" 2>/dev/null
+	wait "${agent[$1]}" 2>/dev/null
+	local rc=$?
+	unset "agent[$1]"
+	return $rc
+}
+# status of host N's agent: "ok", "degraded", "starting", "gone" or "none"
+sync_state() {	# N
+	on "$1" "$cli" status --json |
+		jq -r --arg i "${rxdev[$1]}" '.interfaces[] | select(.ifname == $i) | .sync.state // "none"'
+}
+# Poll until host N's sync state is STATE, at most TRIES x 0.1 s.
+state_within() {	# N STATE TRIES
+	local i
+	for ((i = 0; i < $3; i++)); do
+		[ "$(sync_state "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Send $SRC to each host in HOSTS at RATE pps for SECONDS, all at once.
+send_all() {	# SECONDS RATE HOSTS...
+	local s=$1 r=$2 pids=() n
+	shift 2
+	for n in "$@"; do
+		in_tx "$gen" --dev "${txdev[$n]}" --dst-mac "${MAC[$n]}" --src "$SRC" \
+			--rate "$r" --duration "$s" --json >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+total_arrived() {	# HOSTS...
+	local t=0 n
+	for n in "$@"; do t=$((t + $(arrived "$n"))); done
+	echo "$t"
+}
+# The bound over SECONDS of traffic to H hosts at RATE each (header).
+bound() {	# SECONDS H RATE
+	local L=$((2 * INTERVAL_MS + BUCKET_MS + 50)) q=$PPS
+	local rl=$(( $3 * L / 1000 ))
+	[ "$rl" -lt "$q" ] || rl=$q
+	local windows=$(( ($1 * 1000 + 899) / 900 ))
+	echo $(( windows * (q + ($2 - 1) * rl + $2 * (ncpus - 1)) ))
+}
+
+SRC=198.18.0.7
+PPS=500			# Q = 500 per 1 s window, 10 buckets of 100 ms
+INTERVAL=20ms INTERVAL_MS=20
+BUCKET_MS=100
+RATE=1000		# twice the quota, to each host
+
+if [ "$(id -u)" != 0 ]; then
+	result setup 1 "needs root"; lib_finish; exit 1
+fi
+for f in "$cli" "$gen"; do
+	[ -x "$f" ] || lib_abort setup "$f is missing: build with make OUTPUT=$build"
+done
+command -v redis-server >/dev/null || lib_abort setup "redis-server is missing: scripts/install-deps.sh"
+lib_setup_ns && setup_host 0 && setup_host 1 && setup_host 2 ||
+	lib_abort setup "cannot create namespaces and links"
+redis_start || lib_abort setup "redis-server did not start: $(tail -3 "$dir/redis.log")"
+
+# ---- bad input: refused, nothing changed ---------------------------------------
+test_bad_input() {
+	attach 0 || { result bad_input 1 "attach"; return; }
+	local bad=() out rc a
+	for a in "--redis http://x:1:2" "--redis redis://h" "--redis unix://rel" \
+		"--redis redis://h:1 --fleet a{b}" "--redis redis://h:1 --fleet a:b" \
+		"--redis redis://h:1 --interval 500us" "--redis redis://h:1 --interval 0ms" \
+		"--redis redis://h:1 --interval 2s" "--fleet web" \
+		"--redis redis://u:pw@h:1"; do
+		# shellcheck disable=SC2086
+		out=$(on 0 "$cli" sync --iface "${rxdev[0]}" $a 2>&1)
+		rc=$?
+		[ "$rc" = 2 ] && [[ $out == "xdp-ratelimit: "* ]] || bad+=("'$a': exit $rc: $out")
+	done
+	# a server that is not there; a wrong password (and none given)
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/none.sock" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] && [[ $out == *"cannot connect"* ]] || bad+=("unreachable: exit $rc: $out")
+	redis-server --port 0 --unixsocket "$dir/pw.sock" --requirepass "s$id" --save '' \
+		--appendonly no --dir "$dir" >>"$dir/redis-pw.log" 2>&1 &
+	local pw=$!
+	for ((a = 0; a < 50; a++)); do [ -S "$dir/pw.sock" ] && break; sleep 0.1; done
+	out=$(REDISCLI_AUTH=wrong on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] && [[ $out == *"AUTH"* ]] || bad+=("wrong password: exit $rc: $out")
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] && [[ $out == *"NOAUTH"* ]] || bad+=("no password: exit $rc: $out")
+	echo "wrong" >"$dir/pwfile"
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] || bad+=("wrong --password-file: exit $rc: $out")
+	# the right one, from a file: it starts (and stops on SIGTERM)
+	echo "s$id" >"$dir/pwfile"
+	nsenter --net="/run/netns/${hosts[0]}" "$cli" sync --iface "${rxdev[0]}" \
+		--redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" \
+		>"$dir/pw-agent.log" 2>&1 &
+	agent[0]=$!
+	state_within 0 ok 50 || bad+=("right password: not ok: $(cat "$dir/pw-agent.log")")
+	agent_stop 0 || bad+=("SIGTERM: exit $?")
+	kill "$pw" 2>/dev/null
+	wait "$pw" 2>/dev/null
+	# nothing changed by the refusals: no sync state, the program never
+	# started reading `remote`... but the agent that ran did set it
+	[ "$(sync_state 0)" = none ] || bad+=("a sync state is left: $(sync_state 0)")
+	check bad_input "${#bad[@]} == 0" "${bad[*]}"
+	attach 0 || return
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/none.sock" 2>&1)
+	a=$(bpftool -j map dump pinned "$(pin_dir "${rxdev[0]}")/config" | jq '.[0].formatted.value.remote_used')
+	check refused_changes_nothing "a == 0" "config.remote_used is $a after a refused sync"
+}
+
+# ---- two hosts, one quota ------------------------------------------------------
+test_two_hosts_one_quota() {
+	attach 0 && attach 1 || { result two_hosts_one_quota 1 "attach"; return; }
+	agent_start 0 && agent_start 1
+	state_within 0 ok 50 && state_within 1 ok 50 ||
+		{ result two_hosts_one_quota 1 "agents not ok: $(cat "$dir"/agent*.log)"; return; }
+	local a0 a1 t b line
+	a0=$(total_arrived 0 1)
+	send_all 3 "$RATE" 0 1
+	t=$(( $(total_arrived 0 1) - a0 ))
+	# the source's hash in Redis (one key, hash-tagged), a field per host
+	# and bucket: both hosts wrote theirs
+	local fields
+	fields=$(redis-cli -s "$sock" hkeys "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" | tr '\n' ' ')
+	[[ $fields == *"/${rxdev[0]}:"* && $fields == *"/${rxdev[1]}:"* ]]
+	result redis_fields_per_host $? "fields of xrl:{f$id|$SRC}:...: '$fields'"
+	b=$(bound 3 2 "$RATE")
+	a1=$(( 3 * PPS * 2 ))	# each host alone: at least Q per second each
+	echo "  two hosts, 3 s at $RATE pps each, quota $PPS/s, --interval $INTERVAL: $t passed (bound $b)"
+	check two_hosts_one_quota "t <= b && t >= 3 * PPS * 8 / 10" \
+		"sent $RATE pps to each of 2 hosts for 3 s, quota $PPS/s: passed $t across both (bound $b; unsynced hosts pass about $a1)"
+	line=$(on 0 "$cli" status | grep "^${rxdev[0]} sync: ")
+	[[ $line == *"sync: ok, fleet f$id (last exchange "* ]]
+	result status_shows_sync $? "status: '$line'"
+	# the agent never holds up quota set or detach
+	local t0 t1
+	t0=$(date +%s%N)
+	on 0 "$cli" quota set 198.18.9.0/24 --pps 7 --iface "${rxdev[0]}" >/dev/null
+	t1=$(date +%s%N)
+	check quota_set_not_held "(t1 - t0) / 1000000 < 1000" "quota set took $(( (t1 - t0) / 1000000 )) ms"
+}
+
+# 2 s of traffic to hosts 0 and 1: what passed across both within the bound.
+one_quota_2s() {	# NAME WHAT
+	local a0 t b
+	a0=$(total_arrived 0 1)
+	send_all 2 "$RATE" 0 1
+	t=$(( $(total_arrived 0 1) - a0 ))
+	b=$(bound 2 2 "$RATE")
+	echo "  $2: $t passed in 2 s (bound $b)"
+	check "$1" "t <= b" "$2: $t in 2 s across both (bound $b)"
+}
+
+# ---- Redis killed and restarted: local counts, degraded, resumed ----------------
+test_redis_restart() {
+	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
+	state_within 0 ok 50 || { result redis_restart 1 "agent not ok"; return; }
+	redis_stop
+	local a0 t b line
+	a0=$(total_arrived 0 1)
+	state_within 0 degraded 30 && state_within 1 degraded 30
+	result redis_down_degraded $? "status says $(sync_state 0), $(sync_state 1)"
+	line=$(on 0 "$cli" status | grep "^${rxdev[0]} sync: ")
+	[[ $line == *"sync: degraded since "*"local counts only"* ]]
+	result status_degraded_line $? "status: '$line'"
+	# local enforcement goes on: each host at most its own quota
+	send_all 2 "$RATE" 0 1
+	t=$(( $(total_arrived 0 1) - a0 ))
+	b=$(( 2 * ( (2000 + 899) / 900 ) * (PPS + ncpus - 1) ))
+	check redis_down_local_quota "t <= b && t >= 2 * PPS" \
+		"Redis down, 2 s to 2 hosts: passed $t (each host its own quota: at most $b)"
+	redis_start || { result redis_restart 1 "redis did not restart"; return; }
+	state_within 0 ok 80 && state_within 1 ok 80
+	result redis_back_resumed $? "after the restart: $(sync_state 0), $(sync_state 1)"
+	kill -0 "${agent[0]}" 2>/dev/null && kill -0 "${agent[1]}" 2>/dev/null
+	result agents_kept_running $? "an agent exited while Redis was down"
+	sleep 1.1	# the local-only window leaves
+	one_quota_2s resumed_one_quota "Redis back"
+}
+
+# ---- Redis slow (stopped, not gone): degraded, then resumed ------------------------
+test_redis_slow() {
+	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0; }
+	state_within 0 ok 50 || { result redis_slow_degraded 1 "agent not ok"; return; }
+	kill -STOP "$redis_pid"
+	state_within 0 degraded 30
+	result redis_slow_degraded $? "Redis not answering: status says $(sync_state 0)"
+	kill -CONT "$redis_pid"
+	state_within 0 ok 80
+	result redis_slow_resumed $? "Redis answering again: status says $(sync_state 0)"
+}
+
+# ---- an agent killed and restarted catches up --------------------------------------
+test_agent_restart() {
+	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
+	state_within 1 ok 50 || { result agent_restart 1 "agent not ok"; return; }
+	agent_stop 1 KILL
+	local st
+	st=$(sync_state 1)
+	[ "$st" = gone ]
+	result agent_killed_gone $? "status after kill -9: $st"
+	sleep 1.1	# host 1's share ages out on host 0, host 0's on host 1
+	agent_start 1
+	state_within 1 ok 50 || { result agent_restart 1 "restarted agent not ok"; return; }
+	one_quota_2s agent_restarted_one_quota "agent restarted"
+}
+
+# ---- a host joining late learns what the fleet passed ------------------------------
+test_late_joiner() {
+	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
+	attach 2 || { result late_joiner 1 "attach"; return; }
+	# the fleet uses up the window on hosts 0 and 1 ...
+	send_all 1 "$RATE" 0 1
+	agent_start 2
+	state_within 2 ok 50 || { result late_joiner 1 "agent 2 not ok: $(cat "$dir/agent2.log")"; return; }
+	# ... then the source reaches host 2 too, right away
+	# In that second the fleet passes what leaves the window (about Q),
+	# plus what the lag lets through, plus the bucket a second spans
+	# beyond W. Host 2 without the fleet's counts would pass a whole
+	# quota of its own on top.
+	local a0 a2 t t2 b rl=$(( RATE * (2 * INTERVAL_MS + BUCKET_MS + 50) / 1000 ))
+	a0=$(total_arrived 0 1 2) a2=$(arrived 2)
+	send_all 1 "$RATE" 0 1 2
+	t=$(( $(total_arrived 0 1 2) - a0 )) t2=$(( $(arrived 2) - a2 ))
+	b=$(( PPS + 2 * rl + 3 * (ncpus - 1) + PPS / 10 ))
+	echo "  late joiner: $t2 passed there, $t by the fleet in 1 s (bound $b)"
+	check late_joiner_catches_up "t2 < PPS * 6 / 10 && t <= b" \
+		"host 2 joined a full window: it passed $t2 in 1 s (a quota of its own: $PPS), the fleet $t (bound $b)"
+}
+
+# ---- detach and SIGTERM: the agent stops cleanly ---------------------------------
+test_agent_stops() {
+	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0; }
+	state_within 0 ok 50 || { result agent_stops_on_detach 1 "agent not ok"; return; }
+	local p=${agent[0]} i rc
+	on 0 "$cli" detach "${rxdev[0]}" >/dev/null
+	for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	wait "$p"
+	rc=$?
+	unset "agent[0]"
+	check agent_stops_on_detach "i < 50 && rc == 0" "agent still running 5 s after detach, or exit $rc: $(tail -2 "$dir/agent0.log")"
+	attach 0 && agent_start 0 && state_within 0 ok 50 || { result agent_sigterm 1 "restart"; return; }
+	agent_stop 0 TERM
+	rc=$?
+	[ "$rc" = 0 ] && [ "$(sync_state 0)" = none ]
+	result agent_sigterm $? "exit $rc, state $(sync_state 0)"
+}
+
+for t in "${tests[@]}"; do
+	want "$t" && "test_$t"
+done
+lib_finish

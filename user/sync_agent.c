@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet sync agent (sync_agent.h). One interval:
+ *
+ *   1. read every tracked source of `sources` (batches), with what it
+ *      passed per bucket of the window (rl_source_sum_buckets);
+ *   2. for each source active here (passes in the window, or its counters
+ *      moved since the last interval), in one pipeline, BATCH sources a
+ *      round trip: HSET this host's passes of the buckets that changed
+ *      into the source's hash (a field per host and bucket) and, once a
+ *      bucket, PEXPIRE it (a window and three buckets), HDEL our fields of buckets that left
+ *      the window, HGETALL the other hosts' fields;
+ *   3. file what the others passed under this host's buckets and write it
+ *      whole into `remote` (include/remote.h), or delete the entry when
+ *      nothing of it is left;
+ *   4. publish the state for `status`, check the interface is still
+ *      attached, sleep to the next interval.
+ *
+ * Counts are cumulative per host and bucket, so a restarted agent (or a
+ * retried batch) writes the same values again: nothing is counted twice.
+ * A failed exchange drops the connection; the next interval reconnects,
+ * with a backoff, and meanwhile `remote` ages out on its own. Nothing on
+ * the packet path waits for any of this.
+ *
+ * Key: xrl:{FLEET|SOURCE}:WIDTH (WIDTH the bucket width in ns, so that
+ * hosts with other windows never mix), one hash per source: a Redis
+ * Cluster routes it as one key. Fields HOST:BUCKET (BUCKET on the wall
+ * clock, include/remote.h), values "PKTS BYTES START".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <hiredis/hiredis.h>
+#include "cli.h"
+#include "iface.h"
+#include "pin.h"
+#include "remote.h"
+#include "stats_view.h"
+#include "sync_agent.h"
+#include "sync_status.h"
+#include "values.h"
+
+#define BATCH			256	/* sources per pipelined round trip */
+#define READ_BATCH		256	/* keys per bpf_map_lookup_batch */
+#define CONNECT_TIMEOUT_MS	1000
+#define MIN_TIMEOUT_MS		50	/* a reply slower than this, or two */
+#define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
+#define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
+#define BACKOFF_MAX_NS		(5 * RL_NSEC_PER_SEC)
+#define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + 24)
+#define VAL_LEN			64
+
+/* A source as the last interval saw it. */
+struct entry {
+	struct rl_key key;
+	__u64 passed, dropped;		/* its totals, to see it move */
+	struct rl_remote pushed;	/* what Redis holds from us, by local
+					 * bucket (rl_remote's ring) */
+	struct rl_bucket ages[RL_MAX_BUCKETS];	/* passed here, by age */
+	__u64 pushed_first;		/* first fleet bucket of the window
+					 * when last pushed, 0: never */
+	__u64 expire_first;		/* the same, when last PEXPIREd */
+	__u64 remote_hash;		/* of what `remote` holds, to skip
+					 * rewriting the same */
+	bool active;
+	bool has_remote;		/* an entry in `remote` */
+};
+
+struct agent {
+	const struct rl_sync_opts *o;
+	struct rl_iface ifc;
+	__u32 config_id;		/* to notice a detach and attach */
+	char host[RL_SYNC_HOST_MAX + IF_NAMESIZE + 1];
+	redisContext *rc;
+	__u64 interval, width, ttl_ms;
+	__u32 nbuckets;
+	int ncpus;
+	struct entry *prev, *cur;	/* sorted by key */
+	size_t nprev, ncur, alloc_prev, alloc_cur;
+	void *keys, *vals;		/* READ_BATCH of each */
+	struct rl_sync_state st;
+	bool claimed;	/* the interface's sync state is ours (join) */
+	__u64 backoff, next_connect;
+	char err[RL_ERR_LEN];	/* what went wrong last */
+};
+
+static volatile sig_atomic_t stop;
+
+/* a->err: what went wrong (shown by status, cut to RL_SYNC_ERR_MAX) */
+static void __attribute__((format(printf, 2, 3))) set_err(struct agent *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->err, sizeof(a->err), fmt, ap);
+	va_end(ap);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static __u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__u64)ts.tv_sec * RL_NSEC_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* ---- Redis ------------------------------------------------------------ */
+
+static struct timeval tv_ms(__u64 ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	return tv;
+}
+
+static void redis_drop(struct agent *a)
+{
+	if (a->rc)
+		redisFree(a->rc);
+	a->rc = NULL;
+}
+
+/* A command's reply, or NULL with a->err set. */
+static redisReply *redis_cmd(struct agent *a, const char *what, int argc,
+			     const char **argv)
+{
+	redisReply *r = redisCommandArgv(a->rc, argc, argv, NULL);
+
+	if (!r) {
+		set_err(a, "redis: %s", a->rc->errstr);
+		return NULL;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		set_err(a, "redis %s: %s", what, r->str);
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Connect, authenticate, select, check with PING: 0, or -1 with a->err
+ * and a hint of what to do. */
+static int redis_connect(struct agent *a)
+{
+	const struct rl_redis_url *u = &a->o->url;
+	__u64 t = a->interval * 2 / RL_NSEC_PER_MSEC;
+	char db[16];
+	redisReply *r;
+
+	if (t < MIN_TIMEOUT_MS)
+		t = MIN_TIMEOUT_MS;
+	if (t > MAX_TIMEOUT_MS)
+		t = MAX_TIMEOUT_MS;
+	redis_drop(a);
+	a->rc = u->unix_socket ?
+		redisConnectUnixWithTimeout(u->path, tv_ms(CONNECT_TIMEOUT_MS)) :
+		redisConnectWithTimeout(u->host, u->port, tv_ms(CONNECT_TIMEOUT_MS));
+	if (!a->rc || a->rc->err) {
+		if (u->unix_socket)
+			set_err(a, "redis: cannot connect to %s: %s",
+				 u->path, a->rc ? a->rc->errstr : "out of memory");
+		else
+			set_err(a, "redis: cannot connect to %s:%d: %s",
+				 u->host, u->port, a->rc ? a->rc->errstr : "out of memory");
+		redis_drop(a);
+		return -1;
+	}
+	redisSetTimeout(a->rc, tv_ms(t));
+	if (a->o->password[0]) {
+		const char *argv[] = { "AUTH", a->o->password };
+
+		r = redis_cmd(a, "AUTH", 2, argv);
+		if (!r)
+			goto fail;
+		freeReplyObject(r);
+	}
+	if (u->db) {
+		const char *argv[] = { "SELECT", db };
+
+		snprintf(db, sizeof(db), "%d", u->db);
+		r = redis_cmd(a, "SELECT", 2, argv);
+		if (!r)
+			goto fail;
+		freeReplyObject(r);
+	}
+	{
+		const char *argv[] = { "PING" };
+
+		r = redis_cmd(a, "PING", 1, argv);
+		if (!r)
+			goto fail;
+		freeReplyObject(r);
+	}
+	return 0;
+fail:
+	redis_drop(a);
+	return -1;
+}
+
+/* ---- the local side ----------------------------------------------------- */
+
+static struct entry *prev_of(struct agent *a, const struct rl_key *key)
+{
+	return a->nprev ? bsearch(key, a->prev, a->nprev, sizeof(*a->prev), key_cmp) : NULL;
+}
+
+static int cur_add(struct agent *a, const struct entry *e)
+{
+	if (a->ncur == a->alloc_cur) {
+		size_t n = a->alloc_cur ? 2 * a->alloc_cur : 1024;
+		struct entry *p = realloc(a->cur, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->cur = p;
+		a->alloc_cur = n;
+	}
+	a->cur[a->ncur++] = *e;
+	return 0;
+}
+
+/* Step 1: every tracked source, with its totals and what it passed per
+ * bucket, into a->cur, sorted by key. */
+static int read_sources(struct agent *a, __u64 now)
+{
+	size_t vsz = (sizeof(struct rl_source) + 7) & ~(size_t)7;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 batch = 0;
+	bool first = true, done = false;
+	int ret;
+
+	a->ncur = 0;
+	while (!done) {
+		__u32 count = READ_BATCH;
+
+		ret = bpf_map_lookup_batch(a->ifc.m.sources, first ? NULL : &batch,
+					   &batch, a->keys, a->vals, &count, &opts);
+		if (ret < 0 && errno != ENOENT)
+			return -errno;
+		done = ret < 0 || count == 0;	/* ENOENT: that was the last */
+		first = false;
+		for (__u32 i = 0; i < count; i++) {
+			const struct rl_key *key = (const struct rl_key *)a->keys + i;
+			const void *v = (const char *)a->vals + (size_t)i * a->ncpus * vsz;
+			struct rl_source_sum sum;
+			struct entry e = { .key = *key }, *p;
+
+			rl_source_sum_buckets(key, v, a->ncpus, a->ifc.m.history,
+					      &a->ifc.cfg.set, now,
+					      &sum, e.ages);
+			e.passed = sum.passed_pkts;
+			e.dropped = sum.dropped_pkts;
+			p = prev_of(a, key);
+			if (p) {
+				e.pushed = p->pushed;
+				e.pushed_first = p->pushed_first;
+				e.expire_first = p->expire_first;
+				e.has_remote = p->has_remote;
+				e.remote_hash = p->remote_hash;
+			}
+			/* a source seen for the first time is active: it
+			 * sent since the last interval (or the agent just
+			 * started, and cannot tell) */
+			e.active = sum.window_pkts || !p || p->passed != e.passed ||
+				   p->dropped != e.dropped;
+			ret = cur_add(a, &e);
+			if (ret)
+				return ret;
+		}
+	}
+	if (a->ncur)
+		qsort(a->cur, a->ncur, sizeof(*a->cur), key_cmp);
+	return 0;
+}
+
+/* ---- one exchange -------------------------------------------------------- */
+
+/* The clocks of one interval: this host's grid and the wall clock. */
+struct when {
+	__u64 now;		/* CLOCK_MONOTONIC */
+	__u64 off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	__u64 cur;		/* local bucket of now */
+	__u64 first_fleet;	/* fleet bucket of the window's oldest here */
+};
+
+/* Fields of one command: HSET KEY + a field and value per bucket of the
+ * window, or HDEL KEY + one per bucket that left it since the last time. */
+#define CMD_ARGS	(2 + 2 * RL_MAX_BUCKETS)
+#define FIELD_LEN	(RL_SYNC_HOST_MAX + IF_NAMESIZE + 24)
+
+/* The commands for one source, pipelined: HSET and PEXPIRE (when a bucket
+ * changed here), HDEL (when buckets left the window since the last push),
+ * HGETALL (always, last). */
+struct cmd {
+	char key[KEY_LEN];
+	char fields[CMD_ARGS][FIELD_LEN];
+	char vals[RL_MAX_BUCKETS][VAL_LEN];
+	const char *hset[CMD_ARGS], *hdel[CMD_ARGS];
+	int nhset, nhdel;
+	int ncmds;		/* replies to read for this source */
+	bool expired;		/* a PEXPIRE is among them */
+};
+
+/* `key`'s own field for fleet bucket fb: "HOST:BUCKET" (HOST holds no ':',
+ * nor does a hostname or an interface name). */
+static void own_field(const struct agent *a, __u64 fb, char *buf)
+{
+	snprintf(buf, FIELD_LEN, "%s:%llu", a->host, (unsigned long long)fb);
+}
+
+static int append(struct agent *a, int argc, const char **argv)
+{
+	if (redisAppendCommandArgv(a->rc, argc, argv, NULL) == REDIS_OK)
+		return 0;
+	set_err(a, "redis: %s", a->rc->errstr);
+	return -1;
+}
+
+/* Queue the commands of one source (hiredis copies them). */
+static int queue_source(struct agent *a, const struct when *w,
+			const struct entry *e, struct cmd *c, const char *ttl)
+{
+	char src[RL_SOURCE_STRLEN];
+	int nf = 0;
+
+	rl_stats_format_source(&e->key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
+	snprintf(c->key, KEY_LEN, "xrl:{%s|%s}:%llu", a->o->fleet, src,
+		 (unsigned long long)a->width);
+	c->ncmds = 0;
+	c->expired = false;
+	c->hset[0] = "HSET";
+	c->hset[1] = c->key;
+	c->nhset = 2;
+	for (__u32 i = 0; i < a->nbuckets; i++) {
+		const struct rl_bucket *ages = e->ages;
+		__u64 lb = w->cur - i, start, fb;
+		const struct rl_remote_slot *was = &e->pushed.slot[RL_SLOT(lb)];
+
+		if (!ages[i].pkts && !ages[i].bytes)
+			continue;
+		if (was->bucket == lb && was->pkts == ages[i].pkts &&
+		    was->bytes == ages[i].bytes)
+			continue;	/* Redis has it */
+		fb = rl_fleet_bucket(lb, a->width, w->off, &start);
+		own_field(a, fb, c->fields[nf]);
+		snprintf(c->vals[nf], VAL_LEN, "%u %u %llu", ages[i].pkts, ages[i].bytes,
+			 (unsigned long long)start);
+		c->hset[c->nhset++] = c->fields[nf];
+		c->hset[c->nhset++] = c->vals[nf];
+		nf++;
+	}
+	if (c->nhset > 2) {
+		const char *expire[] = { "PEXPIRE", c->key, ttl };
+
+		if (append(a, c->nhset, c->hset))
+			return -1;
+		c->ncmds++;
+		/* once per bucket: the TTL covers the bucket and a window on */
+		if (e->expire_first != w->first_fleet) {
+			if (append(a, 3, expire))
+				return -1;
+			c->ncmds++;
+			c->expired = true;
+		}
+	}
+	/* our fields of buckets that left the window (a restarted agent
+	 * leaves its old ones to the key's expiry; readers skip them) */
+	c->hdel[0] = "HDEL";
+	c->hdel[1] = c->key;
+	c->nhdel = 2;
+	for (__u64 fb = e->pushed_first; e->pushed_first && fb < w->first_fleet &&
+	     c->nhdel < CMD_ARGS; fb++) {
+		own_field(a, fb, c->fields[nf]);
+		c->hdel[c->nhdel++] = c->fields[nf++];
+		if (nf == CMD_ARGS)
+			break;
+	}
+	if (c->nhdel > 2) {
+		if (append(a, c->nhdel, c->hdel))
+			return -1;
+		c->ncmds++;
+	}
+	{
+		const char *get[] = { "HGETALL", c->key };
+
+		if (append(a, 2, get))
+			return -1;
+		c->ncmds++;
+	}
+	return 0;
+}
+
+/* FNV-1a of a remote share: an update replaces the element (an allocation
+ * and an RCU free in the kernel), so the same share is not written twice. */
+static __u64 hash_remote(const struct rl_remote *r)
+{
+	const unsigned char *p = (const unsigned char *)r;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(*r); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Step 3 for one source: the others' fields (HGETALL's reply) filed under
+ * this host's buckets, written to `remote`. 0, or -1 (a->err). */
+static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
+		       const redisReply *r)
+{
+	size_t hl = strlen(a->host);
+	struct rl_remote rem = { 0 };
+	bool any = false;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
+		set_err(a, "redis HGETALL: %s",
+			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		return -1;
+	}
+	for (size_t k = 0; k + 1 < r->elements; k += 2) {
+		const redisReply *f = r->element[k], *v = r->element[k + 1];
+		unsigned long long p, b, start;
+		__u64 lb;
+
+		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+			continue;
+		if ((size_t)f->len > hl && f->str[hl] == ':' && !memcmp(f->str, a->host, hl))
+			continue;	/* ours */
+		if (sscanf(v->str, "%llu %llu %llu", &p, &b, &start) != 3)
+			continue;	/* not a count: ignored */
+		lb = rl_local_bucket(start, a->width, w->off);
+		if ((__s64)(w->cur - lb) >= (__s64)a->nbuckets)
+			continue;	/* left the window here */
+		if ((__s64)(lb - w->cur) > 1)
+			lb = w->cur + 1;	/* a clock far ahead */
+		rl_remote_put(&rem, lb, p, b);
+		any = true;
+	}
+	if (any) {
+		__u64 h = hash_remote(&rem);
+
+		if (e->has_remote && e->remote_hash == h)
+			return 0;	/* the same as last time: no update */
+		if (bpf_map_update_elem(a->ifc.m.remote, &e->key, &rem, BPF_ANY))
+			return 0;	/* full: this source stays local */
+		e->has_remote = true;
+		e->remote_hash = h;
+	} else if (e->has_remote) {
+		bpf_map_delete_elem(a->ifc.m.remote, &e->key);
+		e->has_remote = false;
+	}
+	return 0;
+}
+
+/* What was pushed for `e` is now in Redis: remember it, so that only
+ * changes are sent next time. */
+static void mark_pushed(struct agent *a, const struct when *w, struct entry *e,
+			bool cmd_expired)
+{
+	const struct rl_bucket *ages = e->ages;
+
+	memset(&e->pushed, 0, sizeof(e->pushed));
+	for (__u32 i = 0; i < a->nbuckets; i++) {
+		struct rl_remote_slot *s = &e->pushed.slot[RL_SLOT(w->cur - i)];
+
+		s->bucket = w->cur - i;
+		s->pkts = ages[i].pkts;
+		s->bytes = ages[i].bytes;
+	}
+	if (cmd_expired)
+		e->expire_first = w->first_fleet;
+	e->pushed_first = w->first_fleet;
+}
+
+static bool any_active(const struct agent *a)
+{
+	for (size_t i = 0; i < a->ncur; i++)
+		if (a->cur[i].active)
+			return true;
+	return false;
+}
+
+/* The next reply, or NULL with a->err. */
+static redisReply *reply(struct agent *a)
+{
+	redisReply *r = NULL;
+
+	if (redisGetReply(a->rc, (void **)&r) == REDIS_OK && r)
+		return r;
+	set_err(a, "redis: %s",
+		a->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ?
+		"no reply in time (slow or stopped)" : a->rc->errstr);
+	return NULL;
+}
+
+/* Step 2 and 3: every active source, BATCH per round trip. */
+static int exchange(struct agent *a, const struct when *w)
+{
+	static struct cmd cmds[BATCH];
+	struct entry *batch[BATCH];
+	char ttl[24];
+	size_t i = 0;
+	int n;
+
+	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)a->ttl_ms);
+	a->st.sources = 0;
+	if (!any_active(a)) {
+		/* nothing to exchange: still know whether Redis is there */
+		const char *argv[] = { "PING" };
+		redisReply *r = redis_cmd(a, "PING", 1, argv);
+
+		a->st.round_trips++;
+		if (!r)
+			return -1;
+		freeReplyObject(r);
+		return 0;
+	}
+	while (i < a->ncur) {
+		for (n = 0; n < BATCH && i < a->ncur; i++) {
+			if (!a->cur[i].active)
+				continue;
+			batch[n] = &a->cur[i];
+			if (queue_source(a, w, batch[n], &cmds[n], ttl))
+				return -1;
+			n++;
+		}
+		if (!n)
+			break;
+		a->st.round_trips++;
+		for (int k = 0; k < n; k++) {
+			redisReply *r = NULL;
+			int ret = 0;
+
+			/* HSET, PEXPIRE, HDEL: only errors matter */
+			for (int c = 0; c < cmds[k].ncmds; c++) {
+				r = reply(a);
+				if (!r)
+					return -1;
+				if (c == cmds[k].ncmds - 1)
+					break;
+				if (r->type == REDIS_REPLY_ERROR) {
+					set_err(a, "redis: %s", r->str);
+					freeReplyObject(r);
+					return -1;
+				}
+				freeReplyObject(r);
+			}
+			ret = apply_reply(a, w, batch[k], r);
+			freeReplyObject(r);
+			if (ret)
+				return -1;
+			mark_pushed(a, w, batch[k], cmds[k].expired);
+			a->st.sources++;
+		}
+	}
+	return 0;
+}
+
+/* Step 3's other half: sources no longer tracked or active here keep no
+ * remote share (it would only age out). */
+static void sweep(struct agent *a)
+{
+	for (size_t i = 0; i < a->nprev; i++) {
+		struct entry *p = &a->prev[i], *c;
+
+		if (!p->has_remote)
+			continue;
+		c = a->ncur ? bsearch(&p->key, a->cur, a->ncur, sizeof(*c), key_cmp) : NULL;
+		if (c && c->active)
+			continue;
+		bpf_map_delete_elem(a->ifc.m.remote, &p->key);
+		if (c)
+			c->has_remote = false;
+	}
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+/* Still attached, by the same attach? (a detach and attach gives new
+ * maps, which this agent does not hold). */
+static bool still_attached(struct agent *a)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	bool same;
+	int fd;
+
+	if (rl_link_ifindex(a->ifc.name, NULL) <= 0)
+		return false;
+	rl_pin_path(path, sizeof(path), a->ifc.name, rl_map_defs[RL_MAP_IDX_config].name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	same = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == a->config_id;
+	close(fd);
+	return same;
+}
+
+/* The exchange failed (a->err says why): local counts alone until the
+ * next one works; `drop`: Redis is the cause, reconnect. */
+static void degrade(struct agent *a, __u64 real, bool drop)
+{
+	if (a->st.health != RL_SYNC_DEGRADED) {
+		a->st.degraded_ns = real;
+		fprintf(stderr, "xdp-ratelimit: sync: %s: degraded, enforcing local counts alone; reconnecting\n",
+			a->err);
+	}
+	a->st.health = RL_SYNC_DEGRADED;
+	snprintf(a->st.error, sizeof(a->st.error), "%.*s", (int)sizeof(a->st.error) - 1, a->err);
+	a->st.failures++;
+	if (drop)
+		redis_drop(a);
+}
+
+/* A new connection: Redis may have lost what we pushed (a restart without
+ * persistence), so the next exchange pushes every bucket again. */
+static void forget_pushed(struct agent *a)
+{
+	for (size_t i = 0; i < a->ncur; i++) {
+		memset(&a->cur[i].pushed, 0, sizeof(a->cur[i].pushed));
+		a->cur[i].expire_first = 0;
+	}
+}
+
+static void interval(struct agent *a)
+{
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
+	struct when w = { .now = clock_ns(CLOCK_MONOTONIC) };
+	struct entry *swap;
+	size_t sw;
+	int ret;
+
+	/* the two clocks read back to back: off is good to a few us */
+	w.off = real - w.now;
+	w.cur = w.now / a->width;
+	{
+		__u64 start;
+
+		w.first_fleet = rl_fleet_bucket(w.cur - (a->nbuckets - 1), a->width,
+						w.off, &start);
+	}
+	ret = read_sources(a, w.now);
+	if (ret) {
+		set_err(a, "cannot read the sources map: %s",
+			 strerror(-ret));
+		degrade(a, real, false);
+		goto out;
+	}
+	if (!a->rc && t0 >= a->next_connect) {
+		if (redis_connect(a)) {
+			a->next_connect = t0 + a->backoff;
+			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
+			degrade(a, real, true);
+		} else {
+			a->backoff = BACKOFF_MIN_NS;
+			forget_pushed(a);
+			if (a->st.health == RL_SYNC_DEGRADED)
+				fprintf(stderr, "xdp-ratelimit: sync: reconnected to Redis\n");
+		}
+	}
+	if (a->rc) {
+		if (exchange(a, &w)) {
+			a->next_connect = t0 + a->backoff;
+			degrade(a, real, true);
+		} else {
+			a->st.health = RL_SYNC_OK;
+			a->st.degraded_ns = 0;
+			a->st.error[0] = '\0';
+			a->st.last_ok_ns = clock_ns(CLOCK_REALTIME);
+			a->st.exchanges++;
+		}
+	}
+	sweep(a);
+	/* this interval's view is the next one's previous */
+	swap = a->prev;
+	a->prev = a->cur;
+	a->cur = swap;
+	a->nprev = a->ncur;
+	a->ncur = 0;
+	sw = a->alloc_prev;
+	a->alloc_prev = a->alloc_cur;
+	a->alloc_cur = sw;
+out:
+	a->st.busy_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	rl_sync_state_write(&a->ifc.m, &a->st);
+}
+
+/* Under the lock, as briefly as a map open: the program starts reading
+ * `remote` (config is read-modify-written by quota set too), and the
+ * agent's state is claimed. An exit status. */
+static int join(struct agent *a)
+{
+	char err[RL_ERR_LEN];
+	__u32 other = 0;
+	int lock = rl_lock(err, sizeof(err)), ret = RL_EXIT_OK, claim;
+	struct rl_config cfg;
+
+	if (lock < 0)
+		return rl_fail("sync: %s", err);
+	if (!still_attached(a)) {
+		ret = rl_fail("sync: %s was detached meanwhile", a->ifc.name);
+		goto out;
+	}
+	claim = rl_sync_state_claim(&a->ifc.m, &a->st, &other);
+	if (claim == -EEXIST) {
+		ret = rl_fail("sync: %s already has a sync agent (pid %u): stop it first",
+			      a->ifc.name, other);
+		goto out;
+	}
+	if (claim < 0) {
+		ret = rl_fail("sync: cannot write the agent's state for %s: %s",
+			      a->ifc.name, strerror(-claim));
+		goto out;
+	}
+	a->claimed = true;
+	ret = rl_config_read(&a->ifc.m, &cfg);
+	if (!ret && !cfg.remote_used) {
+		cfg.remote_used = 1;
+		ret = rl_config_write(&a->ifc.m, &cfg);
+	}
+	if (ret) {
+		rl_sync_state_release(&a->ifc.m);
+		a->claimed = false;
+		ret = rl_fail("sync: cannot update the config of %s: %s", a->ifc.name,
+			      strerror(-ret));
+	}
+out:
+	rl_unlock(lock);
+	return ret;
+}
+
+static void sleep_until(__u64 t)
+{
+	struct timespec ts = { (time_t)(t / RL_NSEC_PER_SEC), (long)(t % RL_NSEC_PER_SEC) };
+
+	/* a signal ends the sleep: the loop checks `stop` */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+int rl_sync_run(const struct rl_sync_opts *o)
+{
+	static struct agent a;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	size_t vsz = (sizeof(struct rl_source) + 7) & ~(size_t)7;
+	char err[RL_ERR_LEN], hostname[RL_SYNC_HOST_MAX] = "";
+	int ret = RL_EXIT_FAIL;
+	__u64 next;
+
+	a.o = o;
+	a.claimed = false;
+	a.backoff = BACKOFF_MIN_NS;
+	if (rl_iface_open(o->iface, &a.ifc, err, sizeof(err)))
+		return rl_fail("sync: %s", err);
+	a.width = a.ifc.cfg.set.bucket_ns;
+	a.nbuckets = a.ifc.cfg.set.nbuckets;
+	a.interval = o->interval_ns ? o->interval_ns : a.width;
+	if (rl_sync_interval_check(a.interval, a.ifc.cfg.set.window_ns, err, sizeof(err))) {
+		ret = rl_usage_err("sync: %s", err);
+		goto out;
+	}
+	/* a key lives a window past the end of the bucket it was last
+	 * PEXPIREd in (once per bucket), and a bucket more for hosts out of
+	 * phase */
+	a.ttl_ms = (a.ifc.cfg.set.window_ns + 3 * a.width) / RL_NSEC_PER_MSEC + 1;
+	a.ncpus = rl_ncpus();
+	a.keys = calloc(READ_BATCH, sizeof(struct rl_key));
+	a.vals = calloc((size_t)READ_BATCH * a.ncpus, vsz);
+	if (a.ncpus <= 0 || !a.keys || !a.vals ||
+	    bpf_obj_get_info_by_fd(a.ifc.m.config, &info, &len)) {
+		rl_err("sync: cannot set up: %s", strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	a.config_id = info.id;
+	gethostname(hostname, sizeof(hostname) - 1);
+	snprintf(a.host, sizeof(a.host), "%s/%s", hostname, a.ifc.name);
+	/* before anything changes here: a bad URL, password or server
+	 * fails now and changes nothing */
+	if (redis_connect(&a)) {
+		rl_err("sync: %s: check the URL, that Redis runs there, and the password (REDISCLI_AUTH or --password-file)",
+		       a.err);
+		goto out;
+	}
+	a.st.pid = (__u32)getpid();
+	a.st.interval_ns = a.interval;
+	snprintf(a.st.fleet, sizeof(a.st.fleet), "%s", o->fleet);
+	ret = join(&a);
+	if (ret)
+		goto out;
+	ret = RL_EXIT_FAIL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a dropped connection is an error, not death */
+	printf("syncing %s with fleet %s every %llu ms (host %s)\n", a.ifc.name, o->fleet,
+	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
+	fflush(stdout);
+	next = clock_ns(CLOCK_MONOTONIC);
+	while (!stop) {
+		__u64 now;
+
+		interval(&a);
+		if (!still_attached(&a)) {
+			printf("%s was detached: sync stops\n", a.ifc.name);
+			ret = RL_EXIT_OK;
+			goto out;
+		}
+		next += a.interval;
+		now = clock_ns(CLOCK_MONOTONIC);
+		if ((__s64)(now - next) > 0)	/* late: no burst to catch up */
+			next = now;
+		else
+			sleep_until(next);
+	}
+	ret = RL_EXIT_OK;
+out:
+	if (a.claimed)
+		rl_sync_state_release(&a.ifc.m);
+	redis_drop(&a);
+	rl_iface_close(&a.ifc);
+	free(a.keys);
+	free(a.vals);
+	free(a.prev);
+	free(a.cur);
+	return ret;
+}
