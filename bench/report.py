@@ -679,7 +679,9 @@ def smoke(r, ncpus):
         check("cost_sane", not bad, "implausible ns/packet: %s" % bad)
         wrong = [c["name"] for c in cost["cases"] if c["wrong_verdicts"]]
         check("cost_verdicts", not wrong, "unexpected verdicts: %s" % wrong)
-        check("cost_above_pass", all(cs[n]["ns"]["median"] > cs["xdp_pass"]["ns"]["median"]
+        # the fastest rounds: noise (another job on the CPU) only adds time,
+        # and a smoke run has two rounds
+        check("cost_above_pass", all(cs[n]["ns"]["min"] > cs["xdp_pass"]["ns"]["min"]
                                      for n in ("under", "over", "minimal_under", "churn")),
               "a limiter measured cheaper than XDP_PASS")
         check("cost_cross_cpu", cost.get("cross_cpu", {}).get("per_cpu_ns", {})
