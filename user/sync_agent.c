@@ -591,11 +591,11 @@ static int exchange(struct agent *a, const struct when *w)
 		bool moved = false;
 		struct pend *swap;
 
-		if (pass == PASSES) {
-			set_err(a, "redis cluster: %zu sources still redirected after %d tries (slots moving?)",
-				ntodo, PASSES);
-			return -1;
-		}
+		/* a slot between two masters for longer (they disagree for
+		 * a moment): its sources stay local until the next interval,
+		 * which sends them again (not marked pushed) */
+		if (pass == PASSES)
+			break;
 		nredo = 0;
 		for (size_t i = 0; i < ntodo; i += BATCH) {
 			int n = ntodo - i < BATCH ? (int)(ntodo - i) : BATCH;
@@ -858,8 +858,11 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a dropped connection is an error, not death */
-	printf("syncing %s with fleet %s every %llu ms (host %s)\n", a.ifc.name, o->fleet,
+	printf("syncing %s with fleet %s every %llu ms (host %s)", a.ifc.name, o->fleet,
 	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
+	if (a.r.cluster)
+		printf(", through a Redis Cluster of %d masters", a.r.map.nnodes);
+	printf("\n");
 	fflush(stdout);
 	next = clock_ns(CLOCK_MONOTONIC);
 	while (!stop) {

@@ -55,8 +55,10 @@ static int cmd_ok(struct rl_redis *r, redisContext *c, const char *what,
 {
 	redisReply *rep = cmd(r, c, what, argc, argv);
 
+	if (!rep)
+		return -1;
 	freeReplyObject(rep);
-	return rep ? 0 : -1;
+	return 0;
 }
 
 /* Connect to a TCP node (or the URL's Unix socket: path) and AUTH. */
