@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "loader.h"
 #include "rules.h"
 #include "settings.h"
@@ -67,6 +68,21 @@ int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 		snprintf(err, errlen, "the BPF object lacks a map of this version: %s",
 			 strerror(-ret));
 		return ret;
+	}
+	/* `sync` is the agent's, never read by the program: bound to it all
+	 * the same, so that it is among the program's maps as every pinned
+	 * map must be (user/iface.c) */
+	{
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, obj) {
+			if (bpf_prog_bind_map(bpf_program__fd(p), m->sync, NULL)) {
+				ret = -errno;
+				snprintf(err, errlen, "cannot bind the sync map to the program: %s",
+					 strerror(-ret));
+				return ret;
+			}
+		}
 	}
 	return rl_loader_init(m, s, default_pps, default_bps, err, errlen);
 }
