@@ -11,11 +11,12 @@ set -eu
 # libmicrohttpd-dev: the exporter's HTTP server; prometheus (promtool): the
 # exporter test checks the exposition format it scrapes (with curl);
 # systemd: systemd-analyze verify of the units in systemd/; libhiredis-dev:
-# the sync agent's Redis client; redis-server: tests/sync starts one
+# the sync agent's Redis client; redis-server: tests/sync starts one;
+# redis-tools: redis-cli (--cluster create: tests/sync/cluster.sh)
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
 strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd \
-libhiredis-dev redis-server"
+libhiredis-dev redis-server redis-tools"
 
 missing=""
 for p in $PKGS; do

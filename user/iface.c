@@ -101,8 +101,6 @@ static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
 /*
  * Every pinned map must be one the linked program uses: a map put under
  * the pin path by hand, even of the right shape, is never written to.
- * All but `sync`, which only the sync agent writes and `status` reads:
- * the program holds no reference to it, so its id is not the program's.
  */
 static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 			size_t errlen)
@@ -120,8 +118,6 @@ static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 		__u32 len = sizeof(info);
 		bool found = false;
 
-		if (i == RL_MAP_IDX_sync)
-			continue;
 		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
 			return -errno;
 		for (int k = 0; k < n && !found; k++)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "loader.h"
 #include "rules.h"
 #include "settings.h"
@@ -51,6 +52,21 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	return ret;
 }
 
+/*
+ * `sync` is the agent's, never read by the program: bound to it all the
+ * same, so that it is among the program's maps, as every pinned map must
+ * be (user/iface.c).
+ */
+static int bind_sync_map(struct bpf_object *obj, const struct rl_maps *m)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		if (bpf_prog_bind_map(bpf_program__fd(p), m->sync, NULL))
+			return -errno;
+	return 0;
+}
+
 int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
 	    struct rl_maps *m, char *err, size_t errlen)
@@ -70,6 +86,12 @@ int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 	ret = rl_maps_from_obj(obj, m);
 	if (ret) {
 		snprintf(err, errlen, "the BPF object lacks a map of this version: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = bind_sync_map(obj, m);
+	if (ret) {
+		snprintf(err, errlen, "cannot bind the sync map to the program: %s",
 			 strerror(-ret));
 		return ret;
 	}

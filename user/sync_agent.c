@@ -23,8 +23,11 @@
  * the packet path waits for any of this.
  *
  * Key: xrl:{FLEET|SOURCE}:WIDTH (WIDTH the bucket width in ns, so that
- * hosts with other windows never mix), one hash per source: a Redis
- * Cluster routes it as one key. Fields HOST:BUCKET (BUCKET on the wall
+ * hosts with other windows never mix), one hash per source. In a Redis
+ * Cluster (sync_redis.h) the hash tag puts a source on one slot: its
+ * commands go to the master of that slot, a pipeline per master and
+ * batch; a source redirected (MOVED: the map is asked again; ASK: once,
+ * after ASKING) is sent again in a next pass. Fields HOST:BUCKET (BUCKET on the wall
  * clock, include/remote.h), values "PKTS BYTES START".
  */
 #define _GNU_SOURCE
@@ -37,25 +40,25 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <hiredis/hiredis.h>
 #include "cli.h"
 #include "iface.h"
 #include "pin.h"
 #include "remote.h"
 #include "stats_view.h"
 #include "sync_agent.h"
+#include "sync_redis.h"
 #include "sync_status.h"
 #include "values.h"
 
 #define BATCH			256	/* sources per pipelined round trip */
 #define READ_BATCH		256	/* keys per bpf_map_lookup_batch */
-#define CONNECT_TIMEOUT_MS	1000
 #define MIN_TIMEOUT_MS		50	/* a reply slower than this, or two */
 #define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
 #define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
 #define BACKOFF_MAX_NS		(5 * RL_NSEC_PER_SEC)
 #define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + 24)
 #define VAL_LEN			64
+#define PASSES			5	/* a source redirected more is an error */
 
 /* A source as the last interval saw it. */
 struct entry {
@@ -78,7 +81,9 @@ struct agent {
 	struct rl_iface ifc;
 	__u32 config_id;		/* to notice a detach and attach */
 	char host[RL_SYNC_HOST_MAX + IF_NAMESIZE + 1];
-	redisContext *rc;
+	struct rl_redis r;
+	struct pend *todo, *redo;	/* sources of this pass, of the next */
+	size_t alloc_pend;
 	__u64 interval, width, ttl_ms;
 	__u32 nbuckets;
 	int ncpus;
@@ -124,94 +129,27 @@ static int key_cmp(const void *a, const void *b)
 
 /* ---- Redis ------------------------------------------------------------ */
 
-static struct timeval tv_ms(__u64 ms)
-{
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
-
-	return tv;
-}
-
 static void redis_drop(struct agent *a)
 {
-	if (a->rc)
-		redisFree(a->rc);
-	a->rc = NULL;
+	rl_redis_close(&a->r);
 }
 
-/* A command's reply, or NULL with a->err set. */
-static redisReply *redis_cmd(struct agent *a, const char *what, int argc,
-			     const char **argv)
-{
-	redisReply *r = redisCommandArgv(a->rc, argc, argv, NULL);
-
-	if (!r) {
-		set_err(a, "redis: %s", a->rc->errstr);
-		return NULL;
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		set_err(a, "redis %s: %s", what, r->str);
-		freeReplyObject(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* Connect, authenticate, select, check with PING: 0, or -1 with a->err
- * and a hint of what to do. */
+/* Connect (sync_redis.h): 0, or -1 with a->err. */
 static int redis_connect(struct agent *a)
 {
-	const struct rl_redis_url *u = &a->o->url;
 	__u64 t = a->interval * 2 / RL_NSEC_PER_MSEC;
-	char db[16];
-	redisReply *r;
 
+	/* a reply slower than two intervals, or MIN_TIMEOUT_MS, is "slow" */
 	if (t < MIN_TIMEOUT_MS)
 		t = MIN_TIMEOUT_MS;
 	if (t > MAX_TIMEOUT_MS)
 		t = MAX_TIMEOUT_MS;
-	redis_drop(a);
-	a->rc = u->unix_socket ?
-		redisConnectUnixWithTimeout(u->path, tv_ms(CONNECT_TIMEOUT_MS)) :
-		redisConnectWithTimeout(u->host, u->port, tv_ms(CONNECT_TIMEOUT_MS));
-	if (!a->rc || a->rc->err) {
-		if (u->unix_socket)
-			set_err(a, "redis: cannot connect to %s: %s",
-				 u->path, a->rc ? a->rc->errstr : "out of memory");
-		else
-			set_err(a, "redis: cannot connect to %s:%d: %s",
-				 u->host, u->port, a->rc ? a->rc->errstr : "out of memory");
-		redis_drop(a);
-		return -1;
-	}
-	redisSetTimeout(a->rc, tv_ms(t));
-	if (a->o->password[0]) {
-		const char *argv[] = { "AUTH", a->o->password };
-
-		r = redis_cmd(a, "AUTH", 2, argv);
-		if (!r)
-			goto fail;
-		freeReplyObject(r);
-	}
-	if (u->db) {
-		const char *argv[] = { "SELECT", db };
-
-		snprintf(db, sizeof(db), "%d", u->db);
-		r = redis_cmd(a, "SELECT", 2, argv);
-		if (!r)
-			goto fail;
-		freeReplyObject(r);
-	}
-	{
-		const char *argv[] = { "PING" };
-
-		r = redis_cmd(a, "PING", 1, argv);
-		if (!r)
-			goto fail;
-		freeReplyObject(r);
-	}
-	return 0;
-fail:
-	redis_drop(a);
+	a->r.url = &a->o->url;
+	a->r.password = a->o->password;
+	a->r.timeout_ms = t;
+	if (!rl_redis_open(&a->r))
+		return 0;
+	set_err(a, "%s", a->r.err);
 	return -1;
 }
 
@@ -315,8 +253,16 @@ struct cmd {
 	char vals[RL_MAX_BUCKETS][VAL_LEN];
 	const char *hset[CMD_ARGS], *hdel[CMD_ARGS];
 	int nhset, nhdel;
-	int ncmds;		/* replies to read for this source */
+	int ncmds;		/* commands sent for this source */
 	bool expired;		/* a PEXPIRE is among them */
+};
+
+/* A source to send in a pass: to the master of its slot (node -1: not
+ * routed yet), or where a redirection said, after ASKING (ask). */
+struct pend {
+	struct entry *e;
+	int node;
+	bool ask;
 };
 
 /* `key`'s own field for fleet bucket fb: "HOST:BUCKET" (HOST holds no ':',
@@ -326,24 +272,36 @@ static void own_field(const struct agent *a, __u64 fb, char *buf)
 	snprintf(buf, FIELD_LEN, "%s:%llu", a->host, (unsigned long long)fb);
 }
 
-static int append(struct agent *a, int argc, const char **argv)
+/* Queue one command of p's source to its node, ASKING first when the
+ * node is importing the slot (an ASK redirection lasts one command). */
+static int append(struct agent *a, const struct pend *p, int argc, const char **argv)
 {
-	if (redisAppendCommandArgv(a->rc, argc, argv, NULL) == REDIS_OK)
+	const char *asking[] = { "ASKING" };
+
+	if ((!p->ask || !rl_redis_append(&a->r, p->node, 1, asking)) &&
+	    !rl_redis_append(&a->r, p->node, argc, argv))
 		return 0;
-	set_err(a, "redis: %s", a->rc->errstr);
+	set_err(a, "%s", a->r.err);
 	return -1;
 }
 
 /* Queue the commands of one source (hiredis copies them). */
 static int queue_source(struct agent *a, const struct when *w,
-			const struct entry *e, struct cmd *c, const char *ttl)
+			struct pend *p, struct cmd *c, const char *ttl)
 {
+	const struct entry *e = p->e;
 	char src[RL_SOURCE_STRLEN];
 	int nf = 0;
 
 	rl_stats_format_source(&e->key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
 	snprintf(c->key, KEY_LEN, "xrl:{%s|%s}:%llu", a->o->fleet, src,
 		 (unsigned long long)a->width);
+	if (p->node < 0)
+		p->node = rl_redis_route(&a->r, c->key, strlen(c->key));
+	if (p->node < 0) {
+		set_err(a, "%s", a->r.err);
+		return -1;
+	}
 	c->ncmds = 0;
 	c->expired = false;
 	c->hset[0] = "HSET";
@@ -370,12 +328,12 @@ static int queue_source(struct agent *a, const struct when *w,
 	if (c->nhset > 2) {
 		const char *expire[] = { "PEXPIRE", c->key, ttl };
 
-		if (append(a, c->nhset, c->hset))
+		if (append(a, p, c->nhset, c->hset))
 			return -1;
 		c->ncmds++;
 		/* once per bucket: the TTL covers the bucket and a window on */
 		if (e->expire_first != w->first_fleet) {
-			if (append(a, 3, expire))
+			if (append(a, p, 3, expire))
 				return -1;
 			c->ncmds++;
 			c->expired = true;
@@ -394,14 +352,14 @@ static int queue_source(struct agent *a, const struct when *w,
 			break;
 	}
 	if (c->nhdel > 2) {
-		if (append(a, c->nhdel, c->hdel))
+		if (append(a, p, c->nhdel, c->hdel))
 			return -1;
 		c->ncmds++;
 	}
 	{
 		const char *get[] = { "HGETALL", c->key };
 
-		if (append(a, 2, get))
+		if (append(a, p, 2, get))
 			return -1;
 		c->ncmds++;
 	}
@@ -497,78 +455,169 @@ static bool any_active(const struct agent *a)
 	return false;
 }
 
-/* The next reply, or NULL with a->err. */
-static redisReply *reply(struct agent *a)
+/*
+ * The replies of p's commands (c), from its node: 1 when they are the
+ * exchange's (*last: HGETALL's, to free), 0 when the source was
+ * redirected (p retargeted: send it again), -1 on failure (a->err).
+ */
+static int source_replies(struct agent *a, struct pend *p, const struct cmd *c,
+			  redisReply **last, bool *moved)
 {
-	redisReply *r = NULL;
+	struct rl_redirect to;
+	bool redirected = false;
+	redisReply *r;
 
-	if (redisGetReply(a->rc, (void **)&r) == REDIS_OK && r)
-		return r;
-	set_err(a, "redis: %s",
-		a->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ?
-		"no reply in time (slow or stopped)" : a->rc->errstr);
-	return NULL;
+	*last = NULL;
+	for (int k = 0; k < c->ncmds; k++) {
+		if (p->ask) {	/* ASKING's OK */
+			r = rl_redis_reply(&a->r, p->node);
+			if (!r)
+				goto fail;
+			freeReplyObject(r);
+		}
+		r = rl_redis_reply(&a->r, p->node);
+		if (!r)
+			goto fail;
+		if (r->type == REDIS_REPLY_ERROR && !redirected &&
+		    rl_redirect_parse(r->str, a->r.map.node[p->node].host, &to)) {
+			redirected = true;	/* the other replies say the same */
+		} else if (r->type == REDIS_REPLY_ERROR && !redirected) {
+			set_err(a, "redis: %s", r->str);
+			freeReplyObject(r);
+			return -1;
+		}
+		if (k == c->ncmds - 1 && !redirected)
+			*last = r;
+		else
+			freeReplyObject(r);
+	}
+	if (!redirected)
+		return 1;
+	p->node = rl_redis_node(&a->r, to.host, to.port);
+	if (p->node < 0)
+		goto fail;
+	p->ask = to.ask;
+	if (!to.ask) {	/* the slot moved for good: route by it from now */
+		a->r.map.owner[to.slot] = (unsigned char)p->node;
+		*moved = true;
+	}
+	return 0;
+fail:
+	set_err(a, "%s", a->r.err);
+	return -1;
 }
 
-/* Step 2 and 3: every active source, BATCH per round trip. */
-static int exchange(struct agent *a, const struct when *w)
+/* Send p[0..n) (a batch), one pipeline per node, and apply the replies;
+ * the sources redirected are added to a->redo (*nredo). */
+static int send_batch(struct agent *a, const struct when *w, struct pend *p, int n,
+		      const char *ttl, size_t *nredo, bool *moved)
 {
 	static struct cmd cmds[BATCH];
-	struct entry *batch[BATCH];
+	bool used[RL_SLOT_NODES_MAX] = { false };
+
+	for (int k = 0; k < n; k++) {
+		if (queue_source(a, w, &p[k], &cmds[k], ttl))
+			return -1;
+		used[p[k].node] = true;
+	}
+	for (int i = 0; i < RL_SLOT_NODES_MAX; i++)
+		a->st.round_trips += used[i];
+	if (rl_redis_flush(&a->r)) {
+		set_err(a, "%s", a->r.err);
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		redisReply *r;
+		int ret = source_replies(a, &p[k], &cmds[k], &r, moved);
+
+		if (ret < 0)
+			return -1;
+		if (!ret) {
+			a->redo[(*nredo)++] = p[k];
+			continue;
+		}
+		ret = apply_reply(a, w, p[k].e, r);
+		freeReplyObject(r);
+		if (ret)
+			return -1;
+		mark_pushed(a, w, p[k].e, cmds[k].expired);
+		a->st.sources++;
+	}
+	return 0;
+}
+
+/* Room for every active source in a->todo and a->redo. */
+static int pend_reserve(struct agent *a)
+{
+	struct pend *t, *r;
+
+	if (a->alloc_pend >= a->ncur)
+		return 0;
+	t = realloc(a->todo, a->ncur * sizeof(*t));
+	if (t)
+		a->todo = t;
+	r = t ? realloc(a->redo, a->ncur * sizeof(*r)) : NULL;
+	if (!r) {
+		set_err(a, "out of memory");
+		return -1;
+	}
+	a->redo = r;
+	a->alloc_pend = a->ncur;
+	return 0;
+}
+
+/* Step 2 and 3: every active source, BATCH per round trip (to each node);
+ * the sources a cluster redirected, again, at most PASSES times. */
+static int exchange(struct agent *a, const struct when *w)
+{
+	size_t ntodo = 0, nredo;
 	char ttl[24];
-	size_t i = 0;
-	int n;
 
 	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)a->ttl_ms);
 	a->st.sources = 0;
 	if (!any_active(a)) {
 		/* nothing to exchange: still know whether Redis is there */
-		const char *argv[] = { "PING" };
-		redisReply *r = redis_cmd(a, "PING", 1, argv);
-
-		a->st.round_trips++;
-		if (!r)
-			return -1;
-		freeReplyObject(r);
-		return 0;
+		a->st.round_trips += a->r.map.nnodes;
+		if (!rl_redis_ping(&a->r))
+			return 0;
+		set_err(a, "%s", a->r.err);
+		return -1;
 	}
-	while (i < a->ncur) {
-		for (n = 0; n < BATCH && i < a->ncur; i++) {
-			if (!a->cur[i].active)
-				continue;
-			batch[n] = &a->cur[i];
-			if (queue_source(a, w, batch[n], &cmds[n], ttl))
-				return -1;
-			n++;
-		}
-		if (!n)
-			break;
-		a->st.round_trips++;
-		for (int k = 0; k < n; k++) {
-			redisReply *r = NULL;
-			int ret = 0;
+	if (pend_reserve(a))
+		return -1;
+	for (size_t i = 0; i < a->ncur; i++)
+		if (a->cur[i].active)
+			a->todo[ntodo++] = (struct pend){ .e = &a->cur[i], .node = -1 };
+	for (int pass = 0; ntodo; pass++) {
+		bool moved = false;
+		struct pend *swap;
 
-			/* HSET, PEXPIRE, HDEL: only errors matter */
-			for (int c = 0; c < cmds[k].ncmds; c++) {
-				r = reply(a);
-				if (!r)
-					return -1;
-				if (c == cmds[k].ncmds - 1)
-					break;
-				if (r->type == REDIS_REPLY_ERROR) {
-					set_err(a, "redis: %s", r->str);
-					freeReplyObject(r);
-					return -1;
-				}
-				freeReplyObject(r);
-			}
-			ret = apply_reply(a, w, batch[k], r);
-			freeReplyObject(r);
-			if (ret)
+		/* a slot between two masters for longer (they disagree for
+		 * a moment): its sources stay local until the next interval,
+		 * which sends them again (not marked pushed) */
+		if (pass == PASSES)
+			break;
+		nredo = 0;
+		for (size_t i = 0; i < ntodo; i += BATCH) {
+			int n = ntodo - i < BATCH ? (int)(ntodo - i) : BATCH;
+
+			if (send_batch(a, w, a->todo + i, n, ttl, &nredo, &moved))
 				return -1;
-			mark_pushed(a, w, batch[k], cmds[k].expired);
-			a->st.sources++;
 		}
+		if (moved) {
+			if (rl_redis_refresh(&a->r)) {
+				set_err(a, "%s", a->r.err);
+				return -1;
+			}
+			/* the new map numbers its nodes anew: route again
+			 * (a slot still moving answers ASK again) */
+			for (size_t i = 0; i < nredo; i++)
+				a->redo[i] = (struct pend){ .e = a->redo[i].e, .node = -1 };
+		}
+		swap = a->todo;
+		a->todo = a->redo;
+		a->redo = swap;
+		ntodo = nredo;
 	}
 	return 0;
 }
@@ -664,7 +713,7 @@ static void interval(struct agent *a)
 		degrade(a, real, false);
 		goto out;
 	}
-	if (!a->rc && t0 >= a->next_connect) {
+	if (!a->r.open && t0 >= a->next_connect) {
 		if (redis_connect(a)) {
 			a->next_connect = t0 + a->backoff;
 			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
@@ -676,7 +725,7 @@ static void interval(struct agent *a)
 				fprintf(stderr, "xdp-ratelimit: sync: reconnected to Redis\n");
 		}
 	}
-	if (a->rc) {
+	if (a->r.open) {
 		if (exchange(a, &w)) {
 			a->next_connect = t0 + a->backoff;
 			degrade(a, real, true);
@@ -810,8 +859,11 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a dropped connection is an error, not death */
-	printf("syncing %s with fleet %s every %llu ms (host %s)\n", a.ifc.name, o->fleet,
+	printf("syncing %s with fleet %s every %llu ms (host %s)", a.ifc.name, o->fleet,
 	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
+	if (a.r.cluster)
+		printf(", through a Redis Cluster of %d masters", a.r.map.nnodes);
+	printf("\n");
 	fflush(stdout);
 	next = clock_ns(CLOCK_MONOTONIC);
 	while (!stop) {
@@ -840,5 +892,7 @@ out:
 	free(a.vals);
 	free(a.prev);
 	free(a.cur);
+	free(a.todo);
+	free(a.redo);
 	return ret;
 }

@@ -27,37 +27,9 @@ fi
 only=("$@")
 lib_init "$build" rls
 
-# hosts: $rx (from lib.sh) and two more; a veth from the sender to each
-hosts=("$rx" "${id}s" "${id}u")
-txdev=("${id}a" "${id}c" "${id}e")
-rxdev=("${id}b" "${id}d" "${id}f")
-rx_ifaces=("${rxdev[@]}")
-ncpus=$(nproc)
-dir=$(mktemp -d /tmp/xdp-rl-sync.XXXXXX)
+. "$here/hosts.sh"
 sock=$dir/redis.sock
-redis_pid=
-declare -A agent=()
-
-sync_cleanup() {
-	local p
-	for p in "${agent[@]}" $redis_pid; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	# detach (the agents exit on it) while the namespaces exist
-	for p in 0 1 2; do
-		[ -e "$(pin_dir "${rxdev[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
-	done
-	ip netns del "${hosts[1]}" 2>/dev/null
-	ip netns del "${hosts[2]}" 2>/dev/null
-	rm -rf "$dir"
-	lib_cleanup
-}
-trap sync_cleanup EXIT
-
-on() {	# HOST CMD...: run in host HOST's namespace (0, 1, 2)
-	local h=$1
-	shift
-	nsenter --net="/run/netns/${hosts[$h]}" "$@"
-}
+redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops)
 for n in "${only[@]}"; do
@@ -86,94 +58,6 @@ redis_stop() {
 	wait "$redis_pid" 2>/dev/null
 	redis_pid=
 }
-
-# ---- hosts -------------------------------------------------------------------
-MAC=()
-setup_host() {	# N
-	local n=$1 h=${hosts[$1]}
-	[ "$n" = 0 ] || ip netns add "$h" || return 1
-	ip link add "${txdev[$n]}" netns "$tx" type veth peer name "${rxdev[$n]}" netns "$h" &&
-		ip -n "$tx" link set "${txdev[$n]}" up && ip -n "$h" link set "${rxdev[$n]}" up &&
-		MAC[$n]=$(ip -n "$h" -j link show "${rxdev[$n]}" | jq -r '.[0].address') &&
-		ip netns exec "$h" nft -f - <<EOF
-table netdev c_sync {
-	counter src {}
-	chain in {
-		type filter hook ingress device "${rxdev[$n]}" priority 0; policy accept;
-		ip saddr $SRC counter name src
-	}
-}
-EOF
-}
-arrived() {	# N: frames of $SRC that XDP passed on host N
-	ip netns exec "${hosts[$1]}" nft -j list counter netdev c_sync src |
-		jq '.nftables[] | select(.counter) | .counter.packets'
-}
-attach() {	# N
-	[ -e "$(pin_dir "${rxdev[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
-	on "$1" "$cli" attach "${rxdev[$1]}" --default-pps "$PPS" >/dev/null
-}
-agent_start() {	# N [ARGS...]
-	local n=$1
-	shift
-	# nsenter execs the CLI: $! is the agent itself
-	nsenter --net="/run/netns/${hosts[$n]}" "$cli" sync --iface "${rxdev[$n]}" \
-		--redis "unix://$sock" --fleet "f$id" --interval "$INTERVAL" "$@" \
-		>>"$dir/agent$n.log" 2>&1 &
-	agent[$n]=$!
-}
-agent_stop() {	# N [SIGNAL]
-	[ -n "${agent[$1]:-}" ] || return 0
-	kill "-${2:-TERM}" "${agent[$1]}" 2>/dev/null
-	wait "${agent[$1]}" 2>/dev/null
-	local rc=$?
-	unset "agent[$1]"
-	return $rc
-}
-# status of host N's agent: "ok", "degraded", "starting", "gone" or "none"
-sync_state() {	# N
-	on "$1" "$cli" status --json |
-		jq -r --arg i "${rxdev[$1]}" '.interfaces[] | select(.ifname == $i) | .sync.state // "none"'
-}
-# Poll until host N's sync state is STATE, at most TRIES x 0.1 s.
-state_within() {	# N STATE TRIES
-	local i
-	for ((i = 0; i < $3; i++)); do
-		[ "$(sync_state "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# Send $SRC to each host in HOSTS at RATE pps for SECONDS, all at once.
-send_all() {	# SECONDS RATE HOSTS...
-	local s=$1 r=$2 pids=() n
-	shift 2
-	for n in "$@"; do
-		in_tx "$gen" --dev "${txdev[$n]}" --dst-mac "${MAC[$n]}" --src "$SRC" \
-			--rate "$r" --duration "$s" --json >/dev/null 2>&1 &
-		pids+=($!)
-	done
-	wait "${pids[@]}"
-}
-total_arrived() {	# HOSTS...
-	local t=0 n
-	for n in "$@"; do t=$((t + $(arrived "$n"))); done
-	echo "$t"
-}
-# The bound over SECONDS of traffic to H hosts at RATE each (header).
-bound() {	# SECONDS H RATE
-	local L=$((2 * INTERVAL_MS + BUCKET_MS + 50)) q=$PPS
-	local rl=$(( $3 * L / 1000 ))
-	[ "$rl" -lt "$q" ] || rl=$q
-	local windows=$(( ($1 * 1000 + 899) / 900 ))
-	echo $(( windows * (q + ($2 - 1) * rl + $2 * (ncpus - 1)) ))
-}
-
-SRC=198.18.0.7
-PPS=500			# Q = 500 per 1 s window, 10 buckets of 100 ms
-INTERVAL=20ms INTERVAL_MS=20
-BUCKET_MS=100
-RATE=1000		# twice the quota, to each host
 
 if [ "$(id -u)" != 0 ]; then
 	result setup 1 "needs root"; lib_finish; exit 1
