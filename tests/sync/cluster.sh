@@ -29,13 +29,7 @@ declare -A node_pid=()
 redis_url=redis://${nodes[0]}:$PORT
 
 tests=(two_hosts_one_quota keys_spread slot_moved node_down)
-for n in "${only[@]}"; do
-	[[ " ${tests[*]} " == *" $n "* ]] || { echo "$suite: no test named '$n' (${tests[*]})" >&2; exit 2; }
-done
-want() {	# NAME: is test NAME selected?
-	[ ${#only[@]} = 0 ] && return 0
-	[[ " ${only[*]} " == *" $1 "* ]]
-}
+check_test_names
 
 # ---- the cluster -------------------------------------------------------------
 in_r() { ip netns exec "$rns" "$@"; }

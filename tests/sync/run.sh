@@ -32,13 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops)
-for n in "${only[@]}"; do
-	[[ " ${tests[*]} " == *" $n "* ]] || { echo "sync: no test named '$n' (${tests[*]})" >&2; exit 2; }
-done
-want() {	# NAME: is test NAME selected?
-	[ ${#only[@]} = 0 ] && return 0
-	[[ " ${only[*]} " == *" $1 "* ]]
-}
+check_test_names
 
 # ---- Redis -------------------------------------------------------------------
 redis_start() {	# [EXTRA ARGS...]

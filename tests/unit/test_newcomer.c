@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "newcomer.h"
+#include "judge.h"
 #include "model.h"
 #include "harness.h"
 
@@ -22,29 +23,6 @@
 #define LEN		64
 #define T0		(1000 * W)
 #define MAX_TABLE	64
-
-/* judge() of the program on one CPU: nobody else holds anything; its
- * own past buckets are in the history. */
-static int judge1(struct rl_state *st, struct rl_history *h,
-		  const struct rl_budget *b, uint64_t now)
-{
-	struct rl_usage u = { 0 };
-	int ans;
-
-	rl_state_roll(st, h, now, WIDTH, NB);
-	ans = rl_quota_fast(st, b, LEN, GEN);
-	if (ans != RL_ASK)
-		return ans;
-	if (rl_quota_over_alone(st, b, LEN, GEN, NB))
-		return RL_OVER;
-	rl_usage_self(&u, st, st->win.bucket, NB);
-	if (u.hist)
-		rl_usage_history(&u, h, st->win.bucket, NB);
-	ans = rl_quota_refresh(st, b, &u, LEN, GEN, 1);
-	if (ans != RL_FITS)
-		return ans;
-	return rl_quota_confirm(st, b, &u, LEN);
-}
 
 struct entry {
 	uint32_t addr;
@@ -105,7 +83,8 @@ static int sim_packet(struct sim *s, uint32_t addr, uint64_t now, int *judged_ne
 	int is_new = rl_newcomer_applies(&s->nb, e != NULL, e ? e->created : 0, now, W);
 
 	*judged_new = is_new;
-	if (is_new && judge1(&s->newwin, &s->newhist, &s->nb, now) != RL_FITS)
+	if (is_new && judge(&s->newwin, &s->newhist, 1, 0, &s->nb, now, LEN, GEN, WIDTH,
+			     NB, NULL) != RL_FITS)
 		return 0;	/* refused: no entry */
 	if (!e)
 		e = sim_insert(s, addr, now);

@@ -31,36 +31,11 @@ static void msim_roll_step(const struct rl_state *st);
 #define RL_CAS(p, old, new) \
 	(msim_roll_step(NULL), __sync_val_compare_and_swap((p), (old), (new)))
 #include "quota.h"
+#include "judge.h"
 #include "model.h"
 #include "harness.h"
 
 #define UNL RL_UNLIMITED
-
-struct judge_stats {
-	uint64_t asks;		/* refreshes: cross-CPU reads */
-	uint64_t reads;		/* other CPUs' states read */
-};
-
-/* sum_others() of the XDP program: the other CPUs, then the history if a
- * marker says it holds part of the window. */
-static void sum_others(struct rl_usage *acc, struct rl_state *all,
-		       struct rl_history *h, uint32_t ncpus, uint32_t self,
-		       uint64_t now, uint64_t width, uint32_t nb, uint32_t gen,
-		       struct judge_stats *js)
-{
-	struct rl_state *st = &all[self];
-
-	memset(acc, 0, sizeof(*acc));
-	rl_usage_self(acc, st, st->win.bucket, nb);
-	for (uint32_t c = 0; c < ncpus; c++) {
-		if (c == self)
-			continue;
-		rl_usage_add(acc, &all[c], now, st->win.bucket, width, nb, gen);
-		js->reads++;
-	}
-	if (acc->hist)
-		rl_usage_history(acc, h, st->win.bucket, nb);
-}
 
 /* What a budget's window holds at `now`: every CPU's newest bucket and the
  * history, for the newest bucket of any CPU (a clock behind counts into
@@ -84,35 +59,6 @@ static void usage_total(const struct rl_state *all, const struct rl_history *h,
 	for (uint32_t c = 0; c < ncpus; c++)
 		rl_past_usage(&all[c].past, newest, nb, pkts, bytes);
 	rl_hist_usage(h, newest, nb, pkts, bytes);
-}
-
-/* judge() of the XDP program, `self` being the CPU it runs on, `h` the
- * budget's history. */
-static int judge(struct rl_state *all, struct rl_history *h, uint32_t ncpus,
-		 uint32_t self, const struct rl_budget *b, uint64_t now,
-		 uint64_t len, uint32_t gen, uint64_t width, uint32_t nb,
-		 struct judge_stats *js)
-{
-	struct rl_state *st = &all[self];
-	struct rl_usage acc = { 0 };
-	int ans;
-
-	rl_state_roll(st, h, now, width, nb);
-	ans = rl_quota_fast(st, b, len, gen);
-	if (ans != RL_ASK)
-		return ans;
-	if (rl_quota_over_alone(st, b, len, gen, nb))
-		return RL_OVER;
-	js->asks++;
-	for (int pass = 0; pass < 2; pass++) {
-		sum_others(&acc, all, h, ncpus, self, now, width, nb, gen, js);
-		if (pass == 0) {
-			ans = rl_quota_refresh(st, b, &acc, len, gen, ncpus);
-			if (ans != RL_FITS)
-				return ans;
-		}
-	}
-	return rl_quota_confirm(st, b, &acc, len);
 }
 
 /* within_quota() of the XDP program for a tracked source. */

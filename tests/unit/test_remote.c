@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote.h"
+#include "judge.h"
 #include "sync_conf.h"
 #include "harness.h"
 
@@ -91,26 +92,11 @@ static int offer(struct rl_state *st, struct rl_history *h,
 		 const struct rl_budget *b, const struct rl_remote *r,
 		 __u64 now, int n, __u64 len)
 {
-	struct rl_usage u;
 	int passed = 0;
 
 	for (int i = 0; i < n; i++) {
-		int ans;
+		int ans = judge_remote(st, h, r, 1, 0, b, now, len, 2, W, 10, NULL);
 
-		rl_state_roll(st, h, now, W, 10);
-		ans = rl_quota_fast(st, b, len, 2);
-		if (ans == RL_ASK && rl_quota_over_alone(st, b, len, 2, 10))
-			ans = RL_OVER;
-		if (ans == RL_ASK) {
-			memset(&u, 0, sizeof(u));
-			rl_usage_self(&u, st, st->win.bucket, 10);
-			if (u.hist)
-				rl_usage_history(&u, h, st->win.bucket, 10);
-			rl_remote_usage_add(&u, r, st->win.bucket, 10);
-			ans = rl_quota_refresh(st, b, &u, len, 2, 1);
-			if (ans == RL_FITS)
-				ans = rl_quota_confirm(st, b, &u, len);
-		}
 		if (ans == RL_FITS) {
 			rl_quota_commit(st, len);
 			passed++;
