@@ -203,7 +203,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (fl->discard || size < sizeof(struct rl_event))
 		return 0;
-	fl->err = rl_follow_event(&fl->follow, data, rl_now_ns());
+	fl->err = rl_follow_event(&fl->follow, data,
+				  rl_prog_now_ns(&fl->ifc.cfg.set));
 	return fl->err;	/* an error stops the poll */
 }
 
@@ -286,7 +287,7 @@ static int follow(struct follower *fl, __u32 prog_id)
 		if (stop)
 			break;
 		if ((__s64)(rl_now_ns() - next_sweep) >= 0) {
-			rl_follow_sweep(&fl->follow, rl_now_ns());
+			rl_follow_sweep(&fl->follow, rl_prog_now_ns(&fl->ifc.cfg.set));
 			next_sweep = rl_now_ns() + interval;
 		}
 		if (still_attached(fl, prog_id, msg, sizeof(msg))) {

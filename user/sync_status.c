@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The sync agent's state in the `sync` map (sync_status.h). */
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "iface.h"
-#include "pin.h"
+#include "maps.h"
 #include "ratelimit.h"
 #include "sync_status.h"
 
