@@ -12,11 +12,16 @@ set -eu
 # exporter test checks the exposition format it scrapes (with curl);
 # systemd: systemd-analyze verify of the units in systemd/; libhiredis-dev:
 # the sync agent's Redis client; redis-server: tests/sync starts one;
-# redis-tools: redis-cli (--cluster create: tests/sync/cluster.sh)
+# redis-tools: redis-cli (--cluster create: tests/sync/cluster.sh);
+# libxdp-dev, xdp-tools: attach through libxdp's multi-program dispatcher,
+# and xdp-filter/xdp-loader beside it in tests; hping3: forged-address
+# tests; qemu-system-x86, busybox-static: tests/vm boots Debian's own
+# kernel packages (fetched there with apt-get download) in a VM
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
 strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd \
-libhiredis-dev redis-server redis-tools"
+libhiredis-dev redis-server redis-tools libxdp-dev xdp-tools hping3 \
+qemu-system-x86 busybox-static cpio"
 
 missing=""
 for p in $PKGS; do
