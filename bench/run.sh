@@ -313,6 +313,8 @@ acc_run() {	# TOOL SOURCES QUOTA MULT
 	hashlimit) in_ns "$x" "$bench" xdp "${id}rx" pass && hashlimit "$x" "$q/sec" ;;
 	esac || { say "accuracy: $tool setup failed"; kill "$rp"; wait "$rp"; return; }
 	for _ in $(seq 1 100); do [ -e "$tmp/ready" ] && break; sleep 0.05; done
+	[ -e "$tmp/ready" ] ||
+		{ say "accuracy: the receiver did not start within 5 s"; kill "$rp"; wait "$rp"; return; }
 	in_ns "$tx" "$gen" --dev "${id}tx" --dst-mac "$mac" --cpu "$cpu" \
 		--src 198.18.0.1 --sources "$nsrc" --rate "$rate" --duration "$acc_secs" \
 		--json >"$tmp/gen.json" || say "accuracy: generator failed"

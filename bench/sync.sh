@@ -63,6 +63,8 @@ redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' --appe
 redis=$!
 pids+=("$redis")
 for ((i = 0; i < 50; i++)); do redis-cli -s "$sock" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+redis-cli -s "$sock" ping 2>/dev/null | grep -q PONG ||
+	{ echo "bench/sync.sh: redis-server did not start within 5 s: $(tail -3 "$dir/redis.log")" >&2; exit 1; }
 
 # CPU seconds (user + system) of PID so far
 cpu_s() { awk -v t="$CLK_TCK" '{ printf "%.6f\n", ($14 + $15) / t }' "/proc/$1/stat"; }
@@ -78,7 +80,16 @@ for iv in $intervals; do
 		agent[$h]=$!
 		pids+=("${agent[$h]}")
 	done
-	sleep 0.5
+	# each agent syncing (status ok) before the traffic, at most 5 s
+	for h in 0 1; do
+		[ "$iv" = off ] && break
+		for ((i = 0; i < 50; i++)); do
+			[ "$(sync_json "$h" | jq -r .state)" = ok ] && break
+			sleep 0.1
+		done
+		[ "$(sync_json "$h" | jq -r .state)" = ok ] ||
+			{ echo "bench/sync.sh: agent $h not ok within 5 s: $(tail -2 "$dir/agent$h.log")" >&2; exit 1; }
+	done
 	# traffic to both hosts; measure the agents over its middle part
 	for h in 0 1; do
 		nsenter --net="/run/netns/$tx" "$gen" --dev "${id}t$h" --dst-mac "${MAC[$h]}" \

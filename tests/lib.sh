@@ -94,6 +94,18 @@ mac_of() {	# RXDEV: its MAC address
 	ip -n "$rx" -j link show "$1" | jq -r '.[0].address'
 }
 
+# True once CMD succeeds, run every 0.1 s at most TRIES times: the bounded
+# wait on an agent, a server or the kernel (never a bare sleep).
+within() {	# TRIES CMD...
+	local i n=$1
+	shift
+	for ((i = 1; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
 # True once bpftool no longer finds KIND (prog|map) ID, polling every
 # 0.1 s at most TRIES times: the kernel frees objects after a grace
 # period, maps later than programs, so a check must wait, with a bound.

@@ -247,17 +247,21 @@ else
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" sync --iface "$va" \
 		--redis "unix://$rdir/r.sock" --interval 50ms >"$log" 2>&1 &
 	w=$!
+	# until it has exchanged (status says ok; the plain CLI asks), at most
+	# 30 s under valgrind
 	for _ in $(seq 1 300); do
-		grep -q '^syncing' "$log" && break
+		[ "$(nsenter --net="/run/netns/$ns" "$cli" status --json 2>/dev/null |
+			jq -r --arg i "$va" '.interfaces[] | select(.ifname == $i) | .sync.state')" = ok ] &&
+			break
 		sleep 0.1
 	done
-	sleep 1
 	run_cli status_sync 0 --in-ns status --json
 	kill -TERM "$w"
 	wait "$w"
 	st=$?
 	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
-	result sync_agent "$([ "$st" = 0 ] && echo 1)"
+	grep -q '^syncing' "$log" || echo "the agent never said syncing" >>"$log"
+	result sync_agent "$([ "$st" = 0 ] && grep -q '^syncing' "$log" && echo 1)"
 	kill "$rpid" 2>/dev/null
 	wait "$rpid" 2>/dev/null
 	rm -rf "$rdir"

@@ -153,7 +153,8 @@ test_quota_sliding_window() {
 		--ready "$ready" --times >"$cap" &
 	c=$!
 	bg+=("$c")
-	for _ in $(seq 50); do [ -e "$ready" ] && break; sleep 0.05; done
+	within 50 test -e "$ready" ||
+		{ result sliding_window 1 "the receiver did not start within 5 s"; return; }
 	n1=$(send --src 198.18.14.1 --dst 198.18.200.2 --rate 10 --burst 1 --duration 1.5)
 	t2=$(now)
 	n2=$(send --src 198.18.14.1 --dst 198.18.200.2 --rate 100 --burst 1 --duration 2.5)

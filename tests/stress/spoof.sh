@@ -214,9 +214,10 @@ check_stats spoof_stats_answers_aggregate "$runsb" "$slowb" "$badb"
 
 kill -TERM "$steady_pid" "$allowed_pid" 2>/dev/null
 wait "$allowed_pid"
-sleep 0.2	# the last frames through the stack
 a_sent=$(jq .sent "/tmp/$id.allowed" 2>/dev/null || echo -1)
-a_seen=$(seen allowed)
+# the last frames through the stack: wait for them, with a bound
+allowed_all_seen() { a_seen=$(seen allowed); [ "$a_seen" = "$a_sent" ]; }
+within 20 allowed_all_seen
 check spoof_allowlisted_loses_nothing "a_sent > 0 && a_seen == a_sent" \
 	"allow-listed source: sent $a_sent, received $a_seen"
 s=$(rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .state")

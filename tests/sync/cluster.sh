@@ -150,9 +150,29 @@ test_two_hosts_one_quota() {
 }
 
 # ---- several sources: their keys on more than one master -------------------------
+# Sets on_nodes (masters holding any of the sources' keys) and bad (sources
+# whose hash is not on the master of its slot, holding host 0's fields);
+# true when the keys are on 2 masters or more and none is bad.
+keys_spread_seen() {	# SOURCES...
+	local s n owner
+	on_nodes=0 bad=()
+	for n in 0 1 2; do
+		[ "$(rcli "$n" --scan --pattern "xrl:{f$id|198.18.0.[12]*" | wc -l)" -gt 0 ] &&
+			on_nodes=$((on_nodes + 1))
+	done
+	# each source's hash on the master of its slot (a plain HLEN there,
+	# no redirection)
+	for s in "$@"; do
+		owner=$(owner_of "$(key_of "$s")")
+		for n in 0 1 2; do [ "${nodes[$n]}" = "$owner" ] && break; done
+		[ "$(rcli "$n" hlen "$(key_of "$s")" 2>&1)" -gt 0 ] 2>/dev/null ||
+			bad+=("$s: not on its master $owner")
+	done
+	[ "$on_nodes" -ge 2 ] && [ ${#bad[@]} = 0 ]
+}
 test_keys_spread() {
 	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0 && state_within 0 ok 50; }
-	local srcs=() pids=() s n on_nodes=0 bad=() owner
+	local srcs=() pids=() s on_nodes=0 bad=()
 	for s in 10 11 12 13 14 15 16 17 18 19 20 21; do srcs+=("198.18.0.$s"); done
 	for s in "${srcs[@]}"; do
 		in_tx "$gen" --dev "${txdev[0]}" --dst-mac "${MAC[0]}" --src "$s" \
@@ -160,18 +180,9 @@ test_keys_spread() {
 		pids+=($!)
 	done
 	wait "${pids[@]}"
-	for n in 0 1 2; do
-		[ "$(rcli "$n" --scan --pattern "xrl:{f$id|198.18.0.[12]*" | wc -l)" -gt 0 ] &&
-			on_nodes=$((on_nodes + 1))
-	done
-	# each source's hash on the master of its slot (a plain GET there,
-	# no redirection), holding host 0's fields
-	for s in "${srcs[@]}"; do
-		owner=$(owner_of "$(key_of "$s")")
-		for n in 0 1 2; do [ "${nodes[$n]}" = "$owner" ] && break; done
-		[ "$(rcli "$n" hlen "$(key_of "$s")" 2>&1)" -gt 0 ] 2>/dev/null ||
-			bad+=("$s: not on its master $owner")
-	done
+	# the agent writes a source's key at its next exchange after the
+	# traffic (every INTERVAL): wait for all of them, with a bound
+	within 50 keys_spread_seen "${srcs[@]}"
 	check keys_spread "on_nodes >= 2 && ${#bad[@]} == 0" \
 		"12 sources: keys on $on_nodes of 3 masters; ${bad[*]}"
 }
