@@ -793,10 +793,12 @@ static __always_inline int within_quota(struct rl_source *src,
 	if (src_limited) {
 		if (src) {
 			if (judge(&src->st, &sb, now, len, gen, key, 0) != RL_FITS) {
-				ban_source(rule, key, now);	/* --ban */
+				/* --ban; a block bans nobody */
+				if (!rl_budget_blocks(&sb, len))
+					ban_source(rule, key, now);
 				return 0;
 			}
-		} else if (sb.pkts == 0 || (sb.bytes != RL_UNLIMITED && sb.bytes < len)) {
+		} else if (rl_budget_blocks(&sb, len)) {
 			/* untracked: judged as a fresh window */
 			return 0;
 		}

@@ -79,6 +79,14 @@ RL_INLINE int rl_budget_limited(const struct rl_budget *b)
 	return b->pkts != RL_UNLIMITED || b->bytes != RL_UNLIMITED;
 }
 
+/* Does budget `b` refuse a packet of `len` bytes even in an empty window?
+ * Then it is a block (--pps 0, or a --bps whose budget is below one frame):
+ * its drops are the rule's doing, not the source's, and ban nobody. */
+RL_INLINE int rl_budget_blocks(const struct rl_budget *b, __u64 len)
+{
+	return b->pkts == 0 || (b->bytes != RL_UNLIMITED && b->bytes < len);
+}
+
 /* A lease holds for the newest bucket of its window: a roll drops it. */
 RL_INLINE int rl_lease_valid(const struct rl_state *st, __u32 gen)
 {

@@ -207,3 +207,38 @@ TEST(ban_only_for_own_quota)
 out:
 	fixture_close(&f);
 }
+
+/* A block bans nobody: a tracked source whose rule becomes --pps 0, or a
+ * --bps whose budget is below one frame, is dropped, never banned, though
+ * the rule has --ban. */
+TEST(ban_never_by_a_block)
+{
+	struct rl_rule_change block = {
+		.have_pps = true, .pps = 0,
+		.have_ban = true, .ban_ns = BAN,
+	};
+	struct rl_rule_change tiny = {	/* 50 B per 1 s window: below a frame */
+		.have_pps = true, .pps = 1000,
+		.have_bps = true, .bps = 50,
+		.have_ban = true, .ban_ns = BAN,
+	};
+	struct rl_ban b;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0), 1, "tracked under 5 pps");
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 1, 0, T0), 1, "tracked under 5 pps");
+	if (!fixture_rule(&f, "198.18.0.0/15", &block))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 20, 0, T0 + 2 * NSEC_S), 0, "--pps 0: dropped");
+	CHECK(!ban_of(&f, SRC, &b), "--pps 0 --ban bans nobody");
+	if (!fixture_rule(&f, "198.18.0.0/15", &tiny))
+		goto out;
+	CHECK_EQ(sent_passed(&f, "198.18.0.8", 20, 0, T0 + 4 * NSEC_S), 0,
+		 "--bps below a frame: dropped");
+	CHECK(!ban_of(&f, "198.18.0.8", &b), "--bps below a frame bans nobody");
+	CHECK_EQ(fixture_totals(&f).banned_pkts, 0, "nothing banned");
+out:
+	fixture_close(&f);
+}
