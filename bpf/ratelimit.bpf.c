@@ -854,6 +854,11 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		pass = 1;
 		goto out;
 	}
+	if (kind == RL_PKT_ENCAP) {	/* unjudgeable: as malformed */
+		cnt->encap_pkts++;
+		pass = settings.flags & RL_F_PASS_MALFORMED;
+		goto out;
+	}
 	if (kind == RL_PKT_MALFORMED) {
 		cnt->malformed_pkts++;
 		pass = settings.flags & RL_F_PASS_MALFORMED;

@@ -28,6 +28,7 @@ enum rl_pkt_kind {
 	RL_PKT_V6,
 	RL_PKT_NON_IP,		/* always passes */
 	RL_PKT_MALFORMED,	/* dropped unless RL_F_PASS_MALFORMED */
+	RL_PKT_ENCAP,		/* IP may be inside, unread: as malformed */
 };
 
 struct rl_cursor {
@@ -46,7 +47,7 @@ RL_INLINE int rl_is_vlan(__be16 proto)
 
 /* Ethernet and up to RL_MAX_VLAN_DEPTH tags; returns the inner EtherType
  * (network order) or -1 when a header is cut short. A third tag is left
- * in place: its EtherType is not IP, so the frame counts as non-IP. */
+ * in place: rl_is_encap() tells it from non-IP. */
 RL_INLINE int rl_parse_eth(struct rl_cursor *c, void *end)
 {
 	struct ethhdr *eth = c->pos;
@@ -69,6 +70,19 @@ RL_INLINE int rl_parse_eth(struct rl_cursor *c, void *end)
 		c->pos = vh + 1;
 	}
 	return proto;
+}
+
+/*
+ * Is `proto` (after the tags read) an encapsulation the parser does not
+ * read, that may carry IP: a third VLAN tag, a PPPoE session, MPLS? Its
+ * sender cannot be judged, and passing it would let anyone route around
+ * every rule by adding a tag, so it is treated as malformed (dropped
+ * unless --pass-malformed), and counted on its own (encap_packets).
+ */
+RL_INLINE int rl_is_encap(__be16 proto)
+{
+	return rl_is_vlan(proto) || proto == RL_HTONS(ETH_P_PPP_SES) ||
+	       proto == RL_HTONS(ETH_P_MPLS_UC) || proto == RL_HTONS(ETH_P_MPLS_MC);
 }
 
 /* IPv4: the whole header its IHL claims must be there. */
@@ -132,6 +146,8 @@ RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 		return rl_parse_ipv4(&c, end, key);
 	if (proto == RL_HTONS(ETH_P_IPV6))
 		return rl_parse_ipv6(&c, end, key, v6_mask);
+	if (rl_is_encap(proto))
+		return RL_PKT_ENCAP;
 	return RL_PKT_NON_IP;
 }
 

@@ -94,7 +94,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	5
+#define RL_LAYOUT_VERSION	6
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -455,6 +455,9 @@ struct rl_counters {
 	__u64 events_lost;
 	__u64 events_period;
 	__u64 events_sent;
+	/* frames in an encapsulation the parser does not read (a third
+	 * VLAN tag, PPPoE session, MPLS): dropped unless --pass-malformed */
+	__u64 encap_pkts;
 };
 
 /* ---- events ------------------------------------------------------------ */

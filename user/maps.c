@@ -137,6 +137,7 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->dropped_bytes += c->dropped_bytes;
 		sum->malformed_pkts += c->malformed_pkts;
 		sum->non_ip_pkts += c->non_ip_pkts;
+		sum->encap_pkts += c->encap_pkts;
 		sum->new_sources += c->new_sources;
 		sum->untracked_pkts += c->untracked_pkts;
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;

@@ -39,6 +39,10 @@ static const struct iface_metric iface_metrics[] = {
 	{ "non_ip_packets_total", "counter",
 	  "Frames that are neither IPv4 nor IPv6, always passed (also in packets_total).",
 	  NULL, IFACE_U64(tot.non_ip_pkts) },
+	{ "encap_packets_total", "counter",
+	  "Frames in an encapsulation the program does not read (a third VLAN tag, PPPoE, MPLS): "
+	  "dropped unless --pass-malformed (also in packets_total).",
+	  NULL, IFACE_U64(tot.encap_pkts) },
 	{ "banned_packets_total", "counter",
 	  "Frames dropped because their source was banned (quota set --ban; also in packets_total).",
 	  NULL, IFACE_U64(tot.banned_pkts) },

@@ -56,13 +56,13 @@ static void fmt_rate(char *buf, size_t len, const struct rl_rates *r,
 			 v, suffix[i]);
 }
 
-enum { TOT_PASSED, TOT_DROPPED, TOT_MALFORMED, TOT_NON_IP, TOT_ROWS };
+enum { TOT_PASSED, TOT_DROPPED, TOT_MALFORMED, TOT_ENCAP, TOT_NON_IP, TOT_ROWS };
 
 static void totals_cell(const void *ctx, size_t row, int col, char *buf,
 			size_t len)
 {
 	static const char *const names[TOT_ROWS] = {
-		"passed", "dropped", "malformed", "non-IP",
+		"passed", "dropped", "malformed", "encapsulated", "non-IP",
 	};
 	const struct rl_stats_iface *s = ctx;
 	const struct rl_counters *t = &s->tot;
@@ -78,6 +78,7 @@ static void totals_cell(const void *ctx, size_t row, int col, char *buf,
 		fmt_u64(buf, len, row == TOT_PASSED ? t->passed_pkts :
 			row == TOT_DROPPED ? t->dropped_pkts :
 			row == TOT_MALFORMED ? t->malformed_pkts :
+			row == TOT_ENCAP ? t->encap_pkts :
 			t->non_ip_pkts);
 		break;
 	case 2:
@@ -325,6 +326,7 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 		     t->dropped_bytes);
 	rl_json_uint_field(j, "malformed_packets", t->malformed_pkts);
 	rl_json_uint_field(j, "non_ip_packets", t->non_ip_pkts);
+	rl_json_uint_field(j, "encap_packets", t->encap_pkts);
 	rl_json_uint_field(j, "new_sources", t->new_sources);
 	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
 	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);

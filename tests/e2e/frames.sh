@@ -49,7 +49,12 @@ hex_frames() {
 	eth="$mac 02:00:00:00:00:01"	# destination, source
 	arp="$eth 08 06 0001 0800 06 04 0001 02:00:00:00:00:01 c6 12 c8 01 000000000000 c6 12 c8 02"
 	lldp="01:80:c2:00:00:0e 02:00:00:00:00:01 88 cc 0207 04 020000000001 0403 05 6531 0602 0078 0000"
-	qinq3="$eth 88a8 0064 8100 00c8 8100 012c 0800 4500 001c 0000 0000 4011 0000 c612 fa03 c612 0101"
+	# encapsulations not read: a third tag, MPLS, a PPPoE session
+	encap=(
+		"$eth 88a8 0064 8100 00c8 8100 012c 0800 4500 001c 0000 0000 4011 0000 c612 fa03 c612 0101"
+		"$eth 8847 00064140 4500 001c 0000 0000 4011 0000 c612 fa04 c612 0101 0000 0000"
+		"$eth 8864 1100 0001 001e 0021 4500 001c 0000 0000 4011 0000 c612 fa05 c612 0101"
+	)
 	malformed=(
 		"$eth 0800 4300 001c 0000 0000 4011 0000 c612 fa01 c612 0101 0000 0000"	# IHL 3
 		"$eth 0800 4700 001c 0000 0000 4011 0000 c612 fa01 c612 0101 0000 0000"	# IHL 7 > frame
@@ -59,9 +64,9 @@ hex_frames() {
 		"$eth 0800 4500 001c 0000"							# IPv4 cut short
 	)
 }
-send_malformed() {	# each 10 times; prints frames sent
+send_each() {	# FRAME...: each 10 times; prints frames sent
 	local f n=0
-	for f in "${malformed[@]}"; do
+	for f in "$@"; do
 		n=$((n + $(send_hex "$f" 10)))
 	done
 	echo "$n"
@@ -69,26 +74,35 @@ send_malformed() {	# each 10 times; prints frames sent
 test_frames_non_ip() {
 	hex_frames
 	fresh --default-pps 1 || { result non_ip 1 "attach"; return; }
-	local f0 n0 n a q m p d r
+	local f0 n0 n a q m p d r e
 	f0=$(rx_count frames) n0=$(rx_count nonip)
 	a=$(send_hex "$arp" 20)
 	a=$((a + $(send_hex "$lldp" 20)))
-	q=$(send_hex "$qinq3" 20)
 	n=$(total non_ip_packets) p=$(total passed_packets)
 	r=$(( $(rx_count nonip) - n0 ))
-	check non_ip_pass "a == 40 && q == 20 && n == 60 && p == 60 && r == 60" \
-		"ARP+LLDP $a, 3 VLAN tags $q sent; non_ip $n, passed $p, received $r (want 60 each)"
+	check non_ip_pass "a == 40 && n == 40 && p == 40 && r == 40" \
+		"ARP+LLDP $a sent; non_ip $n, passed $p, received $r (want 40 each)"
 	f0=$(rx_count frames)
-	m=$(send_malformed)
+	q=$(send_each "${encap[@]}")
+	e=$(total encap_packets) d=$(total dropped_packets) n=$(total non_ip_packets)
+	r=$(( $(rx_count frames) - f0 ))
+	check encap_dropped "q == 30 && e == 30 && d == 30 && n == 40 && r == 0" \
+		"3 tags, MPLS, PPPoE: sent $q; encap $e, dropped $d, non_ip $n, received $r (want 30, 30, 30, 40, 0)"
+	f0=$(rx_count frames)
+	m=$(send_each "${malformed[@]}")
 	p=$(total malformed_packets) d=$(total dropped_packets) r=$(( $(rx_count frames) - f0 ))
-	check malformed_dropped "m == 60 && p == 60 && d == 60 && r == 0" \
-		"sent $m; malformed $p, dropped $d, received $r (want 60, 60, 0)"
+	check malformed_dropped "m == 60 && p == 60 && d == 90 && r == 0" \
+		"sent $m; malformed $p, dropped $d (30 encapsulated before), received $r (want 60, 90, 0)"
 	fresh --pass-malformed --default-pps 1 || { result malformed_passed 1 "attach"; return; }
 	f0=$(rx_count frames)
-	m=$(send_malformed)
+	m=$(send_each "${malformed[@]}")
 	p=$(total malformed_packets) d=$(total passed_packets) r=$(( $(rx_count frames) - f0 ))
 	# the kernel's VLAN untagging frees the frame cut short in its tag
 	# before any hook or tap: 50 of the 60 can be seen arriving
 	check malformed_passed "m == 60 && p == 60 && d == 60 && r == 50" \
 		"--pass-malformed: sent $m; malformed $p, passed $d (want 60), received $r (want 50)"
+	q=$(send_each "${encap[@]}")
+	e=$(total encap_packets) d=$(total passed_packets)
+	check encap_passed "q == 30 && e == 30 && d == 90" \
+		"--pass-malformed: 3 tags, MPLS, PPPoE: sent $q; encap $e, passed $d (want 30, 90)"
 }

@@ -225,6 +225,16 @@ void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)
 	fr->len = n > 0 && !cut ? (size_t)n : len;
 }
 
+void frame_encap(struct frame *fr, const char *src, __u16 proto,
+		 const void *hdr, size_t hlen)
+{
+	frame_udp(fr, src, 100, 0);
+	memmove(fr->data + ETH_HLEN + hlen, fr->data + ETH_HLEN, fr->len - ETH_HLEN);
+	memcpy(fr->data + ETH_HLEN, hdr, hlen);
+	tg_put16(fr->data + 12, proto);
+	fr->len += hlen;
+}
+
 void frame_arp(struct frame *fr)
 {
 	struct ethhdr eth = { .h_proto = htons(ETH_P_ARP) };

@@ -77,6 +77,11 @@ struct frame {
  * tg_frame_udp() of tests/gen/frames.h, which trafficgen and bench use. */
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan);
 void frame_arp(struct frame *fr);
+/* frame_udp() of 100 bytes from `src`, no tag, with EtherType `proto` and
+ * the `hlen` bytes of `hdr` between Ethernet and IP: an encapsulation
+ * (PPPoE session, MPLS) the program does not read. */
+void frame_encap(struct frame *fr, const char *src, __u16 proto,
+		 const void *hdr, size_t hlen);
 
 /* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a
  * failed check) when a run fails or returns neither pass nor drop. */

@@ -26,9 +26,9 @@
 #define CORPUS_MAX_RULES 16
 #define CORPUS_MAX_FAILS 20	/* mismatches printed before summing up */
 
-enum kind { K_PASSED, K_DROPPED, K_MALFORMED, K_NON_IP, K_NR };
+enum kind { K_PASSED, K_DROPPED, K_MALFORMED, K_NON_IP, K_ENCAP, K_NR };
 static const char *const kind_names[K_NR] = {
-	"passed", "dropped", "malformed", "non_ip",
+	"passed", "dropped", "malformed", "non_ip", "encap",
 };
 
 struct bytes {
@@ -209,7 +209,7 @@ static const char *parse_line(struct corpus *c, char *line, int lineno)
 		if (find(def ? c->defs : c->frames, def ? c->ndefs : c->nframes, name))
 			return "NAME used twice";
 		if (!def && !parse_expect(&save, &e))
-			return "want: VERDICT KIND (pass|drop, passed|dropped|malformed|non_ip, agreeing)";
+			return "want: VERDICT KIND (pass|drop, passed|dropped|malformed|non_ip|encap, agreeing)";
 		strcpy(b.name, name);
 		while ((t = strtok_r(NULL, " \t\r\n", &save)))
 			if ((err = token(c, &b, t)))
@@ -358,7 +358,8 @@ static size_t first_buffer_len(struct fixture *f)
 static struct rl_counters expected_delta(const struct entry *e, bool pass_malformed,
 					 size_t first_buffer)
 {
-	bool pass = e->pass || (pass_malformed && e->kind == K_MALFORMED);
+	bool pass = e->pass ||
+		    (pass_malformed && (e->kind == K_MALFORMED || e->kind == K_ENCAP));
 	size_t seen = e->len < first_buffer ? e->len : first_buffer;
 	struct rl_counters d = { 0 };
 
@@ -368,6 +369,7 @@ static struct rl_counters expected_delta(const struct entry *e, bool pass_malfor
 	d.dropped_bytes = pass ? 0 : seen;
 	d.malformed_pkts = e->kind == K_MALFORMED;
 	d.non_ip_pkts = e->kind == K_NON_IP;
+	d.encap_pkts = e->kind == K_ENCAP;
 	return d;
 }
 
@@ -403,6 +405,7 @@ static int run_corpus(const struct corpus *c, __u32 flags)
 		     got.dropped_bytes == want.dropped_bytes &&
 		     got.malformed_pkts == want.malformed_pkts &&
 		     got.non_ip_pkts == want.non_ip_pkts &&
+		     got.encap_pkts == want.encap_pkts &&
 		     got.untracked_pkts == 0 &&
 		     /* only an IP frame judged by its source may become one */
 		     got.new_sources <= (e->kind == K_PASSED);
@@ -411,7 +414,7 @@ static int run_corpus(const struct corpus *c, __u32 flags)
 		if (++bad <= CORPUS_MAX_FAILS)
 			CHECK(false, "%s:%d %s (%zu bytes, %s): verdict %d, want %s; "
 			      "moved passed %llu/%llu B, dropped %llu/%llu B, malformed %llu, "
-			      "non_ip %llu, new sources %llu, untracked %llu",
+			      "non_ip %llu, encap %llu, new sources %llu, untracked %llu",
 			      c->path, e->line, e->name, e->len, kind_names[e->kind], v,
 			      want.passed_pkts ? "pass" : "drop",
 			      (unsigned long long)got.passed_pkts,
@@ -420,6 +423,7 @@ static int run_corpus(const struct corpus *c, __u32 flags)
 			      (unsigned long long)got.dropped_bytes,
 			      (unsigned long long)got.malformed_pkts,
 			      (unsigned long long)got.non_ip_pkts,
+			      (unsigned long long)got.encap_pkts,
 			      (unsigned long long)got.new_sources,
 			      (unsigned long long)got.untracked_pkts);
 	}
@@ -439,8 +443,8 @@ static void corpus_test(__u32 flags)
 		for (size_t i = 0; i < c.n; i++)
 			counts[c.e[i].kind]++;
 		printf("    %zu frames from %s: %d passed, %d dropped, %d malformed, "
-		       "%d non_ip\n", c.n, c.path, counts[K_PASSED], counts[K_DROPPED],
-		       counts[K_MALFORMED], counts[K_NON_IP]);
+		       "%d non_ip, %d encap\n", c.n, c.path, counts[K_PASSED], counts[K_DROPPED],
+		       counts[K_MALFORMED], counts[K_NON_IP], counts[K_ENCAP]);
 		run_corpus(&c, flags);
 	}
 	corpus_free(&c);

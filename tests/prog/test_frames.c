@@ -63,18 +63,48 @@ out:
 	fixture_close(&f);
 }
 
-TEST(three_vlan_tags_are_not_ip)
+/* IP in an encapsulation the parser does not read (a third tag, PPPoE
+ * session, MPLS) cannot be judged: adding a tag must not dodge a rule. It
+ * is counted as encap_packets and dropped, or passed with --pass-malformed;
+ * it never makes a source. */
+static void encapsulations(__u32 flags)
 {
+	static const __u8 mpls[] = { 0x00, 0x06, 0x41, 0x40 };	/* label 100, S */
+	static const __u8 pppoe[] = { 0x11, 0x00, 0x00, 0x01, 0x00, 0x52, 0x00, 0x21 };
+	bool pass = flags & RL_F_PASS_MALFORMED;
 	struct fixture f;
 	struct frame fr;
+	__u64 n;
 
-	if (!open_limited(&f, 0))
+	if (!open_limited(&f, flags))
 		goto out;
 	frame_udp(&fr, "198.18.0.1", 100, 3);
-	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 3, "passes");
-	check_totals(&f, 3, 0, 0, 3, "three tags");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), pass ? 3 : 0, "a third VLAN tag");
+	frame_encap(&fr, "198.18.0.1", ETH_P_MPLS_UC, mpls, sizeof(mpls));
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), pass ? 3 : 0, "MPLS");
+	frame_encap(&fr, "2001:db8::1", ETH_P_MPLS_MC, mpls, sizeof(mpls));
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), pass ? 3 : 0, "MPLS multicast");
+	frame_encap(&fr, "198.18.0.1", ETH_P_PPP_SES, pppoe, sizeof(pppoe));
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), pass ? 3 : 0, "PPPoE session");
+	n = 12;
+	check_totals(&f, pass ? n : 0, pass ? 0 : n, 0, 0, "encapsulations");
+	CHECK_EQ(fixture_totals(&f).encap_pkts, n, "counted as encap_packets");
+	CHECK_EQ(fixture_totals(&f).new_sources, 0, "no source made");
+	/* the source itself, bare, still has its whole quota */
+	frame_udp(&fr, "198.18.0.1", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 1, "bare: judged by its quota");
 out:
 	fixture_close(&f);
+}
+
+TEST(encapsulations_dropped_counted)
+{
+	encapsulations(0);
+}
+
+TEST(encapsulations_pass_malformed)
+{
+	encapsulations(RL_F_PASS_MALFORMED);
 }
 
 TEST(arp_is_non_ip)

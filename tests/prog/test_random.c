@@ -62,7 +62,7 @@ static __u64 env_u64(const char *name, __u64 def)
 
 /* ---- the reference classifier (README "What is looked at") ---- */
 
-enum ref_kind { REF_V4, REF_V6, REF_NON_IP, REF_MALFORMED };
+enum ref_kind { REF_V4, REF_V6, REF_NON_IP, REF_MALFORMED, REF_ENCAP };
 
 struct ref {
 	enum ref_kind kind;
@@ -101,6 +101,9 @@ static struct ref classify(const __u8 *p, size_t len)
 			return r;
 		r.kind = REF_V6;
 		memcpy(r.src, p + off + 8, 16);
+	} else if (proto == 0x8100 || proto == 0x88a8 || proto == 0x8864 ||
+		   proto == 0x8847 || proto == 0x8848) {
+		r.kind = REF_ENCAP;	/* a third tag, PPPoE session, MPLS */
 	} else {
 		r.kind = REF_NON_IP;
 	}
@@ -305,7 +308,7 @@ static __u64 advance(void)
 /* ---- the run ---- */
 
 struct tally {
-	__u64 frames, pass, drop, pass_bytes, drop_bytes, malformed, non_ip;
+	__u64 frames, pass, drop, pass_bytes, drop_bytes, malformed, non_ip, encap;
 	__u64 blocked, allowed;	/* frames from fixed rules' prefixes */
 	int bad;
 };
@@ -339,16 +342,19 @@ static void check_frame(struct tally *t, __u64 i, const __u8 *p, size_t len,
 	t->drop_bytes += pass ? 0 : len;
 	t->malformed += r.kind == REF_MALFORMED;
 	t->non_ip += r.kind == REF_NON_IP;
+	t->encap += r.kind == REF_ENCAP;
 	if (m->passed_pkts != pass || m->dropped_pkts != !pass ||
 	    m->passed_bytes != (pass ? len : 0) || m->dropped_bytes != (pass ? 0 : len))
 		return frame_fail(t, i, "not counted once, as its verdict", v, m);
 	if (m->malformed_pkts != (r.kind == REF_MALFORMED) ||
-	    m->non_ip_pkts != (r.kind == REF_NON_IP))
+	    m->non_ip_pkts != (r.kind == REF_NON_IP) ||
+	    m->encap_pkts != (r.kind == REF_ENCAP))
 		return frame_fail(t, i, r.kind == REF_MALFORMED ? "malformed not counted so" :
 				  r.kind == REF_NON_IP ? "non-IP not counted so" :
+				  r.kind == REF_ENCAP ? "encapsulated not counted so" :
 				  "IP counted as malformed or non-IP", v, m);
 	if (!ip && (m->new_sources || (r.kind == REF_NON_IP) != pass))
-		return frame_fail(t, i, "non-IP must pass, malformed drop, neither "
+		return frame_fail(t, i, "non-IP must pass, malformed and encapsulated drop, none "
 				  "make a source", v, m);
 	t->blocked += fr && fr->block;
 	t->allowed += fr && !fr->block;
@@ -392,19 +398,21 @@ static void check_totals(struct fixture *f, const struct tally *t, __u64 now)
 	CHECK_EQ(c.dropped_bytes, t->drop_bytes, "dropped bytes");
 	CHECK_EQ(c.malformed_pkts, t->malformed, "malformed = reference malformed");
 	CHECK_EQ(c.non_ip_pkts, t->non_ip, "non_ip = reference non-IP");
+	CHECK_EQ(c.encap_pkts, t->encap, "encap = reference encapsulated");
 	if (!sum_sources(f, now, &s))
 		return;
 	CHECK_LE(s.passed_pkts, c.passed_pkts - c.non_ip_pkts, "sources' passed <= IP passed");
-	CHECK_LE(s.dropped_pkts, c.dropped_pkts - c.malformed_pkts,
+	CHECK_LE(s.dropped_pkts, c.dropped_pkts - c.malformed_pkts - c.encap_pkts,
 		 "sources' dropped <= IP dropped");
 	CHECK_LE(s.passed_bytes, c.passed_bytes, "sources' passed bytes");
 	CHECK_LE(s.dropped_bytes, c.dropped_bytes, "sources' dropped bytes");
 	/* the pool is larger than the table: eviction was exercised */
 	CHECK_GE(c.new_sources, 2 * f->s.max_sources, "sources created");
-	printf("    %llu passed, %llu dropped, %llu malformed, %llu non_ip, "
+	printf("    %llu passed, %llu dropped, %llu malformed, %llu non_ip, %llu encap, "
 	       "%llu sources created, %llu untracked\n",
 	       (unsigned long long)c.passed_pkts, (unsigned long long)c.dropped_pkts,
 	       (unsigned long long)c.malformed_pkts, (unsigned long long)c.non_ip_pkts,
+	       (unsigned long long)c.encap_pkts,
 	       (unsigned long long)c.new_sources, (unsigned long long)c.untracked_pkts);
 }
 
