@@ -705,11 +705,14 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 	return judge_rule_window(slot, &ab, now, len, gen) != RL_FITS;
 }
 
-/* May this CPU add an entry to `refused` now? (RL_REFUSED_NEW_PER_PERIOD) */
+/* May this CPU add an entry to `refused` now? (its share of
+ * RL_REFUSED_NEW_PER_PERIOD) */
 static __always_inline int refused_insert_ok(struct rl_counters *cnt, __u64 now)
 {
 	return rl_period_take(&cnt->refused_period, &cnt->refused_inserts, now,
-			      RL_REFUSED_PERIOD_NS, RL_REFUSED_NEW_PER_PERIOD) != 0;
+			      RL_REFUSED_PERIOD_NS,
+			      rl_per_cpu_share(RL_REFUSED_NEW_PER_PERIOD,
+					       settings.ncpus)) != 0;
 }
 
 /* Count a refused newcomer's drop against its address (xdp-ratelimit(8):

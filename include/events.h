@@ -45,6 +45,14 @@ RL_INLINE __u64 rl_period_take(__u64 *period, __u64 *used, __u64 now,
 	return ++*used;
 }
 
+/* A CPU's share of a per-period budget of `total` for the whole interface,
+ * spread over `ncpus` CPUs: rounded up (never 0), so the interface takes at
+ * most total + ncpus - 1 per period whatever the CPU count. */
+RL_INLINE __u64 rl_per_cpu_share(__u64 total, __u32 ncpus)
+{
+	return ncpus > 1 ? (total + ncpus - 1) / ncpus : total;
+}
+
 /* Is a CPU whose marker is `limited_ns` still limiting the source at
  * `now`: a drop less than a window ago? */
 RL_INLINE int rl_event_limited(__u64 limited_ns, __u64 now, __u64 window_ns)

@@ -56,11 +56,15 @@
 /* Sources refused before they took a `sources` entry whose drops are kept
  * (the most recently refused; see struct rl_refused). */
 #define RL_REFUSED_ENTRIES	16384
-/* New entries in `refused` per CPU per RL_REFUSED_PERIOD_NS: a spoofed
- * flood would otherwise pay a table insert (and eviction) per packet, and
- * churn out the refused sources that keep sending. */
-#define RL_REFUSED_NEW_PER_PERIOD	64
-#define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~950 per s per CPU */
+/* New entries in `refused` per RL_REFUSED_PERIOD_NS, for the interface: a
+ * spoofed flood would otherwise pay a table insert (and eviction) per
+ * packet, and churn out the refused sources that keep sending. Each CPU
+ * takes its share, rounded up (rl_per_cpu_share): at most this + ncpus - 1
+ * per period whatever the CPU count, so the table lasts at least
+ * RL_REFUSED_ENTRIES / (256 + ncpus - 1) periods (4.3 s on 1 CPU, 3.4 s on
+ * 64, 2.1 s on 512). */
+#define RL_REFUSED_NEW_PER_PERIOD	256
+#define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~3,800 per s */
 
 /* ---- newcomer budgets and bans (include/newcomer.h) ---- */
 /* `aggregates` holds two windows per rule: its aggregate at the rule's

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include "ratelimit.h"
+#include "events.h"
 #include "source_table.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -105,13 +106,14 @@ out:
 
 /*
  * A spoofed flood against a blocked prefix: each packet a newcomer. Only
- * RL_REFUSED_NEW_PER_PERIOD of them per CPU and period get an entry (no
+ * a CPU's share of RL_REFUSED_NEW_PER_PERIOD per period get an entry (no
  * table insert per packet); the rest count as unlisted, and a source that
  * is listed keeps counting whatever the flood does.
  */
 TEST(refused_inserts_are_budgeted)
 {
 	const int flood = 3 * RL_REFUSED_NEW_PER_PERIOD;
+	const __u64 share = rl_per_cpu_share(RL_REFUSED_NEW_PER_PERIOD, rl_cpu_ids());
 	struct rl_source_top top = {};
 	const struct rl_source_row *r;
 	struct rl_counters c;
@@ -130,11 +132,11 @@ TEST(refused_inserts_are_budgeted)
 	CHECK_EQ(send_from(&f, "198.19.99.99", 100, 5, 0, T0), 0, "still blocked");
 	c = fixture_totals(&f);
 	CHECK_EQ(c.dropped_pkts, (__u64)flood + 6, "every refusal dropped and counted");
-	CHECK_EQ(c.refused_unlisted_pkts, (__u64)flood + 1 - RL_REFUSED_NEW_PER_PERIOD,
-		 "beyond the insert budget: unlisted");
+	CHECK_EQ(c.refused_unlisted_pkts, (__u64)flood + 1 - share,
+		 "beyond the CPU's share of the insert budget: unlisted");
 	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0, "read"))
 		goto out;
-	CHECK_EQ(top.refused_only, RL_REFUSED_NEW_PER_PERIOD, "listed: the budget");
+	CHECK_EQ(top.refused_only, share, "listed: the CPU's share");
 	r = row_of(&top, "198.19.99.99");
 	CHECK(r && r->sum.dropped_pkts == 6 && r->sum.dropped_bytes == 600,
 	      "the listed sender keeps counting during the flood");
@@ -145,6 +147,45 @@ TEST(refused_inserts_are_budgeted)
 	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0, "read"))
 		goto out;
 	CHECK(row_of(&top, "198.19.200.1") != NULL, "listed in the next period");
+out:
+	rl_source_top_free(&top);
+	fixture_close(&f);
+}
+
+/* The same flood on every CPU at once: the interface lists at most
+ * RL_REFUSED_NEW_PER_PERIOD + ncpus - 1 per period, whatever the CPU count
+ * (each CPU its share, rounded up), and every CPU lists its share. */
+TEST(refused_inserts_bounded_on_every_cpu)
+{
+	int cpus[64], n = fixture_cpus(cpus, 64);
+	__u32 ids = (__u32)rl_cpu_ids();
+	const __u64 share = rl_per_cpu_share(RL_REFUSED_NEW_PER_PERIOD, ids);
+	struct rl_source_top top = {};
+	struct fixture f;
+	char addr[32];
+
+	/* the share's bound for any CPU count, not only this machine's */
+	for (__u32 k = 1; k <= 4096; k++) {
+		__u64 s = rl_per_cpu_share(RL_REFUSED_NEW_PER_PERIOD, k);
+
+		if (!CHECK(s >= 1 && s * k >= RL_REFUSED_NEW_PER_PERIOD &&
+			   s * k <= RL_REFUSED_NEW_PER_PERIOD + k - 1,
+			   "%u CPUs: share %llu", k, (unsigned long long)s))
+			break;
+	}
+	if (!fixture_open(&f, NULL) || !fixture_pps(&f, "198.19.0.0/16", 0))
+		goto out;
+	for (int c = 0; c < n; c++)
+		for (int i = 0; i < 2 * RL_REFUSED_NEW_PER_PERIOD; i++) {
+			snprintf(addr, sizeof(addr), "198.19.%d.%d", 1 + c * 20 + i / 200,
+				 1 + i % 200);
+			send_from(&f, addr, 64, 1, cpus[c], T0);
+		}
+	if (!CHECK_EQ(rl_source_top_read(&f.m, &f.s, 0, T0, 0, &top), 0, "read"))
+		goto out;
+	CHECK_EQ(top.refused_only, share * (__u64)n, "each CPU lists its share");
+	CHECK_LE(top.refused_only, (__u64)RL_REFUSED_NEW_PER_PERIOD + ids - 1,
+		 "the interface lists at most the budget + ncpus - 1");
 out:
 	rl_source_top_free(&top);
 	fixture_close(&f);
