@@ -288,22 +288,28 @@ static __always_inline void sum_others(struct sum_ctx *c, int source)
 			h = bpf_map_lookup_elem(&history, &c->key);
 		else
 			h = bpf_map_lookup_elem(&agg_history, &c->rule_id);
-		if (h)
-			rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);
+		rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);	/* NULL: closed */
 	}
 	if (source)
 		sum_remote(c);
 }
 
-/* A source's history, created empty if it has none yet. */
-static __always_inline struct rl_history *source_history(const struct rl_key *key)
+/* A source's history, created empty if it has none yet; created again
+ * while this CPU's marker `st` is live, the one it flushed into was
+ * evicted (rl_hist_lost). NULL: the roll keeps the bucket (fails closed). */
+static __always_inline struct rl_history *source_history(const struct rl_key *key,
+							 const struct rl_state *st)
 {
 	struct rl_history *h = bpf_map_lookup_elem(&history, key);
+	int created;
 
 	if (h)
 		return h;
-	bpf_map_update_elem(&history, key, &new_history, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&history, key);
+	created = !bpf_map_update_elem(&history, key, &new_history, BPF_NOEXIST);
+	h = bpf_map_lookup_elem(&history, key);
+	if (h && created && rl_marker_live(st->flushed, st->win.bucket, settings.nbuckets))
+		rl_hist_lost(h, rl_tag_index(st->flushed - 1, st->win.bucket));
+	return h;
 }
 
 /*
@@ -323,7 +329,7 @@ __noinline int roll_apply(struct rl_state *st, const struct rl_key *key,
 	if (plan & RL_ROLL_FLUSH) {
 		if (key) {
 			k = *key;
-			h = source_history(&k);
+			h = source_history(&k, st);
 		} else {
 			h = bpf_map_lookup_elem(&agg_history, &idx);
 		}

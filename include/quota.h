@@ -182,10 +182,18 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 }
 
 /* Add the budget's history (the past buckets of every CPU) to `u`, for a
- * window whose newest bucket is `bucket`: after every rl_usage_add. */
+ * window whose newest bucket is `bucket`: after every rl_usage_add. h NULL:
+ * a CPU's marker says the history holds part of the window, but it is gone
+ * (evicted): fails closed, as if it held RL_COUNT_MAX (every budget spent)
+ * until the markers leave the window. */
 RL_INLINE void rl_usage_history(struct rl_usage *u, const struct rl_history *h,
 				__u64 bucket, __u32 nbuckets)
 {
+	if (!h) {
+		u->pkts += RL_COUNT_MAX;
+		u->bytes += RL_COUNT_MAX;
+		return;
+	}
 	rl_hist_usage(h, bucket, nbuckets, &u->pkts, &u->bytes);
 }
 

@@ -76,7 +76,8 @@
 /* Tries of one history word's compare-and-swap. Each failed try is another
  * CPU's write of the same word in between (adding its own count of the
  * same bucket, once per CPU and bucket), so this many CPUs rolling one
- * budget out of one bucket at the same instant are all counted. */
+ * budget out of one bucket at the same instant are all counted; beyond,
+ * the roll keeps the bucket itself (rl_roll_apply: fails closed). */
 #define RL_HIST_TRIES		16
 
 /* Start (ns on the monotonic clock) of the CPU's newest bucket. */
@@ -185,20 +186,22 @@ RL_INLINE int rl_roll_plan(const struct rl_state *st, __u64 now, __u64 width,
 	return plan;
 }
 
-/* Move h->newest up to bucket `b` (it only moves forward). */
-RL_INLINE void rl_hist_newest(struct rl_history *h, __u64 b)
+/* Move h->newest up to bucket `b` (it only moves forward); 0 when the
+ * compare-and-swap gave up. */
+RL_INLINE int rl_hist_newest(struct rl_history *h, __u64 b)
 {
 	__u64 n = RL_READ(h->newest), cur;
 	__u32 i;
 
 	for (i = 0; i < RL_HIST_TRIES; i++) {
 		if (n && (__s64)(n - 1 - b) >= 0)
-			return;
+			return 1;
 		cur = RL_CAS(&h->newest, n, b + 1);
 		if (cur == n)
-			return;
+			return 1;
 		n = cur;
 	}
+	return 0;
 }
 
 /*
@@ -206,38 +209,52 @@ RL_INLINE void rl_hist_newest(struct rl_history *h, __u64 b)
  * b (added to), an older one (replaced), or nothing; never a newer one
  * unless b is a whole ring older than h->newest, when it left every window
  * and is dropped (newest moves before any slot, and is read after it).
+ * 0 when the compare-and-swap gave up (the count is not in).
  */
-RL_INLINE void rl_hist_put(struct rl_history *h, union rl_hist_count *slot,
-			   __u64 b, __u32 count)
+RL_INLINE int rl_hist_put(struct rl_history *h, union rl_hist_count *slot,
+			  __u64 b, __u32 count)
 {
 	union rl_hist_count old, upd;
 	__u64 cur, n;
 	__u32 i;
 
 	if (!count)
-		return;
+		return 1;
 	old.word = RL_READ(slot->word);
 	for (i = 0; i < RL_HIST_TRIES; i++) {
 		n = RL_READ(h->newest);
 		if ((__s64)(n - 1 - b) >= RL_MAX_BUCKETS)
-			return;
+			return 1;
 		upd.count = old.count && old.bucket == (__u32)b ?
 			    rl_sat_add(old.count, count) : count;
 		upd.bucket = (__u32)b;
 		cur = RL_CAS(&slot->word, old.word, upd.word);
 		if (cur == old.word)
-			return;
+			return 1;
 		old.word = cur;	/* another CPU wrote it meanwhile */
 	}
+	return 0;
 }
 
-/* Add bucket `b` of a CPU (its counts) to the history. */
-RL_INLINE void rl_hist_add(struct rl_history *h, __u64 b, __u32 pkts,
-			   __u32 bytes)
+/* Add bucket `b` of a CPU (its counts) to the history; 0 when a
+ * compare-and-swap gave up (part of it may be in: counted twice then). */
+RL_INLINE int rl_hist_add(struct rl_history *h, __u64 b, __u32 pkts,
+			  __u32 bytes)
 {
-	rl_hist_newest(h, b);
-	rl_hist_put(h, &h->slot[RL_SLOT(b)].pkts, b, pkts);
-	rl_hist_put(h, &h->slot[RL_SLOT(b)].bytes, b, bytes);
+	int ok = rl_hist_newest(h, b);
+
+	ok &= rl_hist_put(h, &h->slot[RL_SLOT(b)].pkts, b, pkts);
+	ok &= rl_hist_put(h, &h->slot[RL_SLOT(b)].bytes, b, bytes);
+	return ok;
+}
+
+/* A history created again while bucket `b` of a CPU, flushed into the one
+ * it replaces (evicted), is still inside the window: what went in is
+ * lost, so bucket `b` is taken as full (RL_COUNT_MAX: every budget spent)
+ * until it leaves the window. Fails closed. */
+RL_INLINE void rl_hist_lost(struct rl_history *h, __u64 b)
+{
+	rl_hist_add(h, b, RL_COUNT_MAX, RL_COUNT_MAX);
 }
 
 /* Is a history word inside the window whose newest bucket is `bucket`,
@@ -283,31 +300,43 @@ RL_INLINE __u64 rl_tag_index(__u32 tag, __u64 b)
 
 /*
  * Roll `st` as rl_roll_plan() said (`plan`, `to`), adding its `past`
- * bucket to `h` first when the plan says so (h NULL: the history could not
- * be had, that bucket is lost). Stores in the order the top of this file
- * gives; the lease goes last (a CPU that reads the new bucket with the old
- * lease still live counts too much, never too little).
+ * bucket to `h` first when the plan says so. When it cannot go there (h
+ * NULL: the history could not be had; or a compare-and-swap gave up), the
+ * roll fails closed: `past` keeps its counts, added to the newest
+ * bucket's and tagged with the newest bucket, so they count a bucket or
+ * more longer than they should, never less. Stores in the order the top of
+ * this file gives; the lease goes last (a CPU that reads the new bucket
+ * with the old lease still live counts too much, never too little).
  */
 RL_INLINE void rl_roll_apply(struct rl_state *st, struct rl_history *h,
 			     int plan, __u64 to)
 {
 	__u64 b = st->win.bucket, pb;
+	__u32 keep_pkts = 0, keep_bytes = 0;
 
 	if (!plan)
 		return;
-	if ((plan & RL_ROLL_FLUSH) && h) {
-		pb = rl_tag_index(st->past.bucket, b);
-		RL_WRITE(st->flushed, rl_marker(pb));
-		RL_ROLL_STEP(st);
-		rl_hist_add(h, pb, st->past.pkts, st->past.bytes);
-		RL_ROLL_STEP(st);
+	if (plan & RL_ROLL_FLUSH) {
+		int in = 0;
+
+		if (h) {
+			pb = rl_tag_index(st->past.bucket, b);
+			RL_WRITE(st->flushed, rl_marker(pb));
+			RL_ROLL_STEP(st);
+			in = rl_hist_add(h, pb, st->past.pkts, st->past.bytes);
+			RL_ROLL_STEP(st);
+		}
+		if (!in) {
+			keep_pkts = st->past.pkts;
+			keep_bytes = st->past.bytes;
+		}
 	}
 	if (plan & RL_ROLL_KEEP) {
 		RL_WRITE(st->past.bucket, (__u32)b);
 		RL_ROLL_STEP(st);
-		RL_WRITE(st->past.pkts, st->win.pkts);
+		RL_WRITE(st->past.pkts, rl_sat_add(keep_pkts, st->win.pkts));
 		RL_ROLL_STEP(st);
-		RL_WRITE(st->past.bytes, st->win.bytes);
+		RL_WRITE(st->past.bytes, rl_sat_add(keep_bytes, st->win.bytes));
 		RL_ROLL_STEP(st);
 	}
 	RL_WRITE(st->win.pkts, 0);

@@ -411,6 +411,51 @@ out:
 	fixture_close(&f);
 }
 
+/* A source's history evicted (deleted here, as the LRU would) while a
+ * CPU's marker says it holds part of the window: what went in is lost, so
+ * the source is judged as if its budget were spent until that bucket leaves
+ * the window (fails closed), also after a CPU creates the history again
+ * (the lost bucket taken as full); then the true counts decide again. */
+TEST(history_evicted_fails_closed)
+{
+	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff,
+					[12] = 198, [13] = 18, [15] = 7 } };
+	struct rl_history h;
+	struct fixture f;
+	struct frame fr;
+	__u64 b0 = T0 / BUCKET;
+
+	if (!fixture_open(&f, NULL))
+		goto out;
+	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
+		goto out;
+	if (!fixture_pps(&f, "default", 10))
+		goto out;
+	frame_udp(&fr, SRC, 64, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 2, "CPU 0, bucket 0");
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
+	CHECK_EQ(fixture_send(&f, &fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
+	/* CPU 0's bucket 0 goes to the history here: 8 of 10 passed */
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
+	if (!CHECK_EQ(bpf_map_delete_elem(f.m.history, &key), 0, "history evicted"))
+		goto out;
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 4 * BUCKET), 0,
+		 "CPU 1: the history is gone, judged as spent (2 more would pass 12)");
+	/* CPU 0 flushes bucket 1: the history is created again, bucket 0 lost */
+	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 5 * BUCKET), 0,
+		 "CPU 0: the history created again, bucket 0 taken as full");
+	if (CHECK_EQ(bpf_map_lookup_elem(f.m.history, &key, &h), 0, "history again")) {
+		CHECK_EQ(h.slot[b0 % RL_MAX_BUCKETS].pkts.count, RL_COUNT_MAX, "bucket 0: full");
+		CHECK_EQ(h.slot[(b0 + 1) % RL_MAX_BUCKETS].pkts.count, 2, "bucket 1: CPU 0's 2");
+	}
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 9 * BUCKET), 0, "bucket 0 still in");
+	/* bucket 0 left: buckets 1, 2, 3 hold 6 */
+	CHECK_EQ(fixture_send(&f, &fr, 10, 1, T0 + 10 * BUCKET), 4,
+		 "the true counts decide once the lost bucket left");
+out:
+	fixture_close(&f);
+}
+
 /* ---- one source on every CPU at once ---- */
 
 #define SPREAD_ROUNDS 20
