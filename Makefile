@@ -9,7 +9,12 @@ CC ?= gcc
 PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# x86_64 only: the program's cross-CPU reads rely on x86's memory order
+# (README "One quota across CPUs"); attach refuses other CPUs too.
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
+ifneq ($(ARCH),x86)
+$(error xdp-ratelimit builds for x86_64 only: its cross-CPU counting relies on x86's memory order, and this machine is $(ARCH))
+endif
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 ifeq ($(V),1)

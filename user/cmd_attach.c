@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -197,12 +198,16 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 		  int n)
 {
 	char dir[PATH_MAX];
+	struct utsname un;
 	struct stat st;
 	int ifindex;
 
 	/* per-CPU state is only safe while XDP runs to completion on a CPU */
 	if (rl_preempt_rt("/sys/kernel/realtime"))
 		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
+	if (uname(&un) || !rl_cpu_ordered(un.machine))
+		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
+			       un.machine);
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",

@@ -187,6 +187,11 @@ int rl_preempt_rt(const char *realtime_path)
 	return c == '1';
 }
 
+int rl_cpu_ordered(const char *machine)
+{
+	return !strcmp(machine, "x86_64");
+}
+
 int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
 		   const char *opt_prefix, char *err, size_t errlen)
 {

@@ -47,6 +47,11 @@ void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns);
 /* 1 if the kernel is PREEMPT_RT (realtime_path: /sys/kernel/realtime). */
 int rl_preempt_rt(const char *realtime_path);
 
+/* 1 if a CPU of this `machine` (uname -m) orders memory as the program's
+ * cross-CPU reads need: x86_64 (TSO). A weakly ordered CPU (aarch64 and
+ * the others) may show a reader a roll's stores out of order. */
+int rl_cpu_ordered(const char *machine);
+
 /* 0 if every rate in `c` makes a budget the window counts exactly
  * (RL_MAX_BUDGET per window), else -ERANGE and the allowed range, naming
  * the option as --<opt_prefix>pps ("" for quota set, "default-" for

@@ -98,6 +98,15 @@ TEST(coarse_clock_by_bucket_width)
 	CHECK(!(s.flags & RL_F_COARSE_CLOCK), "tick unknown: precise");
 }
 
+TEST(cpu_order_recognised)
+{
+	CHECK_EQ(rl_cpu_ordered("x86_64"), 1, "x86_64: ordered (TSO)");
+	CHECK_EQ(rl_cpu_ordered("aarch64"), 0, "aarch64: weakly ordered, refused");
+	CHECK_EQ(rl_cpu_ordered("riscv64"), 0, "riscv64: refused");
+	CHECK_EQ(rl_cpu_ordered("ppc64le"), 0, "ppc64le: refused");
+	CHECK_EQ(rl_cpu_ordered(""), 0, "unknown: refused");
+}
+
 TEST(preempt_rt_recognised)
 {
 	char path[] = "/tmp/rl-realtime-XXXXXX";
