@@ -53,14 +53,6 @@
 #define RL_READ(x)	(*(volatile __typeof__(x) *)&(x))
 #define RL_WRITE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 
-/* A full barrier. In BPF, a fetching atomic on a map value (the only
- * barrier the ISA has); `p` is a __u64 of the value being written. */
-#ifdef __bpf__
-#define RL_FENCE(p)	((void)__sync_fetch_and_add((p), 0))
-#else
-#define RL_FENCE(p)	__sync_synchronize()
-#endif
-
 /* Compare-and-swap of a __u64 (BPF_CMPXCHG with -mcpu=v3; fully ordered):
  * returns what *p held. The host tests may hook it. */
 #ifndef RL_CAS
