@@ -56,3 +56,22 @@ test_ban_lifecycle() {
 		[ "$(rl ban list --iface "$vrx" --json)" = "{\"interfaces\": [{\"ifname\": \"$vrx\", \"bans\": []}]}" ]
 	result ban_del_all $? "exit $rc, printed: $out"
 }
+
+# A block bans nobody: tracked sources whose rule becomes --pps 0, or a
+# --bps whose budget is below one frame, drop every frame, with --ban set,
+# and ban list stays empty.
+test_ban_never_by_a_block() {
+	local a=198.18.28.7 b=198.18.29.7 out d
+	fresh && quota 198.18.28.0/24 --pps 20 --ban 5s && quota 198.18.29.0/24 --pps 20 --ban 5s ||
+		{ result ban_block_setup 1 "attach or quota set"; return; }
+	send --src "$a" --count 1 >/dev/null	# tracked
+	send --src "$b" --count 1 >/dev/null
+	quota 198.18.28.0/24 --pps 0 --ban 5s && quota 198.18.29.0/24 --pps 1k --bps 50 --ban 5s ||
+		{ result ban_block_setup 1 "quota set to a block"; return; }
+	send --src "$a" --count 30 >/dev/null
+	send --src "$b" --count 30 >/dev/null
+	out=$(rl ban list --iface "$vrx" --json)
+	d=$(( $(src_stat "$a" dropped_packets) + $(src_stat "$b" dropped_packets) ))
+	check ban_never_by_a_block "$(jq '.interfaces[0].bans | length' <<<"$out") == 0 && d == 60 && $(total banned_packets) == 0" \
+		"--pps 0 and --bps 50 with --ban: dropped $d (want 60), ban list --json: $out"
+}
