@@ -106,6 +106,22 @@ within() {	# TRIES CMD...
 	"$@"
 }
 
+# True once the number CMD prints is the same in two polls 0.1 s apart, at
+# most TRIES polls: the frames still on their way through the kernel
+# after a sender stopped have arrived.
+settled() {	# TRIES CMD...
+	local i a b n=$1
+	shift
+	a=$("$@")
+	for ((i = 1; i < n; i++)); do
+		sleep 0.1
+		b=$("$@")
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
+	return 1
+}
+
 # True once bpftool no longer finds KIND (prog|map) ID, polling every
 # 0.1 s at most TRIES times: the kernel frees objects after a grace
 # period, maps later than programs, so a check must wait, with a bound.
