@@ -249,10 +249,11 @@ else
 	w=$!
 	# until it has exchanged (status says ok; the plain CLI asks), at most
 	# 30 s under valgrind
+	synced=0
 	for _ in $(seq 1 300); do
 		[ "$(nsenter --net="/run/netns/$ns" "$cli" status --json 2>/dev/null |
 			jq -r --arg i "$va" '.interfaces[] | select(.ifname == $i) | .sync.state')" = ok ] &&
-			break
+			{ synced=1; break; }
 		sleep 0.1
 	done
 	run_cli status_sync 0 --in-ns status --json
@@ -260,8 +261,8 @@ else
 	wait "$w"
 	st=$?
 	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
-	grep -q '^syncing' "$log" || echo "the agent never said syncing" >>"$log"
-	result sync_agent "$([ "$st" = 0 ] && grep -q '^syncing' "$log" && echo 1)"
+	[ "$synced" = 1 ] || echo "status never said ok within 30 s" >>"$log"
+	result sync_agent "$([ "$st" = 0 ] && [ "$synced" = 1 ] && echo 1)"
 	kill "$rpid" 2>/dev/null
 	wait "$rpid" 2>/dev/null
 	rm -rf "$rdir"
