@@ -82,7 +82,7 @@ INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
 	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
 	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
 
-.PHONY: all deps test test-unit test-prog test-e2e test-doc test-stress test-fuzz fuzz valgrind \
+.PHONY: all deps test test-unit test-prog test-e2e test-vm test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -103,6 +103,10 @@ test-prog: $(PROG)
 
 test-e2e: all
 	$(Q)tests/e2e/run.sh $(OUTPUT) $(T)
+
+# Debian 12's own kernels (6.1 cloud, RT) booted in qemu: tests/vm/run.sh
+test-vm: all
+	$(Q)tests/vm/run.sh $(OUTPUT) $(T)
 
 test-doc: $(CLI)
 	$(Q)tests/doc/run.sh $(OUTPUT) $(T)

@@ -247,10 +247,14 @@ __noinline int remote_share(const struct rl_key *key, __u64 bucket,
 			    struct rl_usage *acc)
 {
 	struct rl_remote *r;
+	struct rl_key k;
 
 	if (!key || !acc)
 		return 0;	/* cannot happen: the caller's own pointers */
-	r = bpf_map_lookup_elem(&remote, key);
+	/* the key on this stack: 6.1's verifier takes a global function's
+	 * pointer argument as plain memory, not as a map key */
+	k = *key;
+	r = bpf_map_lookup_elem(&remote, &k);
 	if (r)
 		rl_remote_usage_add(acc, r, bucket, settings.nbuckets);
 	return 0;

@@ -96,13 +96,24 @@ bool harness_require_root(void)
 			     "needs root (CAP_BPF, CAP_NET_ADMIN)");
 }
 
+/* Does test `name` match one of the NAME arguments (none: every test)? */
+static int selected(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < ntests; i++) {
-		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+		if (!selected(tests[i].name, argc, argv))
 			continue;
 		cur_failed = 0;
 		tests[i].fn();

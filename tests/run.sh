@@ -34,6 +34,7 @@ if [ "$mode" = stress ]; then
 else
 	run_suite "$out/test_unit"
 	run_suite "$out/test_prog"
+	run_suite "$here/vm/run.sh" "$out"
 	run_suite "$here/fuzz/run.sh" "$out"
 	run_suite "$here/e2e/run.sh" "$out"
 	run_suite "$here/ops/run.sh" "$out"

@@ -1,0 +1,149 @@
+#!/bin/bash
+# Boot Debian 12's own kernel packages in qemu (TCG: no KVM needed) and run
+# a guest script there: the program must load and enforce on the kernel
+# Debian 12 users run (6.1 LTS), not only on the one this machine runs.
+#
+# Usage: tests/vm/run.sh BUILD_DIR [FLAVOUR[:GUEST_SCRIPT]...]
+#   FLAVOUR: cloud (linux-image-cloud-amd64) or rt (linux-image-rt-amd64);
+#   GUEST_SCRIPT: a busybox sh script run as the guest's init (default
+#   tests/vm/guest-FLAVOUR.sh). Default: cloud rt.
+#
+# Each flavour's kernel package is fetched once with `apt-get download`
+# into BUILD_DIR/vm/ and unpacked with dpkg -x; the initramfs is built
+# anew from busybox-static, the project's binaries, the iproute2, nft, jq
+# and bpftool binaries and their libraries (ldd), and the kernel modules
+# the guest loads (veth, nftables). The guest prints one result line per
+# test and `N passed, N failed` on the serial console, then powers off;
+# qemu runs under a timeout, so a hung guest is a failed suite, not a
+# hung `make test`.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$(cd "${1:-build}" && pwd) || exit 1
+shift
+[ $# -gt 0 ] || set -- cloud rt
+cache=$out/vm
+boot_timeout=${VM_TIMEOUT:-420}	# seconds, per boot
+passed=0 failed=0
+work=$(mktemp -d "${TMPDIR:-/tmp}/rl-vm.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+result() {	# NAME STATUS [why]
+	if [ "$2" = 0 ]; then
+		echo "ok   vm/$1"; passed=$((passed + 1))
+	else
+		echo "FAIL vm/$1${3:+: $3}"; failed=$((failed + 1))
+	fi
+}
+
+# The versioned kernel package a flavour's metapackage depends on, unpacked
+# into $cache/FLAVOUR; prints that directory.
+kernel_of() {	# FLAVOUR
+	local meta=linux-image-$1-amd64 pkg dir=$cache/$1
+	if [ ! -e "$dir/.done" ]; then
+		pkg=$(apt-cache depends "$meta" 2>/dev/null |
+			awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+		if [ -z "$pkg" ]; then
+			echo "vm: no kernel package behind $meta (run 'apt-get update')" >&2
+			return 1
+		fi
+		rm -rf "$dir" && mkdir -p "$dir" || return 1
+		(cd "$dir" && apt-get download -q "$pkg" >/dev/null 2>&1) || {
+			echo "vm: apt-get download $pkg failed" >&2
+			return 1
+		}
+		dpkg -x "$dir"/*.deb "$dir/root" && rm -f "$dir"/*.deb &&
+			touch "$dir/.done" || return 1
+	fi
+	echo "$dir"
+}
+
+# Copy FILE into the initramfs tree ROOT at PATH (default: the same path),
+# with the shared libraries it needs.
+add() {	# ROOT FILE [PATH]
+	local root=$1 f=$2 to=${3:-$2} lib
+	mkdir -p "$root/$(dirname "$to")" && cp -L "$f" "$root/$to" || return 1
+	for lib in $(ldd "$f" 2>/dev/null | grep -oE '/[^ ]+'); do
+		[ -e "$root/$lib" ] && continue
+		mkdir -p "$root/$(dirname "$lib")" && cp -L "$lib" "$root/$lib"
+	done
+}
+
+# Copy module NAME of the kernel in KERNEL_DIR into DIR, after the modules
+# it depends on (its modinfo `depends=`), listing each once in DIR/order.
+module() {	# KERNEL_DIR NAME DIR
+	local f dep
+	grep -qx "$2.ko" "$3/order" && return 0
+	f=$(find "$1"/root/lib/modules/*/kernel -name "$2.ko" | head -n 1)
+	[ -n "$f" ] || { echo "vm: no module $2 in $1" >&2; return 1; }
+	for dep in $(strings "$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
+		module "$1" "$dep" "$3" || return 1
+	done
+	cp "$f" "$3/" && echo "$2.ko" >>"$3/order"
+}
+
+# Build the initramfs of a guest: busybox, our binaries, the tools the
+# guest scripts use, the kernel's modules they load.
+initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
+	local kdir=$1 script=$2 img=$3 root=$work/root m b
+	rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,modules} || return 1
+	cp /bin/busybox "$root/bin/busybox" || return 1
+	for b in $("$root/bin/busybox" --list); do
+		[ "$b" = busybox ] || ln -sf busybox "$root/bin/$b"
+	done
+	# busybox's sh runs its own applet for a bare `ip`, `nft` would be
+	# fine but is named apart alike: each tool by a name of its own
+	add "$root" /sbin/ip /sbin/iproute2 &&
+		add "$root" /usr/sbin/nft /sbin/nftables &&
+		add "$root" /usr/bin/jq /sbin/jqjson &&
+		add "$root" /usr/sbin/bpftool /sbin/bpftool || return 1
+	for b in xdp-ratelimit test_prog trafficgen; do
+		add "$root" "$out/$b" "/rl/$b" || return 1
+	done
+	# modules (6.1 cloud: veth and nftables are), after what they depend on
+	: >"$root/modules/order"
+	for m in veth nf_tables nft_objref; do
+		module "$kdir" "$m" "$root/modules" || return 1
+	done
+	cp "$here/guest-lib.sh" "$root/guest-lib.sh" &&
+		cp "$script" "$root/init" && chmod +x "$root/init" || return 1
+	(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$img"
+}
+
+# Boot FLAVOUR's kernel with GUEST_SCRIPT as init; its result lines are
+# this suite's.
+boot() {	# FLAVOUR GUEST_SCRIPT
+	local flavour=$1 script=$2 kdir vmlinuz img=$work/initrd.gz log=$work/console line p f
+	kdir=$(kernel_of "$flavour") || { result "$flavour/boot" 1 "no kernel package"; return; }
+	vmlinuz=$(ls "$kdir"/root/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$vmlinuz" ] || { result "$flavour/boot" 1 "no vmlinuz in $kdir"; return; }
+	initramfs "$kdir" "$script" "$img" || { result "$flavour/boot" 1 "initramfs"; return; }
+	echo "vm: booting $(basename "$vmlinuz") with $(basename "$script")"
+	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 -nographic -no-reboot \
+		-m 1G -smp 2 -kernel "$vmlinuz" -initrd "$img" \
+		-append "console=ttyS0 panic=-1 quiet" >"$log" 2>&1
+	# the guest's lines, without the console's carriage returns
+	tr -d '\r' <"$log" | grep -E '^(ok  |FAIL|  )' | grep -v '^  *$' | sed "s|^ok   |ok   $flavour/|; s|^FAIL |FAIL $flavour/|"
+	line=$(tr -d '\r' <"$log" | grep -E '^guest: [0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ -z "$line" ]; then
+		result "$flavour/boot" 1 "no result from the guest within ${boot_timeout}s; console:"
+		tr -d '\r' <"$log" | tail -n 30 | sed 's/^/    /'
+		return
+	fi
+	p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+	f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+	passed=$((passed + p)) failed=$((failed + f))
+}
+
+for arg in "$@"; do
+	flavour=${arg%%:*}
+	script=$here/guest-$flavour.sh
+	[ "$arg" != "$flavour" ] && script=${arg#*:}
+	if [ ! -r "$script" ]; then
+		echo "vm: no guest script $script" >&2
+		exit 2
+	fi
+	boot "$flavour" "$script"
+done
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
