@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Bans: whether one holds a source, and a ban for a drop by its own quota.
+ */
+#ifndef RL_BAN_BPF_H
+#define RL_BAN_BPF_H
+
+#include "maps.bpf.h"
+#include "newcomer.h"
+#include "report.bpf.h"
+
+/* Does a ban hold the source? The first packet after a ban ended
+ * reports `unbanned` (one CPU does: rl_ban_claim_end). */
+static __always_inline int source_banned(const struct rl_key *key, __u64 now)
+{
+	struct rl_ban *b = bpf_map_lookup_elem(&bans, key);
+	__u64 until;
+
+	if (!b)
+		return 0;
+	if (rl_ban_holds(b, now))
+		return 1;
+	if (!no_events && rl_ban_claim_end(b, now, &until))
+		report_ban(RL_EVENT_UNBANNED, key, b, now, until);
+	return 0;
+}
+
+/* A drop for the source's own quota: banned on every CPU, if the rule
+ * bans. A ban that cannot be stored leaves the source to its quota. */
+static __always_inline void ban_source(const struct rl_rule *rule,
+				       const struct rl_key *key, __u64 now)
+{
+	struct rl_ban b;
+
+	if (!rule->ban_ns)
+		return;
+	rl_ban_make(&b, rule, now);
+	if (!bpf_map_update_elem(&bans, key, &b, BPF_ANY) && !no_events)
+		report_ban(RL_EVENT_BANNED, key, &b, now, b.until_ns);
+}
+#endif /* RL_BAN_BPF_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The program's settings fixed at load and every map, each named once here:
+ * the other bpf/NAME.bpf.h headers and the program use them by these names, and
+ * the loader (user/loader.c) sizes and pins them by the same (RL_MAPS).
+ */
+#ifndef RL_MAPS_BPF_H
+#define RL_MAPS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "ratelimit.h"
+
+/* Fixed at load by the loader (user/loader.c); a copy sits in `config`. */
+const volatile struct rl_settings settings = {
+	.window_ns = RL_DEFAULT_WINDOW_NS,
+	.bucket_ns = RL_DEFAULT_WINDOW_NS / RL_DEFAULT_BUCKETS,
+	.nbuckets = RL_DEFAULT_BUCKETS,
+	.ncpus = 1,
+	.v6_mask = { ~0U, ~0U, 0, 0 },
+};
+
+/* Set only by the benchmark (bench/cost.c): the program without events,
+ * the baseline their cost is measured against. */
+const volatile __u32 no_events;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_counters);
+} counters SEC(".maps");
+
+/* max_entries is set by the loader from --max-sources (user/loader.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_source);
+} sources SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct rl_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm_v4);
+	__type(value, __u32);
+} rules_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm_v6);
+	__type(value, __u32);
+} rules_v6 SEC(".maps");
+
+/* A rule's aggregate and newcomer windows, indexed by its budget slot
+ * (rl_agg_index, rl_new_index in include/newcomer.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RL_AGGREGATE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rl_state);
+} aggregates SEC(".maps");
+
+/* Drops of sources refused before they took a `sources` entry: a small
+ * table of their own, so refused packets never evict a tracked source. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_REFUSED_ENTRIES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_refused);
+} refused SEC(".maps");
+
+/* Banned sources and until when: one entry for every CPU to see. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_BAN_ENTRIES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_ban);
+} bans SEC(".maps");
+
+/* The older buckets of each source, all CPUs together (struct
+ * rl_history): shared, written only when a CPU rolls a third bucket of one
+ * window (its past bucket goes here). max_entries is set by the loader:
+ * that of `sources`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_history);
+} history SEC(".maps");
+
+/* The older buckets of each rule window, indexed like `aggregates`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_AGGREGATE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rl_history);
+} agg_history SEC(".maps");
+
+/* What the program reports (include/events.h), read by xdp-ratelimit events. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RL_EVENTS_RING_BYTES);
+} events SEC(".maps");
+
+/* What the other hosts of the fleet passed per source (include/remote.h),
+ * written by the sync agent; max_entries is set by the loader (the
+ * sources the table holds). Not preallocated: a host without an agent
+ * pays no memory, and a replaced element is freed only after its readers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_key);
+	__type(value, struct rl_remote);
+} remote SEC(".maps");
+
+/* The state of the interface's sync agent, for `status`: written by the
+ * agent (user/sync_status.c), never by the program; here so that it is
+ * pinned with the others, with its BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_sync_state);
+} sync SEC(".maps");
+
+/* Values for new entries: an update needs a full value, too big for the
+ * stack. */
+static const struct rl_source new_source;
+static const struct rl_history new_history;
+#endif /* RL_MAPS_BPF_H */

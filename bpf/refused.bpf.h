@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Refused sources: the first packet of a source that would be dropped anyway
+ * takes no `sources` entry; its drops are kept in the small `refused` table.
+ */
+#ifndef RL_REFUSED_BPF_H
+#define RL_REFUSED_BPF_H
+
+#include "maps.bpf.h"
+#include "newcomer.h"
+#include "judge.bpf.h"
+#include "newcomer.bpf.h"
+
+/*
+ * Would the first packet of a source not in the table be dropped anyway?
+ * Then it is dropped without taking a table entry: a spoofed flood against
+ * a blocked prefix or a full aggregate budget cannot evict the sources that
+ * keep sending (their windows stay in force).
+ */
+static __always_inline int refused_untracked(const struct rl_rule *rule,
+					     __u32 rule_id, __u64 now,
+					     __u64 len, __u32 gen)
+{
+	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
+	struct rl_budget nb = rl_newcomer_budget(rule);
+	__u32 slot = rl_budget_slot(rule_id, rule->prefixlen);
+	struct rl_state *nw;
+
+	if (rule->pkt_budget == 0 ||
+	    (rule->byte_budget != RL_UNLIMITED && rule->byte_budget < len))
+		return 1;
+	/* newcomer budget: refuses without an entry */
+	if (rl_budget_limited(&nb) && !newcomer_fits(&nb, slot, now, len, gen, &nw))
+		return 1;
+	if (!rl_budget_limited(&ab))
+		return 0;
+	return judge_rule_window(slot, &ab, now, len, gen) != RL_FITS;
+}
+
+/* May this CPU add an entry to `refused` now? (its share of
+ * RL_REFUSED_NEW_PER_PERIOD) */
+static __always_inline int refused_insert_ok(struct rl_counters *cnt, __u64 now)
+{
+	return rl_period_take(&cnt->refused_period, &cnt->refused_inserts, now,
+			      RL_REFUSED_PERIOD_NS,
+			      rl_per_cpu_share(RL_REFUSED_NEW_PER_PERIOD,
+					       settings.ncpus)) != 0;
+}
+
+/* Count a refused newcomer's drop against its address (xdp-ratelimit(8):
+ * a dropped packet counts as dropped for its source). Shared entries, so atomic. */
+static __always_inline void count_refused(const struct rl_key *key, __u64 len,
+					  struct rl_counters *cnt, __u64 now)
+{
+	struct rl_refused first = { 1, len }, *r;
+
+	r = bpf_map_lookup_elem(&refused, key);
+	if (!r) {
+		if (!refused_insert_ok(cnt, now)) {
+			cnt->refused_unlisted_pkts++;
+			return;
+		}
+		if (!bpf_map_update_elem(&refused, key, &first, BPF_NOEXIST))
+			return;
+		/* another CPU inserted it first */
+		r = bpf_map_lookup_elem(&refused, key);
+		if (!r) {
+			cnt->refused_unlisted_pkts++;
+			return;
+		}
+	}
+	__sync_fetch_and_add(&r->dropped_pkts, 1);
+	__sync_fetch_and_add(&r->dropped_bytes, len);
+}
+#endif /* RL_REFUSED_BPF_H */

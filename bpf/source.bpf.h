@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A source's per-CPU entry in `sources`: whose state a value holds (the
+ * kernel may hand an evicted value to a new key), and a new source's entry.
+ */
+#ifndef RL_SOURCE_BPF_H
+#define RL_SOURCE_BPF_H
+
+#include "maps.bpf.h"
+
+/* Is `v` (this CPU's value, or another's) the value of `key`? A value the
+ * kernel handed to a new key while a CPU still finished a packet of the old
+ * key holds that key, not this one (struct rl_source `owner`). */
+static __always_inline int owned_by(const struct rl_source *v,
+				    const struct rl_key *key)
+{
+	__u64 k[2], o[2];
+
+	__builtin_memcpy(k, key, sizeof(k));
+	o[0] = RL_READ(((const __u64 *)&v->owner)[0]);
+	o[1] = RL_READ(((const __u64 *)&v->owner)[1]);
+	return o[0] == k[0] && o[1] == k[1];
+}
+
+/* This CPU's value for `key`, reset if it holds another key's state (or
+ * none: the source is new on this CPU). */
+static __always_inline void own_source(struct rl_source *src,
+				       const struct rl_key *key, __u64 now)
+{
+	if (owned_by(src, key))
+		return;
+	__builtin_memset(src, 0, sizeof(*src));
+	__builtin_memcpy(&src->owner, key, sizeof(*key));
+	src->created_ns = now;
+}
+
+/* A new source's state (an evicted source starts afresh), its rule cached. */
+static __always_inline struct rl_source *new_source_state(const struct rl_key *key,
+							  struct rl_counters *cnt,
+							  __u32 rule_id, __u32 gen,
+							  __u64 now)
+{
+	struct rl_source *src;
+
+	bpf_map_update_elem(&sources, key, &new_source, BPF_NOEXIST);
+	src = bpf_map_lookup_elem(&sources, key);
+	if (!src)
+		return NULL;
+	cnt->new_sources++;
+	own_source(src, key, now);
+	src->rule_gen = gen;
+	src->rule_id = rule_id;
+	return src;
+}
+#endif /* RL_SOURCE_BPF_H */
