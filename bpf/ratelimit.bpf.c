@@ -45,7 +45,7 @@ static __always_inline int within_quota(struct rl_source *src,
 	struct rl_budget sb = { rule->pkt_budget, rule->byte_budget };
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
 	struct rl_budget nb = rl_newcomer_budget(rule);
-	__u32 slot = rl_budget_slot(rule_id, rule->prefixlen);
+	__u32 slot = rl_budget_slot(rule_id, rule);
 	int src_limited = rl_budget_limited(&sb);
 	struct rl_state *agg = NULL, *nw = NULL;
 

@@ -23,7 +23,7 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 {
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
 	struct rl_budget nb = rl_newcomer_budget(rule);
-	__u32 slot = rl_budget_slot(rule_id, rule->prefixlen);
+	__u32 slot = rl_budget_slot(rule_id, rule);
 	struct rl_state *nw;
 
 	if (rule->pkt_budget == 0 ||

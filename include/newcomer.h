@@ -28,11 +28,14 @@ RL_INLINE int rl_source_new(__u64 created, __u64 now, __u64 window_ns)
 	return (__s64)(now - created) < (__s64)window_ns;
 }
 
-/* The slot of a rule's budget windows: the default rule's two halves
- * (the /0 of each family) share RL_BUDGET_DEFAULT. */
-RL_INLINE __u32 rl_budget_slot(__u32 rule_id, __u32 prefixlen)
+/* The slot of the budget windows of rule `r` (at `rule_id`): the default
+ * rule's two halves (the /0 of each family) share RL_BUDGET_DEFAULT, but
+ * for an IPv6 half set apart (RL_RULE_F_APART: its budgets differ). */
+RL_INLINE __u32 rl_budget_slot(__u32 rule_id, const struct rl_rule *r)
 {
-	return prefixlen ? rule_id : RL_BUDGET_DEFAULT;
+	if (r->prefixlen || (r->flags & RL_RULE_F_APART))
+		return rule_id;
+	return RL_BUDGET_DEFAULT;
 }
 
 /* Index in `aggregates` of a budget slot's aggregate and newcomer windows. */

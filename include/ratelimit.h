@@ -70,7 +70,8 @@
 /* `aggregates` holds two windows per rule: its aggregate at the rule's
  * slot, its newcomer window RL_BUDGET_SLOTS further. The default rule
  * (0.0.0.0/0 and ::/0) is one rule: both halves use the extra slot
- * RL_BUDGET_DEFAULT, so IPv4 and IPv6 share one window of each kind. */
+ * RL_BUDGET_DEFAULT, so IPv4 and IPv6 share one window of each kind, as
+ * long as their budgets are the same (else RL_RULE_F_APART). */
 #define RL_BUDGET_DEFAULT	RL_MAX_RULES
 #define RL_BUDGET_SLOTS		(RL_MAX_RULES + 1)
 #define RL_AGGREGATE_ENTRIES	(2 * RL_BUDGET_SLOTS)
@@ -341,6 +342,11 @@ struct rl_remote {
 
 #define RL_RULE_F_USED		(1U << 0)
 #define RL_RULE_F_V6		(1U << 1)
+/* The IPv6 half of the default (::/0) whose aggregate or newcomer budget
+ * differs from the IPv4 half's: it judges in windows of its own, at its
+ * slot (rl_budget_slot), so that no lease sized for one half's budget is
+ * spent on the other's packets. Set and cleared by userspace only. */
+#define RL_RULE_F_APART		(1U << 2)
 
 /*
  * One slot of the `rules` array; the LPM tries map a prefix to its slot.

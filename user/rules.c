@@ -144,6 +144,48 @@ static bool other_default_set(const struct rl_maps *m, const struct rl_prefix *p
 	return find_exact(m, &other, &r) >= 0;
 }
 
+/* Do two rules have the same aggregate and newcomer budgets? */
+static bool same_budgets(const struct rl_rule *a, const struct rl_rule *b)
+{
+	return a->agg_pkt_budget == b->agg_pkt_budget &&
+	       a->agg_byte_budget == b->agg_byte_budget &&
+	       a->new_pkt_budget == b->new_pkt_budget &&
+	       a->new_byte_budget == b->new_byte_budget;
+}
+
+/*
+ * The halves of the default share their aggregate and newcomer windows
+ * while their budgets are the same. Set apart, the IPv6 half judges in
+ * windows of its own (RL_RULE_F_APART), empty when it moves there: a lease
+ * sized for one half's budget must never be spent on the other's packets.
+ * Back together, it joins the IPv4 half's windows (emptied first when no
+ * IPv4 half uses them). Called within a change, after its rules are set.
+ */
+static int default_share(const struct rl_maps *m)
+{
+	struct rl_prefix p4 = { .v6 = false }, p6 = { .v6 = true };
+	struct rl_rule r4, r6;
+	int id4, id6, err;
+	bool apart;
+
+	id6 = find_exact(m, &p6, &r6);
+	if (id6 < 0)
+		return id6 == -ENOENT ? 0 : id6;
+	id4 = find_exact(m, &p4, &r4);
+	if (id4 < 0 && id4 != -ENOENT)
+		return id4;
+	apart = id4 >= 0 && !same_budgets(&r4, &r6);
+	if (apart == !!(r6.flags & RL_RULE_F_APART))
+		return 0;
+	if (apart || id4 < 0) {
+		err = reset_aggregate(m, apart ? (__u32)id6 : RL_BUDGET_DEFAULT);
+		if (err)
+			return err;
+	}
+	r6.flags ^= RL_RULE_F_APART;
+	return bpf_map_update_elem(m->rules, &id6, &r6, BPF_ANY) ? -errno : 0;
+}
+
 bool rl_rule_change_any(const struct rl_rule_change *c)
 {
 	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps ||
@@ -261,7 +303,7 @@ static int put_rule(const struct rl_maps *m, const struct rl_rule *r,
 
 	rl_rule_prefix(r, &p);
 	if (fresh && (p.len || !other_default_set(m, &p))) {
-		ret = reset_aggregate(m, rl_budget_slot(id, p.len));
+		ret = reset_aggregate(m, rl_budget_slot(id, r));
 		if (ret)
 			return ret;
 	}
@@ -381,7 +423,9 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 			return ret;
 		}
 	}
-	ret = mark_change(m, false);
+	ret = p->len ? 0 : default_share(m);
+	if (!ret)
+		ret = mark_change(m, false);
 	if (ret)
 		goto fail;
 	return 0;
@@ -418,7 +462,9 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 			goto fail;
 		}
 	}
-	ret = mark_change(m, false);	/* also when nothing was found */
+	ret = p->len ? 0 : default_share(m);
+	if (!ret)
+		ret = mark_change(m, false);	/* also when nothing was found */
 	if (ret) {
 		id = ret;
 		goto fail;
@@ -531,6 +577,9 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		}
 		if (!slot_live(m, id, &r))
 			continue;
+		/* compared with the wanted rules without the flag that
+		 * default_share() keeps */
+		r.flags &= ~RL_RULE_F_APART;
 		live[nlive++] = (struct live_rule){ .r = r, .id = id };
 		used[id] = true;
 	}
@@ -556,6 +605,8 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		ret = mark_change(m, true);
 	if (!ret)
 		ret = replace_apply(m, live, nlive, used, want, n);
+	if (!ret)
+		ret = default_share(m);
 	/* over, as far as it got (as in rl_rule_set) */
 	if (mark_change(m, false) && !ret)
 		ret = -EIO;

@@ -141,6 +141,46 @@ out:
 
 /* the default is one rule; its aggregate and newcomer budgets are one
  * window for IPv4 and IPv6 together. */
+/*
+ * The halves of the default set apart: IPv4's aggregate budget is 10, IPv6's
+ * 1000. A lease taken under one half's budget must never be spent by the
+ * other's packets (a review's model: the shared window let IPv4 pass up to
+ * 959 per window, and IPv6 lose 95% of its own 1000).
+ */
+TEST(default_halves_apart_keep_their_budgets)
+{
+	struct rl_rule_change c4 = { .have_agg_pps = true, .agg_pps = 10 };
+	struct rl_rule_change c6 = { .have_agg_pps = true, .agg_pps = 1000 };
+	char addr[64];
+	int v4 = 0, v6 = 0;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "0.0.0.0/0", &c4) ||
+	    !fixture_rule(&f, "::/0", &c6))
+		goto out;
+	/* IPv6 first takes a lease sized for 1000, then both interleave */
+	for (int i = 1; i <= 200; i++) {
+		snprintf(addr, sizeof(addr), "2001:db8:0:%x::", i);
+		v6 += pass_count(&f, addr, 1, 0, T0);
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, i % 250 + 1);
+		v4 += pass_count(&f, addr, 1, 0, T0);
+	}
+	CHECK_EQ(v4, 10, "IPv4 half: its own aggregate budget");
+	CHECK_EQ(v6, 200, "IPv6 half: within its own budget, nothing lost");
+	/* and the other way round, on the other CPU, a window later */
+	v4 = v6 = 0;
+	for (int i = 1; i <= 200; i++) {
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", 2 + i / 250, i % 250 + 1);
+		v4 += pass_count(&f, addr, 1, 1, T0 + 2 * W);
+		snprintf(addr, sizeof(addr), "2001:db8:1:%x::", i);
+		v6 += pass_count(&f, addr, 1, 1, T0 + 2 * W);
+	}
+	CHECK_EQ(v4, 10, "IPv4 half, IPv4 first");
+	CHECK_EQ(v6, 200, "IPv6 half, IPv4 first");
+out:
+	fixture_close(&f);
+}
+
 TEST(default_budgets_shared_by_both_families)
 {
 	struct rl_rule_change c = {

@@ -119,8 +119,12 @@ TEST(newcomer_applies_only_to_new_sources)
 	CHECK(rl_newcomer_applies(&by, 0, 0, T0, W), "a byte budget too");
 	CHECK(rl_newcomer_applies(&pk, 1, T0, T0 + W - 1, W), "tracked under a window: new");
 	CHECK(!rl_newcomer_applies(&pk, 1, T0, T0 + W, W), "tracked a window: established");
-	CHECK_EQ(rl_budget_slot(7, 24), 7, "a rule's own slot");
-	CHECK_EQ(rl_budget_slot(7, 0), RL_BUDGET_DEFAULT, "/0: the default's shared slot");
+	struct rl_rule r24 = { .prefixlen = 24 }, r0 = { .flags = RL_RULE_F_V6 },
+		       apart = { .flags = RL_RULE_F_V6 | RL_RULE_F_APART };
+
+	CHECK_EQ(rl_budget_slot(7, &r24), 7, "a rule's own slot");
+	CHECK_EQ(rl_budget_slot(7, &r0), RL_BUDGET_DEFAULT, "/0: the default's shared slot");
+	CHECK_EQ(rl_budget_slot(7, &apart), 7, "::/0 set apart: its own slot");
 	CHECK_EQ(rl_new_index(RL_BUDGET_DEFAULT), RL_AGGREGATE_ENTRIES - 1,
 		 "the last newcomer window fits the map");
 }
