@@ -18,6 +18,7 @@
 #include "attach_txn.h"
 #include "cmd_args.h"
 #include "iface.h"
+#include "kernel_probe.h"
 #include "loader.h"
 #include "pin.h"
 #include "settings.h"
@@ -197,6 +198,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 		  int n)
 {
+	const struct rl_kernel_need *need;
 	char dir[PATH_MAX];
 	struct utsname un;
 	struct stat st;
@@ -208,6 +210,10 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 	if (uname(&un) || !rl_cpu_ordered(un.machine))
 		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
 			       un.machine);
+	need = rl_kernel_missing(rl_kernel_probe);
+	if (need)
+		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels\")",
+			       need->what, need->since);
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
 		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",

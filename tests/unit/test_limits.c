@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "kernel_probe.h"
 #include "settings.h"
 #include "harness.h"
 
@@ -105,6 +106,45 @@ TEST(cpu_order_recognised)
 	CHECK_EQ(rl_cpu_ordered("riscv64"), 0, "riscv64: refused");
 	CHECK_EQ(rl_cpu_ordered("ppc64le"), 0, "ppc64le: refused");
 	CHECK_EQ(rl_cpu_ordered(""), 0, "unknown: refused");
+}
+
+/* Fake kernels for rl_kernel_missing(): one without bpf_loop (5.15), one
+ * whose probe cannot tell, one with everything. */
+static int kernel_5_15(const struct rl_kernel_need *n)
+{
+	/* the ring buffer and the coarse clock, not bpf_loop nor
+	 * bpf_map_lookup_percpu_elem */
+	return strcmp(n->since, "5.17") != 0 && strcmp(n->since, "5.19") != 0;
+}
+
+static int kernel_unknown(const struct rl_kernel_need *n)
+{
+	(void)n;
+	return -EPERM;
+}
+
+static int kernel_recent(const struct rl_kernel_need *n)
+{
+	(void)n;
+	return 1;
+}
+
+TEST(kernel_missing_named)
+{
+	const struct rl_kernel_need *n = rl_kernel_missing(kernel_5_15);
+
+	if (!CHECK(n != NULL, "5.15: something missing"))
+		return;
+	CHECK(strcmp(n->what, "bpf_map_lookup_percpu_elem()") == 0 &&
+	      strcmp(n->since, "5.19") == 0,
+	      "5.15: the newest need named first, got %s (%s)", n->what, n->since);
+	CHECK(rl_kernel_missing(kernel_unknown) == NULL,
+	      "a probe that cannot tell refuses nothing (the load says why)");
+	CHECK(rl_kernel_missing(kernel_recent) == NULL, "6.1: nothing missing");
+	/* this machine's kernel has it all: the real probe agrees */
+	if (geteuid() == 0)
+		CHECK(rl_kernel_missing(rl_kernel_probe) == NULL,
+		      "this kernel: nothing missing");
 }
 
 TEST(preempt_rt_recognised)
