@@ -5,9 +5,13 @@
  * not what is missing and what would work. Newest first, so that the
  * message names the version to upgrade to (README "Kernels").
  */
-#include <linux/bpf.h>
-#include <bpf/libbpf.h>
+#include <errno.h>
 #include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "kernel_probe.h"
 
 static const struct rl_kernel_need needs[] = {
@@ -25,9 +29,39 @@ const struct rl_kernel_need *rl_kernel_missing(rl_kernel_probe_fn probe)
 	return NULL;
 }
 
+/*
+ * Is helper `id` callable from XDP? A two-instruction program that calls
+ * it: the verifier names a helper it does not know ("invalid func") or
+ * does not allow here ("unknown func") in its log; any other outcome means
+ * it knows it. libbpf 1.1's libbpf_probe_bpf_helper() does the same but
+ * reads its log buffer without clearing it first (valgrind: uninitialised
+ * reads), so the log here starts empty.
+ */
+static int probe_helper(int id)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = id },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char log[4096] = "";
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log,
+		    .log_size = sizeof(log), .log_level = 1);
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno == EPERM)
+		return -EPERM;	/* not allowed to tell */
+	return !(strstr(log, "invalid func ") || strstr(log, "unknown func "));
+}
+
 int rl_kernel_probe(const struct rl_kernel_need *n)
 {
 	if (n->helper)
-		return libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, n->helper, NULL);
+		return probe_helper(n->helper);
 	return libbpf_probe_bpf_map_type(n->map_type, NULL);
 }

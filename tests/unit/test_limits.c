@@ -141,10 +141,15 @@ TEST(kernel_missing_named)
 	CHECK(rl_kernel_missing(kernel_unknown) == NULL,
 	      "a probe that cannot tell refuses nothing (the load says why)");
 	CHECK(rl_kernel_missing(kernel_recent) == NULL, "6.1: nothing missing");
-	/* this machine's kernel has it all: the real probe agrees */
-	if (geteuid() == 0)
+	/* this machine's kernel has it all: the real probe agrees, and it
+	 * does tell a helper no kernel has */
+	if (geteuid() == 0) {
+		struct rl_kernel_need none = { "no such helper", "-", 100000, 0 };
+
 		CHECK(rl_kernel_missing(rl_kernel_probe) == NULL,
 		      "this kernel: nothing missing");
+		CHECK_EQ(rl_kernel_probe(&none), 0, "a helper id no kernel has");
+	}
 }
 
 TEST(preempt_rt_recognised)
