@@ -366,6 +366,29 @@ out:
 	fixture_close(&f);
 }
 
+/*
+ * The opening of the history tests: SRC at 10 pps, two packets in each of
+ * buckets 0 and 1 on CPU 0, 2 on CPU 1, 3 on CPU 0, so that CPU 0's bucket
+ * 0 has gone to the source's history and 8 of 10 passed. False when the
+ * fixture cannot be had (checked and reported).
+ */
+static bool history_opening(struct fixture *f, struct frame *fr)
+{
+	if (!fixture_open(f, NULL))
+		return false;
+	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
+		return false;
+	if (!fixture_pps(f, "default", 10))
+		return false;
+	frame_udp(fr, SRC, 64, 0);
+	CHECK_EQ(fixture_send(f, fr, 2, 0, T0), 2, "CPU 0, bucket 0");
+	CHECK_EQ(fixture_send(f, fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
+	CHECK_EQ(fixture_send(f, fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
+	/* CPU 0's bucket 0 goes to the history here */
+	CHECK_EQ(fixture_send(f, fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
+	return true;
+}
+
 /* A CPU keeps its newest bucket and the one before; a third bucket of the
  * window sends the oldest to the source's shared history (struct
  * rl_history): every CPU counts it, and each bucket leaves the window
@@ -380,18 +403,8 @@ TEST(past_buckets_of_every_cpu_count)
 	struct frame fr;
 	__u64 sum = 0;
 
-	if (!fixture_open(&f, NULL))
+	if (!history_opening(&f, &fr))
 		goto out;
-	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
-		goto out;
-	if (!fixture_pps(&f, "default", 10))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 2, "CPU 0, bucket 0");
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
-	CHECK_EQ(fixture_send(&f, &fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
-	/* CPU 0's bucket 0 goes to the history here */
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
 	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 4 * BUCKET), 2,
 		 "CPU 1, bucket 4: what is left of the window");
 	/* and CPU 1's bucket 2 here */
@@ -425,18 +438,8 @@ TEST(history_evicted_fails_closed)
 	struct frame fr;
 	__u64 b0 = T0 / BUCKET;
 
-	if (!fixture_open(&f, NULL))
+	if (!history_opening(&f, &fr))
 		goto out;
-	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
-		goto out;
-	if (!fixture_pps(&f, "default", 10))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 2, "CPU 0, bucket 0");
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
-	CHECK_EQ(fixture_send(&f, &fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
-	/* CPU 0's bucket 0 goes to the history here: 8 of 10 passed */
-	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
 	if (!CHECK_EQ(bpf_map_delete_elem(f.m.history, &key), 0, "history evicted"))
 		goto out;
 	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 4 * BUCKET), 0,
