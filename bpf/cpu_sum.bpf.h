@@ -19,7 +19,8 @@ struct sum_ctx {
 	__u64 bucket;
 	__u32 self;
 	__u32 gen;
-	__u32 source;	/* the budget is a source's (key), else an aggregate's */
+	__u32 source;	/* the budget is a source's (key) in table RL_TABLE_*,
+			 * or 0: an aggregate's (rule_id) */
 	union {
 		struct rl_key key;
 		__u32 rule_id;
@@ -39,6 +40,18 @@ static long sum_source_cpu(__u32 cpu, struct sum_ctx *c)
 	if (cpu == c->self)
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&sources, &c->key, cpu);
+	if (o && owned_by(o, &c->key))
+		sum_one(c, &o->st);
+	return 0;
+}
+
+static long sum_newcomer_cpu(__u32 cpu, struct sum_ctx *c)
+{
+	struct rl_source *o;
+
+	if (cpu == c->self)
+		return 0;
+	o = bpf_map_lookup_percpu_elem(&newcomers, &c->key, cpu);
 	if (o && owned_by(o, &c->key))
 		sum_one(c, &o->st);
 	return 0;
@@ -102,12 +115,16 @@ static __always_inline void sum_others(struct sum_ctx *c, int source)
 {
 	struct rl_history *h = NULL;
 
-	if (source)
+	if (source == RL_TABLE_NEWCOMERS)
+		bpf_loop(settings.ncpus, sum_newcomer_cpu, c, 0);
+	else if (source)
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
 	else
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
 	if (c->acc.hist) {
-		if (source)
+		if (source == RL_TABLE_NEWCOMERS)
+			h = bpf_map_lookup_elem(&new_history, &c->key);
+		else if (source)
 			h = bpf_map_lookup_elem(&history, &c->key);
 		else
 			h = bpf_map_lookup_elem(&agg_history, &c->rule_id);

@@ -13,15 +13,16 @@
  * while this CPU's marker `st` is live, the one it flushed into was
  * evicted (rl_hist_lost). NULL: the roll keeps the bucket (fails closed). */
 static __always_inline struct rl_history *source_history(const struct rl_key *key,
-							 const struct rl_state *st)
+							 const struct rl_state *st,
+							 void *map)
 {
-	struct rl_history *h = bpf_map_lookup_elem(&history, key);
+	struct rl_history *h = bpf_map_lookup_elem(map, key);
 	int created;
 
 	if (h)
 		return h;
-	created = !bpf_map_update_elem(&history, key, &new_history, BPF_NOEXIST);
-	h = bpf_map_lookup_elem(&history, key);
+	created = !bpf_map_update_elem(map, key, &empty_history, BPF_NOEXIST);
+	h = bpf_map_lookup_elem(map, key);
 	if (h && created && rl_marker_live(st->flushed, st->win.bucket, settings.nbuckets))
 		rl_hist_lost(h, rl_tag_index(st->flushed - 1, st->win.bucket));
 	return h;
@@ -30,8 +31,8 @@ static __always_inline struct rl_history *source_history(const struct rl_key *ke
 /*
  * A roll (include/window.h) as a global function: the verifier checks its
  * history compare-and-swap loops once, not at each call site. The history
- * is looked up only for a bucket that goes into it. `key`: the source's
- * (NULL: the rule window `idx` of `aggregates`).
+ * is looked up only for a bucket that goes into it. `key`: the source's,
+ * in table `idx` (RL_TABLE_*); NULL: the rule window `idx` of `aggregates`.
  */
 __noinline int roll_apply(struct rl_state *st, const struct rl_key *key,
 			  __u32 idx, int plan, __u64 to)
@@ -44,7 +45,10 @@ __noinline int roll_apply(struct rl_state *st, const struct rl_key *key,
 	if (plan & RL_ROLL_FLUSH) {
 		if (key) {
 			k = *key;
-			h = source_history(&k, st);
+			if (idx == RL_TABLE_NEWCOMERS)
+				h = source_history(&k, st, &new_history);
+			else
+				h = source_history(&k, st, &history);
 		} else {
 			h = bpf_map_lookup_elem(&agg_history, &idx);
 		}

@@ -61,7 +61,8 @@ __attribute__((noinline)) int judge_refresh(struct rl_state *st,
 
 /*
  * Judge one packet against one budget held per CPU in `st`. `key` is the
- * source's key (for the source budget) or NULL (for rule_id's window in
+ * source's key (for the source budget, in table `rule_id`: RL_TABLE_*) or
+ * NULL (for rule_id's window in
  * `aggregates`, judged only inside judge_rule_window, itself a global
  * function: the refresh is inlined there, since a global function called
  * from it, with bpf_loop's callback, would nest the stack past 512 bytes).
@@ -84,7 +85,7 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 		return RL_OVER;
 	c.bucket = st->win.bucket;
 	c.self = bpf_get_smp_processor_id();
-	c.source = key != NULL;
+	c.source = key ? rule_id : 0;
 	if (!key) {
 		c.rule_id = rule_id;
 		return refresh(st, b, &c, len);

@@ -142,8 +142,45 @@ struct {
 	__type(value, struct rl_sync_state);
 } sync SEC(".maps");
 
+/* Verified sources (include/verified.h): written by the egress hook only;
+ * max_entries is set by the loader (that of `sources`). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, struct rl_key);
+	__type(value, struct rl_verified);
+} verified SEC(".maps");
+
+/* Connections the host answered past the handshake, written by the egress
+ * hook once a rule bans: the packets that may count toward a ban.
+ * max_entries is set by the loader (that of `sources`). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, struct rl_flow);
+	__type(value, struct rl_answered);
+} answered SEC(".maps");
+
+/* The unverified sources a newcomer budget admitted, and their history:
+ * tables of their own, so that they never push a verified source's state
+ * out of `sources` and `history`. max_entries is set by the loader
+ * (rl_newcomers_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES / 4);
+	__type(key, struct rl_key);
+	__type(value, struct rl_source);
+} newcomers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES / 4);
+	__type(key, struct rl_key);
+	__type(value, struct rl_history);
+} new_history SEC(".maps");
+
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
 static const struct rl_source new_source;
-static const struct rl_history new_history;
+static const struct rl_history empty_history;
 #endif /* RL_MAPS_BPF_H */

@@ -2,11 +2,14 @@
 /*
  * xdp-ratelimit: per-source sliding-window rate limiting at the driver.
  * Semantics: xdp-ratelimit(8) SEMANTICS. The program reads as parse
- * (include/parse.h), classify (rule.bpf.h, ban.bpf.h, refused.bpf.h),
- * judge (judge.bpf.h: the window of include/window.h, the cross-CPU budget
- * of include/quota.h; newcomer.bpf.h) and account (the counters, events in
- * report.bpf.h). Each bpf/NAME.bpf.h holds one job; every map is in maps.bpf.h.
+ * (include/parse.h), classify (rule.bpf.h, ban.bpf.h, verified.bpf.h,
+ * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
+ * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
+ * counters, events in report.bpf.h). A second program, rl_egress, marks
+ * the sources the host answers (verified.bpf.h). Each bpf/NAME.bpf.h holds
+ * one job; every map is in maps.bpf.h.
  */
+#include <linux/pkt_cls.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
@@ -22,22 +25,35 @@
 #include "ban.bpf.h"
 #include "refused.bpf.h"
 #include "rule.bpf.h"
+#include "verified.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Count a passed packet in a source's window that judge() did not roll. */
 static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
-					   __u64 len, const struct rl_key *key)
+					   __u64 len, const struct rl_key *key,
+					   int table)
 {
-	roll(st, now, key, 0);
+	roll(st, now, key, table);
 	rl_quota_commit(st, len);
 }
 
+/* What one packet is judged as: its source, the table its state is in
+ * (RL_TABLE_*), whether the host verified it (only read for rules with a
+ * newcomer budget or a ban), and the frame (a ban reads its connection). */
+struct judged {
+	const struct rl_key *key;
+	struct rl_source *src;
+	int table;
+	int verified;
+	void *data;
+	void *end;
+};
+
 /* Is the packet within the source's and the rule's aggregate budgets, and,
- * for a new source, the rule's newcomer budget? Counts it in every window
- * it was judged in when it is; a dropped packet counts in none. */
-static __always_inline int within_quota(struct rl_source *src,
-					const struct rl_key *key,
+ * for an unverified source, the rule's newcomer budget? Counts it in every
+ * window it was judged in when it is; a dropped packet counts in none. */
+static __always_inline int within_quota(const struct judged *j,
 					const struct rl_rule *rule,
 					__u32 rule_id, __u64 now, __u64 len,
 					__u32 gen)
@@ -47,14 +63,20 @@ static __always_inline int within_quota(struct rl_source *src,
 	struct rl_budget nb = rl_newcomer_budget(rule);
 	__u32 slot = rl_budget_slot(rule_id, rule);
 	int src_limited = rl_budget_limited(&sb);
+	struct rl_source *src = j->src;
 	struct rl_state *agg = NULL, *nw = NULL;
+	int bans = rule->ban_ns && j->verified;
 
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &sb, now, len, gen, key, 0) != RL_FITS) {
-				/* --ban; a block bans nobody */
-				if (!rl_budget_blocks(&sb, len))
-					ban_source(rule, key, now);
+			if (judge(&src->st, &sb, now, len, gen, j->key,
+				  j->table) != RL_FITS) {
+				/* --ban: only by the source's own packets
+				 * (verified.bpf.h); a block bans nobody */
+				if (bans && !rl_budget_blocks(&sb, len) &&
+				    account_proven(j->data, j->end, j->key, now,
+						   len, &sb, 1))
+					ban_source(rule, j->key, now);
 				return 0;
 			}
 		} else if (rl_budget_blocks(&sb, len)) {
@@ -62,8 +84,8 @@ static __always_inline int within_quota(struct rl_source *src,
 			return 0;
 		}
 	}
-	/* newcomer budget: new sources also fit it */
-	if (newcomer_applies(&nb, src, key, now) &&
+	/* newcomer budget: unverified sources also fit it */
+	if (rl_newcomer_applies(&nb, j->verified) &&
 	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
 		return 0;
 	if (rl_budget_limited(&ab)) {
@@ -74,11 +96,13 @@ static __always_inline int within_quota(struct rl_source *src,
 	if (src && src_limited)
 		rl_quota_commit(&src->st, len);
 	else if (src)
-		count_unjudged(&src->st, now, len, key);
+		count_unjudged(&src->st, now, len, j->key, j->table);
 	if (agg)
 		rl_quota_commit(agg, len);
 	if (nw)
 		rl_quota_commit(nw, len);
+	if (bans)
+		account_proven(j->data, j->end, j->key, now, len, &sb, 0);
 	return 1;
 }
 
@@ -93,6 +117,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_counters *cnt;
 	struct rl_config *cfg;
 	struct rl_key key;
+	struct judged j = { .key = &key, .table = RL_TABLE_SOURCES,
+			    .data = data, .end = data_end };
 	__u32 zero = 0, rule_id;
 	__u64 now;
 	int kind, pass;
@@ -125,9 +151,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 
 	now = rl_now(cfg);
-	src = bpf_map_lookup_elem(&sources, &key);
-	if (src)
-		own_source(src, &key, now);
+	src = table_source(RL_TABLE_SOURCES, &key);
 	/* --ban: a banned source drops, its window untouched */
 	if (cfg->bans_used && source_banned(&key, now)) {
 		cnt->banned_pkts++;
@@ -147,26 +171,36 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			barrier_var(rule);
 		}
 	}
+	/* verification costs a lookup only to rules that read it */
+	if (rule && rl_rule_reads_verified(rule))
+		j.verified = source_verified(src, &key, now);
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
-					      cfg->rules_gen)) {
+					      cfg->rules_gen, j.verified)) {
 			count_refused(&key, len, cnt, now);
 			pass = 0;
 			goto out;
 		}
-		src = new_source_state(&key, cnt, rule_id, cfg->rules_gen, now);
+		/* admitted by the newcomer budget: kept apart */
+		if (rule && rl_rule_newcomer_limited(rule) && !j.verified) {
+			j.table = RL_TABLE_NEWCOMERS;
+			src = table_source(RL_TABLE_NEWCOMERS, &key);
+		}
+		if (!src)
+			src = new_source_state(j.table, &key, cnt, rule_id,
+					       cfg->rules_gen);
 		if (!src)
 			cnt->untracked_pkts++;
 	}
+	j.src = src;
 
 	if (rule) {
-		pass = within_quota(src, &key, rule, rule_id, now, len,
-				    cfg->rules_gen);
+		pass = within_quota(&j, rule, rule_id, now, len, cfg->rules_gen);
 	} else {
 		/* not limited, still counted (and shown in window_*) */
 		pass = 1;
 		if (src)
-			count_unjudged(&src->st, now, len, &key);
+			count_unjudged(&src->st, now, len, &key, j.table);
 	}
 count_source:
 	if (src) {
@@ -188,4 +222,44 @@ out:
 	cnt->dropped_pkts++;
 	cnt->dropped_bytes += len;
 	return (settings.flags & RL_F_DRY_RUN) ? XDP_PASS : XDP_DROP;
+}
+
+/*
+ * The egress hook (tc clsact, on the interface and every --replies-via
+ * one): a TCP segment the host sends that is neither SYN nor RST answers
+ * its peer past a handshake, which verifies the peer (include/verified.h)
+ * and, once a rule bans, the connection. It never changes a packet or its
+ * fate.
+ */
+SEC("tc")
+int rl_egress(struct __sk_buff *skb)
+{
+	struct rl_counters *cnt;
+	struct rl_config *cfg;
+	struct rl_flow f;
+	__u32 zero = 0;
+	__u8 flags;
+	__u64 now;
+
+	if (!rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
+			  &f, 1, &flags)) {
+		/* headers beyond the linear part: pull them once */
+		if (skb->len <= skb->data_end - skb->data ||
+		    bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128) ||
+		    !rl_parse_tcp((void *)(long)skb->data,
+				  (void *)(long)skb->data_end, &f, 1, &flags))
+			return TC_ACT_OK;
+	}
+	if (!rl_tcp_answers(flags))
+		return TC_ACT_OK;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cnt || !cfg)
+		return TC_ACT_OK;	/* cannot happen: arrays */
+	now = rl_now(cfg);
+	cnt->replies++;
+	mark_verified(&f, now, cnt);
+	if (RL_READ(cfg->bans_used))
+		mark_answered(&f, now);
+	return TC_ACT_OK;
 }

@@ -19,7 +19,7 @@
  */
 static __always_inline int refused_untracked(const struct rl_rule *rule,
 					     __u32 rule_id, __u64 now,
-					     __u64 len, __u32 gen)
+					     __u64 len, __u32 gen, int verified)
 {
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
 	struct rl_budget nb = rl_newcomer_budget(rule);
@@ -29,8 +29,9 @@ static __always_inline int refused_untracked(const struct rl_rule *rule,
 	if (rule->pkt_budget == 0 ||
 	    (rule->byte_budget != RL_UNLIMITED && rule->byte_budget < len))
 		return 1;
-	/* newcomer budget: refuses without an entry */
-	if (rl_budget_limited(&nb) && !newcomer_fits(&nb, slot, now, len, gen, &nw))
+	/* newcomer budget: refuses an unverified source without an entry */
+	if (rl_newcomer_applies(&nb, verified) &&
+	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
 		return 1;
 	if (!rl_budget_limited(&ab))
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * A source's per-CPU entry in `sources`: whose state a value holds (the
- * kernel may hand an evicted value to a new key), and a new source's entry.
+ * A source's per-CPU entry in `sources` or `newcomers` (RL_TABLE_*): whose
+ * state a value holds (the kernel may hand an evicted value to a new key),
+ * and a new source's entry.
  */
 #ifndef RL_SOURCE_BPF_H
 #define RL_SOURCE_BPF_H
@@ -25,29 +26,46 @@ static __always_inline int owned_by(const struct rl_source *v,
 /* This CPU's value for `key`, reset if it holds another key's state (or
  * none: the source is new on this CPU). */
 static __always_inline void own_source(struct rl_source *src,
-				       const struct rl_key *key, __u64 now)
+				       const struct rl_key *key)
 {
 	if (owned_by(src, key))
 		return;
 	__builtin_memset(src, 0, sizeof(*src));
 	__builtin_memcpy(&src->owner, key, sizeof(*key));
-	src->created_ns = now;
 }
 
-/* A new source's state (an evicted source starts afresh), its rule cached. */
-static __always_inline struct rl_source *new_source_state(const struct rl_key *key,
-							  struct rl_counters *cnt,
-							  __u32 rule_id, __u32 gen,
-							  __u64 now)
+/* This CPU's value of `key` in `table`, owned (NULL: none). */
+static __always_inline struct rl_source *table_source(int table,
+						      const struct rl_key *key)
 {
 	struct rl_source *src;
 
-	bpf_map_update_elem(&sources, key, &new_source, BPF_NOEXIST);
-	src = bpf_map_lookup_elem(&sources, key);
+	if (table == RL_TABLE_NEWCOMERS)
+		src = bpf_map_lookup_elem(&newcomers, key);
+	else
+		src = bpf_map_lookup_elem(&sources, key);
+	if (src)
+		own_source(src, key);
+	return src;
+}
+
+/* A new source's state in `table` (an evicted source starts afresh), its
+ * rule cached. */
+static __always_inline struct rl_source *new_source_state(int table,
+							  const struct rl_key *key,
+							  struct rl_counters *cnt,
+							  __u32 rule_id, __u32 gen)
+{
+	struct rl_source *src;
+
+	if (table == RL_TABLE_NEWCOMERS)
+		bpf_map_update_elem(&newcomers, key, &new_source, BPF_NOEXIST);
+	else
+		bpf_map_update_elem(&sources, key, &new_source, BPF_NOEXIST);
+	src = table_source(table, key);
 	if (!src)
 		return NULL;
 	cnt->new_sources++;
-	own_source(src, key, now);
 	src->rule_gen = gen;
 	src->rule_id = rule_id;
 	return src;

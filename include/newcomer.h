@@ -5,28 +5,18 @@
  * by the XDP program and the host tests, like window.h and quota.h; the
  * budgets themselves are judged with quota.h like any other.
  *
- * "New" is recorded as the time the source's `sources` entry was created:
- * the earliest rl_source.created_ns of the CPUs whose value the source
- * owns (bpf/ratelimit.bpf.c source_created). A source is new while less
- * than one window W has passed since, and an evicted source gets a fresh
- * entry, so it is new again. No field of its own: each CPU's value already
- * holds when it was set up for its owner, and "tracked without
- * interruption" is exactly "the same entry": the entry only goes away by
- * eviction. An established source never touches the newcomer
- * window, and a source whose packets the newcomer budget refuses takes no
- * entry, so it stays new until one of its packets passes.
+ * New means unverified (include/verified.h): the host has not answered the
+ * source within --verified-ttl. How long a source has been seen earns
+ * nothing, so a spoofed flood whose addresses repeat stays new however
+ * long it lasts. A verified source never touches the newcomer window; an
+ * unverified one admitted by it is kept in a table of its own
+ * (`newcomers`), so it never pushes a verified source's state out of
+ * `sources`; one the budget refuses takes no entry at all.
  */
 #ifndef RL_NEWCOMER_H
 #define RL_NEWCOMER_H
 
 #include "quota.h"
-
-/* Is a source whose entry was created at `created` still new at `now`?
- * A clock behind `created` (another CPU's read) counts as new. */
-RL_INLINE int rl_source_new(__u64 created, __u64 now, __u64 window_ns)
-{
-	return (__s64)(now - created) < (__s64)window_ns;
-}
 
 /* The slot of the budget windows of rule `r` (at `rule_id`): the default
  * rule's two halves (the /0 of each family) share RL_BUDGET_DEFAULT, but
@@ -57,17 +47,11 @@ RL_INLINE struct rl_budget rl_newcomer_budget(const struct rl_rule *r)
 	return b;
 }
 
-/*
- * Must this packet fit the newcomer budget `nb`? Only when one is set and
- * the source is new: untracked (no entry yet), or created less than a
- * window ago.
- */
-RL_INLINE int rl_newcomer_applies(const struct rl_budget *nb, int tracked,
-				  __u64 created, __u64 now, __u64 window_ns)
+/* Must this packet fit the newcomer budget `nb`? Only when one is set and
+ * the source is not verified. */
+RL_INLINE int rl_newcomer_applies(const struct rl_budget *nb, int verified)
 {
-	if (!rl_budget_limited(nb))
-		return 0;
-	return !tracked || rl_source_new(created, now, window_ns);
+	return rl_budget_limited(nb) && !verified;
 }
 
 /* Does a ban entry still hold at `now`? Expired entries are left for the

@@ -85,6 +85,15 @@ RL_INLINE int rl_is_encap(__be16 proto)
 	       proto == RL_HTONS(ETH_P_MPLS_UC) || proto == RL_HTONS(ETH_P_MPLS_MC);
 }
 
+/* The v4-mapped form of an IPv4 address, as struct rl_key holds it. */
+RL_INLINE void rl_v4_mapped(__u8 out[16], const void *v4)
+{
+	__builtin_memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	__builtin_memcpy(&out[12], v4, 4);
+}
+
 /* IPv4: the whole header its IHL claims must be there. */
 RL_INLINE int rl_parse_ipv4(struct rl_cursor *c, void *end, struct rl_key *key)
 {
@@ -98,10 +107,7 @@ RL_INLINE int rl_parse_ipv4(struct rl_cursor *c, void *end, struct rl_key *key)
 	hlen = iph->ihl * 4;
 	if (c->pos + hlen > end)
 		return RL_PKT_MALFORMED;
-	__builtin_memset(key->addr, 0, 10);
-	key->addr[10] = 0xff;
-	key->addr[11] = 0xff;
-	__builtin_memcpy(&key->addr[12], &iph->saddr, 4);
+	rl_v4_mapped(key->addr, &iph->saddr);
 	c->pos += hlen;
 	return RL_PKT_V4;
 }
@@ -149,6 +155,97 @@ RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 	if (rl_is_encap(proto))
 		return RL_PKT_ENCAP;
 	return RL_PKT_NON_IP;
+}
+
+/* ---- TCP segments: verified sources (include/verified.h) ---- */
+
+#define RL_TCP_FIN	0x01
+#define RL_TCP_SYN	0x02
+#define RL_TCP_RST	0x04
+#define RL_TCP_ACK	0x10
+/* IPv6 extension headers looked through before TCP, at most */
+#define RL_MAX_EXT_HDRS		4
+
+/* After the IPv6 header: the upper-layer protocol, the cursor moved past
+ * the extension headers (hop-by-hop, routing, destination options, a
+ * first fragment); -1 when it cannot be read (a later fragment, a cut or
+ * too long chain). */
+RL_INLINE int rl_skip_ipv6_ext(struct rl_cursor *c, void *end, __u8 next)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < RL_MAX_EXT_HDRS; i++) {
+		__u8 *h = c->pos;
+
+		if (next != 0 && next != 43 && next != 60 && next != 44)
+			return next;
+		if ((void *)(h + 8) > end)
+			return -1;
+		if (next == 44) {	/* fragment: offset in bits 3-15 of bytes 2-3 */
+			if ((h[2] << 5 | h[3] >> 3) != 0)
+				return -1;
+			c->pos = h + 8;
+		} else {
+			c->pos = h + (h[1] + 1) * 8;
+		}
+		next = h[0];
+	}
+	return next == 0 || next == 43 || next == 60 || next == 44 ? -1 : next;
+}
+
+/*
+ * The TCP segment in a frame: its connection as `f` (egress: the host is
+ * the sender, else the receiver) and its flags. 1 if the frame is a TCP
+ * segment whose header is there, else 0 (a later fragment cannot be read).
+ */
+RL_INLINE int rl_parse_tcp(void *data, void *end, struct rl_flow *f, int egress,
+			   __u8 *flags)
+{
+	struct rl_cursor c = { .pos = data };
+	int proto = rl_parse_eth(&c, end);
+	__u8 *from = egress ? f->host : f->peer, *to = egress ? f->peer : f->host;
+	__be16 *ports;
+	__u8 *tcp;
+
+	if (proto == RL_HTONS(ETH_P_IP)) {
+		struct iphdr *iph = c.pos;
+
+		if ((void *)(iph + 1) > end || iph->version != 4 || iph->ihl < 5)
+			return 0;
+		if (iph->protocol != 6 || (iph->frag_off & RL_HTONS(0x1fff)))
+			return 0;
+		rl_v4_mapped(from, &iph->saddr);
+		rl_v4_mapped(to, &iph->daddr);
+		c.pos += iph->ihl * 4;
+	} else if (proto == RL_HTONS(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = c.pos;
+
+		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+			return 0;
+		__builtin_memcpy(from, &ip6->saddr, 16);
+		__builtin_memcpy(to, &ip6->daddr, 16);
+		c.pos = ip6 + 1;
+		if (rl_skip_ipv6_ext(&c, end, ip6->nexthdr) != 6)
+			return 0;
+	} else {
+		return 0;
+	}
+	tcp = c.pos;
+	if ((void *)(tcp + 14) > end)
+		return 0;
+	ports = (__be16 *)tcp;
+	f->peer_port = egress ? ports[1] : ports[0];
+	f->host_port = egress ? ports[0] : ports[1];
+	*flags = tcp[13];
+	return 1;
+}
+
+/* Is a segment the host sends with these flags an answer past a
+ * handshake (neither SYN, so not a SYN-ACK, nor RST)? */
+RL_INLINE int rl_tcp_answers(__u8 flags)
+{
+	return !(flags & (RL_TCP_SYN | RL_TCP_RST));
 }
 
 #endif /* RL_PARSE_H */

@@ -81,6 +81,23 @@
 #define RL_BAN_ENTRIES		65536
 #define RL_MAX_BAN_NS		(24 * 3600 * RL_NSEC_PER_SEC)	/* a day */
 
+/* ---- verified sources (include/verified.h) ---- */
+/* --verified-ttl: how long one answer from the host keeps a source
+ * verified (default 10 minutes, 1 s to a day). */
+#define RL_DEFAULT_VERIFIED_TTL_NS	(600 * RL_NSEC_PER_SEC)
+#define RL_MIN_VERIFIED_TTL_NS		RL_NSEC_PER_SEC
+#define RL_MAX_VERIFIED_TTL_NS		(24 * 3600 * RL_NSEC_PER_SEC)
+/* --replies-via: interfaces the host's answers leave by, at most this many */
+#define RL_MAX_REPLIES_VIA	4
+/* tc filter of the egress hook (user/egress.c): priority, and handle =
+ * the XDP interface's ifindex, so that each attached interface owns one */
+#define RL_TC_PRIORITY		0x5258	/* "RX" */
+/* The table a source's per-CPU state lives in: verified sources (and
+ * every source of rules without a newcomer budget) in `sources`, the
+ * unverified sources a newcomer budget admits in `newcomers`. */
+#define RL_TABLE_SOURCES	1
+#define RL_TABLE_NEWCOMERS	2
+
 /* ---- events (include/events.h) ---- */
 /* The `events` ring buffer: 256 KiB, some 3,600 events of 72 bytes (the
  * record and the kernel's 8-byte header), about two seconds of what both
@@ -99,7 +116,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	6
+#define RL_LAYOUT_VERSION	7
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -133,7 +150,11 @@
 	X(agg_history,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_history)	\
 	X(events,	BPF_MAP_TYPE_RINGBUF,		struct rl_none,		struct rl_none)		\
 	X(remote,	BPF_MAP_TYPE_HASH,		struct rl_key,		struct rl_remote)	\
-	X(sync,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_sync_state)
+	X(sync,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_sync_state)	\
+	X(verified,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_verified)	\
+	X(answered,	BPF_MAP_TYPE_LRU_HASH,		struct rl_flow,		struct rl_answered)	\
+	X(newcomers,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
+	X(new_history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -151,6 +172,16 @@ struct rl_none {
  * to the configured prefix (/64 by default). */
 struct rl_key {
 	__u8 addr[16];
+};
+
+/* A TCP connection as the host's answer names it (network order): the
+ * peer (the source it answers) and the host's own address and port.
+ * Addresses are whole (IPv4 as v4-mapped IPv6), not masked. */
+struct rl_flow {
+	__u8 peer[16];
+	__u8 host[16];
+	__be16 peer_port;
+	__be16 host_port;
 };
 
 struct rl_lpm_v4 {
@@ -265,7 +296,7 @@ struct rl_history {
  * What the verdict reads is the first 64 bytes (a cache line when the
  * value is aligned): owner, rule cache, lease and newest bucket. Then the
  * bucket before it and the history marker (read at a refresh, written at
- * a roll), and what a counted packet writes: the totals, created_ns and
+ * a roll), and what a counted packet writes: the totals, verified_ns and
  * the events marker limited_ns (read and written as the packet is counted).
  *
  * `owner` is the key the value was last (re)initialised for on this CPU:
@@ -273,10 +304,10 @@ struct rl_history {
  * CPU still finishes a packet of the old key on it; a value whose owner is
  * not the key looked up is stale and reset before use (and skipped by the
  * cross-CPU sum and by userspace). All zero: never used on this CPU.
- * `created_ns` is the time (the window's clock) this CPU's value was
- * (re)initialised for `owner`: its first packet on this CPU, or, once a
- * newcomer budget asked, the earliest of any CPU's for `owner` (when the
- * entry was created: include/newcomer.h).
+ * `verified_ns` is this CPU's copy of the source's `verified` entry
+ * (when the host last answered it, 0: not known to be verified), so that
+ * a verified source's packets look the shared entry up once a TTL, not
+ * per packet (bpf/verified.bpf.h).
  */
 struct rl_source {
 	struct rl_key owner;
@@ -287,7 +318,7 @@ struct rl_source {
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
-	__u64 created_ns;
+	__u64 verified_ns;
 	/* events (include/events.h): this CPU's last drop of the source
 	 * while it is reported limited here, 0 when it is not */
 	__u64 limited_ns;
@@ -319,6 +350,28 @@ struct rl_ban {
 	__u32 rule_flags;	/* RL_RULE_F_V6 of the banning rule */
 	__u32 rule_prefixlen;
 	__u8 rule_addr[16];
+};
+
+/*
+ * Value of the `verified` LRU hash, keyed like `sources`: when the host
+ * last answered the source past a handshake (include/verified.h), written
+ * only by the egress hook, so no packet that reaches the host can create,
+ * refresh or push out an entry. proven_*: what the source sent on
+ * connections the host answered (`answered`) in fixed window proven_win
+ * (the low 32 bits of now / W), added to by the XDP program (only by
+ * such packets): a ban needs them alone to exceed the quota.
+ */
+struct rl_verified {
+	__u64 answered_ns;
+	__u32 proven_win;
+	__u32 proven_pkts;
+	__u64 proven_bytes;
+};
+
+/* Value of the `answered` LRU hash (struct rl_flow): when the host last
+ * sent a segment on the connection, neither SYN nor RST. */
+struct rl_answered {
+	__u64 answered_ns;
 };
 
 /*
@@ -426,6 +479,9 @@ struct rl_settings {
 	__u64 max_sources;
 	__u32 mode;		/* enum rl_mode, informational */
 	__u32 ifindex;
+	__u64 verified_ttl_ns;	/* --verified-ttl */
+	/* --replies-via: ifindexes of the egress hooks, 0-terminated */
+	__u32 replies_via[RL_MAX_REPLIES_VIA];
 };
 
 /* Single entry of the `config` array map. */
@@ -468,6 +524,10 @@ struct rl_counters {
 	/* frames in an encapsulation the parser does not read (a third
 	 * VLAN tag, PPPoE session, MPLS): dropped unless --pass-malformed */
 	__u64 encap_pkts;
+	/* the egress hook: answers it saw (TCP, neither SYN nor RST), and
+	 * sources it verified that were not */
+	__u64 replies;
+	__u64 verified_new;
 };
 
 /* ---- events ------------------------------------------------------------ */
@@ -478,6 +538,7 @@ enum rl_event_type {
 	RL_EVENT_RELEASED = 2,	/* a whole window passed without a drop */
 	RL_EVENT_BANNED = 3,
 	RL_EVENT_UNBANNED = 4,	/* the ban's time is up */
+	RL_EVENT_VERIFIED = 5,	/* the host answered a source not verified */
 };
 
 /* rl_event.rule_flags: a rule is named (else none covers the source) */
@@ -521,5 +582,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_rule) % 8 == 0, "rl_rule padding");
 RL_STATIC_ASSERT(sizeof(struct rl_config) % 8 == 0, "rl_config padding");
 RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
 RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote layout");
+RL_STATIC_ASSERT(sizeof(struct rl_flow) == 36, "rl_flow layout");
+RL_STATIC_ASSERT(sizeof(struct rl_verified) == 24, "rl_verified layout");
+RL_STATIC_ASSERT(sizeof(struct rl_settings) % 8 == 0, "rl_settings padding");
 
 #endif /* RATELIMIT_H */
