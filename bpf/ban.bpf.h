@@ -26,16 +26,22 @@ static __always_inline int source_banned(const struct rl_key *key, __u64 now)
 }
 
 /* A drop for the source's own quota: banned on every CPU, if the rule
- * bans. A ban that cannot be stored leaves the source to its quota. */
-static __always_inline void ban_source(const struct rl_rule *rule,
-				       const struct rl_key *key, __u64 now)
+ * bans. A ban that cannot be stored leaves the source to its quota. A
+ * global function: the ban is built on its own stack, not the program's. */
+__noinline int ban_source(const struct rl_rule *rule, const struct rl_key *key,
+			  __u64 now)
 {
+	struct rl_key k;
 	struct rl_ban b;
 
-	if (!rule->ban_ns)
-		return;
+	if (!rule || !key || !rule->ban_ns)
+		return 0;
+	k = *key;	/* 6.1: a map key on this stack, not an argument */
 	rl_ban_make(&b, rule, now);
-	if (!bpf_map_update_elem(&bans, key, &b, BPF_ANY) && !no_events)
-		report_ban(RL_EVENT_BANNED, key, &b, now, b.until_ns);
+	if (bpf_map_update_elem(&bans, &k, &b, BPF_ANY))
+		return 0;
+	if (!no_events)
+		report_ban(RL_EVENT_BANNED, &k, &b, now, b.until_ns);
+	return 1;
 }
 #endif /* RL_BAN_BPF_H */

@@ -38,22 +38,26 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 	rl_quota_commit(st, len);
 }
 
-/* What one packet is judged as: its source, the table its state is in
- * (RL_TABLE_*), whether the host verified it (only read for rules with a
- * newcomer budget or a ban), and the frame (a ban reads its connection). */
-struct judged {
-	const struct rl_key *key;
-	struct rl_source *src;
-	int table;
-	int verified;
-	void *data;
-	void *end;
-};
+/* How a packet is judged (`how` below): its source's state is in
+ * `newcomers`, not `sources`; the host verified it (read only for rules
+ * with a newcomer budget or a ban); its own answered connections exceed
+ * its quota (account_proven: only then may a drop ban). */
+#define HOW_NEWCOMERS	(1 << 0)
+#define HOW_VERIFIED	(1 << 1)
+#define HOW_PROVEN_OVER	(1 << 2)
+
+static __always_inline int how_table(int how)
+{
+	return how & HOW_NEWCOMERS ? RL_TABLE_NEWCOMERS : RL_TABLE_SOURCES;
+}
 
 /* Is the packet within the source's and the rule's aggregate budgets, and,
  * for an unverified source, the rule's newcomer budget? Counts it in every
- * window it was judged in when it is; a dropped packet counts in none. */
-static __always_inline int within_quota(const struct judged *j,
+ * window it was judged in when it is; a dropped packet counts in none.
+ * `src`: the source's state (NULL: untracked). One flag word, `how`, not
+ * three: what stays live across the judging is what the stack pays for. */
+static __always_inline int within_quota(struct rl_source *src,
+					const struct rl_key *key, int how,
 					const struct rl_rule *rule,
 					__u32 rule_id, __u64 now, __u64 len,
 					__u32 gen)
@@ -63,20 +67,17 @@ static __always_inline int within_quota(const struct judged *j,
 	struct rl_budget nb = rl_newcomer_budget(rule);
 	__u32 slot = rl_budget_slot(rule_id, rule);
 	int src_limited = rl_budget_limited(&sb);
-	struct rl_source *src = j->src;
 	struct rl_state *agg = NULL, *nw = NULL;
-	int bans = rule->ban_ns && j->verified;
 
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &sb, now, len, gen, j->key,
-				  j->table) != RL_FITS) {
+			if (judge(&src->st, &sb, now, len, gen, key,
+				  how_table(how)) != RL_FITS) {
 				/* --ban: only by the source's own packets
 				 * (verified.bpf.h); a block bans nobody */
-				if (bans && !rl_budget_blocks(&sb, len) &&
-				    account_proven(j->data, j->end, j->key, now,
-						   len, &sb, 1))
-					ban_source(rule, j->key, now);
+				if ((how & HOW_PROVEN_OVER) &&
+				    !rl_budget_blocks(&sb, len))
+					ban_source(rule, key, now);
 				return 0;
 			}
 		} else if (rl_budget_blocks(&sb, len)) {
@@ -85,7 +86,7 @@ static __always_inline int within_quota(const struct judged *j,
 		}
 	}
 	/* newcomer budget: unverified sources also fit it */
-	if (rl_newcomer_applies(&nb, j->verified) &&
+	if (rl_newcomer_applies(&nb, how & HOW_VERIFIED) &&
 	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
 		return 0;
 	if (rl_budget_limited(&ab)) {
@@ -96,13 +97,11 @@ static __always_inline int within_quota(const struct judged *j,
 	if (src && src_limited)
 		rl_quota_commit(&src->st, len);
 	else if (src)
-		count_unjudged(&src->st, now, len, j->key, j->table);
+		count_unjudged(&src->st, now, len, key, how_table(how));
 	if (agg)
 		rl_quota_commit(agg, len);
 	if (nw)
 		rl_quota_commit(nw, len);
-	if (bans)
-		account_proven(j->data, j->end, j->key, now, len, &sb, 0);
 	return 1;
 }
 
@@ -117,9 +116,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_counters *cnt;
 	struct rl_config *cfg;
 	struct rl_key key;
-	struct judged j = { .key = &key, .table = RL_TABLE_SOURCES,
-			    .data = data, .end = data_end };
-	__u32 zero = 0, rule_id;
+	int how = 0;
+	__u32 zero = 0, rule_id, gen;
 	__u64 now;
 	int kind, pass;
 
@@ -128,12 +126,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!cnt || !cfg)
 		return XDP_PASS;	/* cannot happen: arrays */
 
-	/* read through the volatile: a plain pointer to the const settings
-	 * would let the compiler fold in their initial value */
-	__u32 v6_mask[4] = { settings.v6_mask[0], settings.v6_mask[1],
-			     settings.v6_mask[2], settings.v6_mask[3] };
-
-	kind = rl_parse_frame(data, data_end, &key, v6_mask);
+	kind = rl_parse_frame(data, data_end, &key, settings.v6_mask);
 	if (kind == RL_PKT_NON_IP) {
 		cnt->non_ip_pkts++;
 		pass = 1;
@@ -158,10 +151,11 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		pass = 0;
 		if (src)
 			goto count_source;
-		count_refused(&key, len, cnt, now);
+		count_refused(&key, len, now);
 		goto out;
 	}
-	rule_id = find_rule(src, &key, kind, cfg->rules_gen);
+	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
+	rule_id = find_rule(src, &key, kind, gen);
 	if (rule_id != RL_NO_RULE) {
 		rule = bpf_map_lookup_elem(&rules, &rule_id);
 		if (rule && !(rule->flags & RL_RULE_F_USED)) {
@@ -172,35 +166,37 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		}
 	}
 	/* verification costs a lookup only to rules that read it */
-	if (rule && rl_rule_reads_verified(rule))
-		j.verified = source_verified(src, &key, now);
+	if (rule && rl_rule_reads_verified(rule) && source_verified(src, &key, now)) {
+		how |= HOW_VERIFIED;
+		if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
+			how |= HOW_PROVEN_OVER;
+	}
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
-					      cfg->rules_gen, j.verified)) {
-			count_refused(&key, len, cnt, now);
+					      gen, how & HOW_VERIFIED)) {
+			count_refused(&key, len, now);
 			pass = 0;
 			goto out;
 		}
 		/* admitted by the newcomer budget: kept apart */
-		if (rule && rl_rule_newcomer_limited(rule) && !j.verified) {
-			j.table = RL_TABLE_NEWCOMERS;
+		if (rule && rl_rule_newcomer_limited(rule) && !(how & HOW_VERIFIED)) {
+			how |= HOW_NEWCOMERS;
 			src = table_source(RL_TABLE_NEWCOMERS, &key);
 		}
 		if (!src)
-			src = new_source_state(j.table, &key, cnt, rule_id,
-					       cfg->rules_gen);
+			src = new_source_state(how_table(how), &key, cnt,
+					       rule_id, gen);
 		if (!src)
 			cnt->untracked_pkts++;
 	}
-	j.src = src;
 
 	if (rule) {
-		pass = within_quota(&j, rule, rule_id, now, len, cfg->rules_gen);
+		pass = within_quota(src, &key, how, rule, rule_id, now, len, gen);
 	} else {
 		/* not limited, still counted (and shown in window_*) */
 		pass = 1;
 		if (src)
-			count_unjudged(&src->st, now, len, &key, j.table);
+			count_unjudged(&src->st, now, len, &key, how_table(how));
 	}
 count_source:
 	if (src) {

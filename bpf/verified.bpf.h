@@ -39,35 +39,43 @@ static __always_inline int source_verified(struct rl_source *src,
 }
 
 /*
- * A packet of a verified source under a rule that bans: if it belongs to
- * a connection the host answered, count it as proven (include/verified.h);
- * a proven packet dropped for the source's own quota (`dropped`) bans the
- * source once the proven packets alone exceed `sb`. A parse or lookup
- * that fails proves nothing: it never bans.
+ * A packet of a verified source under rule `rule`, which bans: if it
+ * belongs to a connection the host answered, count it as proven
+ * (include/verified.h), whatever its verdict. 1 if the proven packets
+ * alone now exceed the source's quota: then a drop for that quota bans.
+ * A parse or lookup that fails proves nothing, so never bans. A global
+ * function: its frame is not the program's, whose stack the cross-CPU sum
+ * already fills.
  */
-static __always_inline int account_proven(void *data, void *end,
-					  const struct rl_key *key, __u64 now,
-					  __u64 len, const struct rl_budget *sb,
-					  int dropped)
+__noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
+			      const struct rl_rule *rule, __u64 now, __u64 len)
 {
 	struct rl_answered *a;
 	struct rl_verified *v;
+	struct rl_budget b;
 	struct rl_flow f;
+	struct rl_key k;
 	__u8 flags;
 	__u32 win;
 
-	if (!rl_parse_tcp(data, end, &f, 0, &flags) || (flags & RL_TCP_SYN))
+	if (!ctx || !key || !rule)
+		return 0;	/* cannot happen: the caller's pointers */
+	if (!rl_parse_tcp((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			  &f, 0, &flags) || (flags & RL_TCP_SYN))
 		return 0;
 	a = bpf_map_lookup_elem(&answered, &f);
 	if (!a || !rl_verified_holds(RL_READ(a->answered_ns), now,
 				     settings.verified_ttl_ns))
 		return 0;
-	v = bpf_map_lookup_elem(&verified, key);
+	k = *key;	/* 6.1: a map key on this stack, not an argument */
+	v = bpf_map_lookup_elem(&verified, &k);
 	if (!v)
 		return 0;
 	win = rl_proven_window(now, settings.window_ns);
 	rl_proven_add(v, win, len);
-	return dropped && rl_proven_exceeds(v, win, sb);
+	b.pkts = rule->pkt_budget;
+	b.bytes = rule->byte_budget;
+	return rl_proven_exceeds(v, win, &b);
 }
 
 /* The key of the peer a connection names, as `sources` keys it; its

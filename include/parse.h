@@ -113,9 +113,10 @@ RL_INLINE int rl_parse_ipv4(struct rl_cursor *c, void *end, struct rl_key *key)
 }
 
 /* IPv6: the fixed header; extension headers do not move the source. The
- * key keeps the source masked to the tracked prefix (`mask`). */
+ * key keeps the source masked to the tracked prefix (`mask`: volatile, so
+ * that the program reads its load-time settings, not their initial value). */
 RL_INLINE int rl_parse_ipv6(struct rl_cursor *c, void *end, struct rl_key *key,
-			    const __u32 mask[4])
+			    const volatile __u32 *mask)
 {
 	struct ipv6hdr *ip6 = c->pos;
 	__u32 w[4];
@@ -141,7 +142,7 @@ RL_INLINE int rl_parse_ipv6(struct rl_cursor *c, void *end, struct rl_key *key,
 
 /* Classify a frame and fill `key` for IP frames. */
 RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
-			     const __u32 v6_mask[4])
+			     const volatile __u32 *v6_mask)
 {
 	struct rl_cursor c = { .pos = data };
 	int proto = rl_parse_eth(&c, end);

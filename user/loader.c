@@ -6,6 +6,7 @@
 #include "loader.h"
 #include "rules.h"
 #include "settings.h"
+#include "verified.h"
 
 int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
@@ -13,10 +14,17 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
 	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
 	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
+	struct bpf_map *verified = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified));
+	struct bpf_map *answered = bpf_object__find_map_by_name(obj, RL_MAP_NAME(answered));
+	struct bpf_map *newcomers = bpf_object__find_map_by_name(obj, RL_MAP_NAME(newcomers));
+	struct bpf_map *new_history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(new_history));
 	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
+	__u32 new_entries = rl_sources_map_size(rl_newcomers_entries(s->max_sources),
+						s->ncpus);
 	int err;
 
-	if (!sources || !history || !remote)
+	if (!sources || !history || !remote || !verified || !answered ||
+	    !newcomers || !new_history)
 		return -ENOENT;
 	*rodata = *s;
 	/* a source's history is an entry of its own: the same LRU sizing
@@ -24,6 +32,16 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	err = bpf_map__set_max_entries(sources, entries);
 	if (!err)
 		err = bpf_map__set_max_entries(history, entries);
+	/* verified sources and answered connections: one per source the
+	 * table keeps (shared LRUs, so no per-CPU headroom) */
+	if (!err)
+		err = bpf_map__set_max_entries(verified, (__u32)s->max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(answered, (__u32)s->max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(newcomers, new_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(new_history, new_entries);
 	/* a remote share per source the table keeps (not preallocated) */
 	return err ? err : bpf_map__set_max_entries(remote, (__u32)s->max_sources);
 }

@@ -25,6 +25,7 @@ void rl_attach_req_defaults(struct rl_attach_req *r)
 	r->nbuckets = RL_DEFAULT_BUCKETS;
 	r->v6_prefix = RL_DEFAULT_V6_PREFIX;
 	r->max_sources = RL_DEFAULT_MAX_SOURCES;
+	r->verified_ttl_ns = RL_DEFAULT_VERIFIED_TTL_NS;
 }
 
 static void v6_mask(__u32 mask[4], __u32 prefix)
@@ -74,6 +75,13 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 			 RL_MAX_MAX_SOURCES);
 		return -1;
 	}
+	if (r->verified_ttl_ns < RL_MIN_VERIFIED_TTL_NS ||
+	    r->verified_ttl_ns > RL_MAX_VERIFIED_TTL_NS) {
+		rl_format_duration(r->verified_ttl_ns, w, sizeof(w));
+		snprintf(err, errlen, "--verified-ttl %s is out of range: use 1s to 24h (default 10m)",
+			 w);
+		return -1;
+	}
 	if (ncpus < 1 || ncpus > RL_MAX_CPUS) {
 		snprintf(err, errlen,
 			 "possible CPU ids up to %d: xdp-ratelimit supports ids 0 to %u",
@@ -87,6 +95,8 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 	s->v6_prefix = r->v6_prefix;
 	s->flags = r->flags;
 	s->max_sources = r->max_sources;
+	s->verified_ttl_ns = r->verified_ttl_ns;
+	memcpy(s->replies_via, r->replies_via, sizeof(s->replies_via));
 	v6_mask(s->v6_mask, r->v6_prefix);
 	return 0;
 }

@@ -14,6 +14,9 @@ struct rl_attach_req {
 	__u32 v6_prefix;
 	__u64 max_sources;
 	__u32 flags;		/* RL_F_* */
+	__u64 verified_ttl_ns;
+	/* --replies-via: ifindexes, 0-terminated (none: the interface) */
+	__u32 replies_via[RL_MAX_REPLIES_VIA];
 };
 
 /* enum rl_mode as status and stats show it: "native", "generic". */
