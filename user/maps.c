@@ -143,6 +143,8 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
 		sum->banned_pkts += c->banned_pkts;
 		sum->events_lost += c->events_lost;
+		sum->replies += c->replies;
+		sum->verified_new += c->verified_new;
 	}
 out:
 	free(v);

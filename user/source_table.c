@@ -289,7 +289,7 @@ static bool batch_unsupported(int err)
  * BPF_MAP_LOOKUP_BATCH over the hash: -EOPNOTSUPP when the kernel cannot
  * (before anything was taken), 0 when done, or another negative errno.
  */
-static int scan_batched(struct scan *sc)
+static int scan_batched(struct scan *sc, int fd)
 {
 	size_t stride = sc->ncpus * VALUE_STRIDE;
 	__u32 batch = BATCH_BYTES / stride, count;
@@ -315,7 +315,7 @@ static int scan_batched(struct scan *sc)
 			}
 		}
 		count = batch;
-		ret = bpf_map_lookup_batch(sc->m->sources, first ? NULL : &token,
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &token,
 					   &token, keys, vals, &count, &opts);
 		if (ret && ret != -ENOENT) {
 			if (ret == -ENOSPC && batch < RL_MAX_MAX_SOURCES) {
@@ -351,19 +351,19 @@ static int take_walked(void *ctx, const struct rl_key *key, const void *vals)
 }
 
 /* One key at a time, for kernels without batch lookups of this map. */
-static int scan_by_key(struct scan *sc)
+static int scan_by_key(struct scan *sc, int fd)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	void *vals;
 	int err;
 
-	if (bpf_obj_get_info_by_fd(sc->m->sources, &info, &info_len))
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		return -errno;
 	vals = rl_percpu_alloc(sizeof(struct rl_source));
 	if (!vals)
 		return -ENOMEM;
-	err = walk_keys(sc->m->sources, 2ULL * info.max_entries + 1, vals,
+	err = walk_keys(fd, 2ULL * info.max_entries + 1, vals,
 			take_walked, sc);
 	free(vals);
 	return err;
@@ -384,14 +384,20 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 	if (sc.ncpus <= 0)
 		return sc.ncpus ? sc.ncpus : -EINVAL;
 	err = refused_read(m->refused, &sc.refused);
+	/* verified sources (and all under rules without a newcomer
+	 * budget), then the newcomers a newcomer budget admitted */
 	if (!err)
-		err = scan_batched(&sc);
+		err = scan_batched(&sc, m->sources);
+	if (!err && m->newcomers >= 0)
+		err = scan_batched(&sc, m->newcomers);
 	if (err == -EOPNOTSUPP) {
 		sel.n = 0;
 		sc.seen = 0;
 		for (size_t i = 0; i < sc.refused.n; i++)
 			sc.refused.rows[i].merged = false;
-		err = scan_by_key(&sc);
+		err = scan_by_key(&sc, m->sources);
+		if (!err && m->newcomers >= 0)
+			err = scan_by_key(&sc, m->newcomers);
 	}
 	if (!err)
 		err = take_refused_only(&sc, &top->refused_only);

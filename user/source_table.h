@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The busiest sources of an interface (xdp-ratelimit(8), stats): one pass
- * over the per-CPU `sources` LRU hash, in batches, keeping only the top N
+ * over the per-CPU `sources` and `newcomers` LRU hashes, in batches, keeping only the top N
  * so memory stays proportional to N plus one batch, however many sources
  * are tracked (up to RL_MAX_MAX_SOURCES); the drops in `refused` (at most
  * RL_REFUSED_ENTRIES) are added to their source, or shown as sources of

@@ -110,6 +110,38 @@ int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 	return (int)opts.retval;
 }
 
+int fixture_egress(struct fixture *f, const struct frame *fr, int cpu, __u64 now)
+{
+	struct rl_config cfg;
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = fr->data,
+		.data_size_in = (__u32)fr->len,
+		.repeat = 1,
+	);
+
+	if (!CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return -1;
+	cfg.test_now_ns = now;
+	if (!CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config"))
+		return -1;
+	if (!pin_cpu(cpu))
+		return -1;
+	if (!CHECK(bpf_prog_test_run_opts(bpf_program__fd(f->skel->progs.rl_egress),
+					  &opts) == 0,
+		   "BPF_PROG_TEST_RUN (egress): %s", strerror(errno)))
+		return -1;
+	return (int)opts.retval;
+}
+
+bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now)
+{
+	struct frame fr;
+
+	frame_tcp(&fr, HOST_ADDR(peer), peer, HOST_PORT, PEER_PORT, TCP_ACK);
+	return CHECK(fixture_egress(f, &fr, cpu, now) == 0,
+		     "egress run answering %s returns TC_ACT_OK", peer);
+}
+
 int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,
 		 __u64 now)
 {
@@ -223,6 +255,43 @@ void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)
 
 	CHECK(n > 0, "frame from %s of %zu bytes behind %d tags", src, len, nvlan);
 	fr->len = n > 0 && !cut ? (size_t)n : len;
+}
+
+void frame_tcp(struct frame *fr, const char *src, const char *dst,
+	       __u16 sport, __u16 dport, __u8 flags)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	__u8 *p = fr->data, *l4;
+	size_t l3 = v6 ? 40 : 20;
+
+	memset(fr->data, 0, sizeof(fr->data));
+	memset(p, 0x02, 12);	/* locally administered MACs */
+	tg_put16(p + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	p += ETH_HLEN;
+	if (v6) {
+		p[0] = 0x60;
+		tg_put16(p + 4, 20);
+		p[6] = 6;	/* TCP */
+		p[7] = 64;
+		CHECK(inet_pton(AF_INET6, src, p + 8) == 1, "IPv6 %s", src);
+		CHECK(inet_pton(AF_INET6, dst, p + 24) == 1, "IPv6 %s", dst);
+	} else {
+		p[0] = 0x45;
+		tg_put16(p + 2, 40);
+		p[8] = 64;
+		p[9] = 6;	/* TCP */
+		CHECK(inet_pton(AF_INET, src, p + 12) == 1, "IPv4 %s", src);
+		CHECK(inet_pton(AF_INET, dst, p + 16) == 1, "IPv4 %s", dst);
+	}
+	l4 = p + l3;
+	tg_put16(l4, sport);
+	tg_put16(l4 + 2, dport);
+	l4[12] = 5 << 4;	/* data offset: 20 bytes */
+	l4[13] = flags;
+	tg_put16(l4 + 14, 65535);
+	fr->len = ETH_HLEN + l3 + 20;
+	if (fr->len < 60)
+		fr->len = 60;
 }
 
 void frame_encap(struct frame *fr, const char *src, __u16 proto,

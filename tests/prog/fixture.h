@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include "maps.h"
 #include "rules.h"
 #include "settings.h"
@@ -82,6 +83,30 @@ void frame_arp(struct frame *fr);
  * (PPPoE session, MPLS) the program does not read. */
 void frame_encap(struct frame *fr, const char *src, __u16 proto,
 		 const void *hdr, size_t hlen);
+
+/* A TCP segment of 20 header bytes, no payload (`flags`: TCP_*). */
+#define TCP_FIN	0x01
+#define TCP_SYN	0x02
+#define TCP_RST	0x04
+#define TCP_ACK	0x10
+void frame_tcp(struct frame *fr, const char *src, const char *dst,
+	       __u16 sport, __u16 dport, __u8 flags);
+
+/* The host's end of the connections the tests answer: HOST_ADDR(peer) is
+ * 198.18.255.1 or 2001:db8:ffff::1 (by the peer's family), port 80; the
+ * peer's port is PEER_PORT. */
+#define HOST_ADDR(peer)	(strchr((peer), ':') ? "2001:db8:ffff::1" : "198.18.255.1")
+#define HOST_PORT	80
+#define PEER_PORT	40000
+
+/* Run `fr` through the egress hook (rl_egress) on `cpu` at `now`: its
+ * return code (TC_ACT_OK, 0), or -1 and a failed check. */
+int fixture_egress(struct fixture *f, const struct frame *fr, int cpu, __u64 now);
+
+/* The host answers `peer` (an ACK from HOST_ADDR:HOST_PORT to
+ * peer:PEER_PORT through the egress hook): verified, and, once a rule
+ * bans, that connection answered. */
+bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now);
 
 /* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a
  * failed check) when a run fails or returns neither pass nor drop. */

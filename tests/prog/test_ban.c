@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Bans (xdp-ratelimit(8), "Bans"), in the program: a drop for the source's
- * own quota bans it on every CPU until the deadline, banned packets are
+ * own quota bans it on every CPU until the deadline once its packets on
+ * connections the host answered exceed that quota, banned packets are
  * dropped and counted without touching the window or extending the ban,
- * drops by the aggregate or newcomer budget ban nobody, bans outlive rule
- * changes, and `ban del` lifts them.
+ * drops by the aggregate or newcomer budget ban nobody, packets forged
+ * with a client's address never ban it, bans outlive rule changes, and
+ * `ban del` lifts them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,9 +22,22 @@
 #define SRC "198.18.0.7"
 #define BAN (10 * NSEC_S)
 
-/* `n` frames from `addr` on `cpu` at `now`: how many passed. */
+/* `n` segments from `addr` on a connection the host answers (an answer
+ * first, through the egress hook) on `cpu` at `now`: how many passed. */
 static int sent_passed(struct fixture *f, const char *addr, int n, int cpu,
 		       __u64 now)
+{
+	struct frame fr;
+
+	if (!fixture_answer(f, addr, cpu, now))
+		return -1;
+	frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_ACK);
+	return fixture_send(f, &fr, n, cpu, now);
+}
+
+/* `n` frames forged with `addr`: UDP, never answered. */
+static int forged_passed(struct fixture *f, const char *addr, int n, int cpu,
+			 __u64 now)
 {
 	struct frame fr;
 
@@ -196,9 +211,9 @@ TEST(ban_only_for_own_quota)
 
 	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c))
 		goto out;
-	CHECK_EQ(sent_passed(&f, "198.18.0.1", 1, 0, T0), 1, "newcomer 1");
-	CHECK_EQ(sent_passed(&f, "198.18.0.2", 1, 0, T0), 1, "newcomer 2");
-	CHECK_EQ(sent_passed(&f, "198.18.0.3", 3, 0, T0), 0, "newcomer budget refuses");
+	CHECK_EQ(forged_passed(&f, "198.18.0.1", 1, 0, T0), 1, "newcomer 1");
+	CHECK_EQ(forged_passed(&f, "198.18.0.2", 1, 0, T0), 1, "newcomer 2");
+	CHECK_EQ(forged_passed(&f, "198.18.0.3", 3, 0, T0), 0, "newcomer budget refuses");
 	CHECK(!ban_of(&f, "198.18.0.3", &b), "not banned by the newcomer budget");
 	CHECK_EQ(sent_passed(&f, "198.18.0.1", 5, 0, T0 + 2 * NSEC_S), 3,
 		 "established: the aggregate refuses");
@@ -239,6 +254,35 @@ TEST(ban_never_by_a_block)
 		 "--bps below a frame: dropped");
 	CHECK(!ban_of(&f, "198.18.0.8", &b), "--bps below a frame bans nobody");
 	CHECK_EQ(fixture_totals(&f).banned_pkts, 0, "nothing banned");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * The attack: hping3 forges a served client's address at twice its quota.
+ * The forgeries spend the client's quota (they are judged as its own), so
+ * the client's own packets are dropped; but neither they nor those drops
+ * may ban it: its own answered packets stay within its quota. Forged TCP
+ * on a port the host never answered proves nothing either.
+ */
+TEST(ban_never_by_forged_copies)
+{
+	struct rl_ban b;
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL) || !ban_rule(&f))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 2, 0, T0), 2, "the client is served");
+	CHECK_EQ(forged_passed(&f, SRC, 10, 0, T0 + 1), 3, "forged UDP takes the rest");
+	frame_tcp(&fr, SRC, HOST_ADDR(SRC), PEER_PORT + 1, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + 2), 0, "forged TCP, unanswered port");
+	CHECK_EQ(sent_passed(&f, SRC, 3, 0, T0 + 3), 0, "the client's own: dropped");
+	CHECK(!ban_of(&f, SRC, &b), "but not banned: 5 of its own in a quota of 5");
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0 + 2 * NSEC_S), 5, "served again");
+	/* its own packets alone over its quota do ban it */
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 2 * NSEC_S + 1), 0, "its sixth");
+	CHECK(ban_of(&f, SRC, &b), "banned by its own answered packets");
 out:
 	fixture_close(&f);
 }

@@ -62,6 +62,16 @@ static int sent(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
 	return fixture_send(f, &fr, n, cpu, now);
 }
 
+/* `n` segments from `addr` on the connection fixture_answer() answers. */
+static int sent_answered(struct fixture *f, const char *addr, int n, int cpu,
+			 __u64 now)
+{
+	struct frame fr;
+
+	frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_ACK);
+	return fixture_send(f, &fr, n, cpu, now);
+}
+
 static bool rule(struct fixture *f, __u64 pps, __u64 ban_ns)
 {
 	struct rl_rule_change c = {
@@ -174,7 +184,16 @@ TEST(events_banned_then_unbanned_once)
 
 	if (!fixture_open(&f, NULL) || !rule(&f, 5, BAN) || !s || !(rb = ring_of(&f, s)))
 		goto out;
-	CHECK_EQ(sent(&f, SRC, 6, 0, T0), 5, "the sixth is dropped");
+	/* only the source's own answered packets ban: the host answers it */
+	if (!fixture_answer(&f, SRC, 0, T0 - 1))
+		goto out;
+	read_events(rb, s);
+	if (CHECK_EQ(s->n, 1, "verified, once"))
+		is_event(&s->ev[0], RL_EVENT_VERIFIED, T0 - 1, 0, "verified");
+	CHECK(fixture_answer(&f, SRC, 0, T0 - 1), "answered again");
+	read_events(rb, s);
+	CHECK_EQ(s->n, 0, "an answer to a verified source reports nothing");
+	CHECK_EQ(sent_answered(&f, SRC, 6, 0, T0), 5, "the sixth is dropped");
 	read_events(rb, s);
 	/* the ban is stored while judging, limited counted after */
 	if (CHECK_EQ(s->n, 2, "banned and limited")) {
@@ -184,19 +203,19 @@ TEST(events_banned_then_unbanned_once)
 	}
 	/* banned packets are drops: limited all along, nothing more */
 	for (__u64 t = T0 + NSEC_S / 2; t < end; t += NSEC_S / 2)
-		CHECK_EQ(sent(&f, SRC, 2, 0, t), 0, "banned");
-	CHECK_EQ(sent(&f, SRC, 1, 0, end - 1), 0, "banned to the end");
+		CHECK_EQ(sent_answered(&f, SRC, 2, 0, t), 0, "banned");
+	CHECK_EQ(sent_answered(&f, SRC, 1, 0, end - 1), 0, "banned to the end");
 	read_events(rb, s);
 	CHECK_EQ(s->n, 0, "nothing more during the ban");
-	CHECK_EQ(sent(&f, SRC, 1, 0, end), 1, "the first packet after the ban");
-	CHECK_EQ(sent(&f, SRC, 1, cpu1, end + 1), 1, "and on another CPU");
+	CHECK_EQ(sent_answered(&f, SRC, 1, 0, end), 1, "the first packet after the ban");
+	CHECK_EQ(sent_answered(&f, SRC, 1, cpu1, end + 1), 1, "and on another CPU");
 	read_events(rb, s);
 	if (CHECK_EQ(s->n, 1, "unbanned once")) {
 		is_event(&s->ev[0], RL_EVENT_UNBANNED, end, 0, "unbanned");
 		CHECK_EQ(s->ev[0].until_ns, end, "the ban's end");
 	}
 	/* banned packets were drops: released a window after the last one */
-	CHECK_EQ(sent(&f, SRC, 1, 0, end - 1 + NSEC_S), 1, "passes");
+	CHECK_EQ(sent_answered(&f, SRC, 1, 0, end - 1 + NSEC_S), 1, "passes");
 	read_events(rb, s);
 	if (CHECK_EQ(s->n, 1, "released"))
 		is_event(&s->ev[0], RL_EVENT_RELEASED, end - 1 + NSEC_S, 0, "released");

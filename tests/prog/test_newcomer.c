@@ -1,19 +1,35 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The newcomer budget and the default rule as one rule (xdp-ratelimit(8),
- * "Newcomer budget", "Rules"), in the program: refusals take no entry,
- * established sources never consult the budget, a source is new for
- * exactly one window wherever its packets arrive, and IPv4 and IPv6 share
- * the default rule's budgets.
+ * The newcomer budget, verified sources and the default rule as one rule
+ * (xdp-ratelimit(8), "Newcomer budget", "Verified sources", "Rules"), in
+ * the program: refusals take no entry, a source the host answered (the
+ * egress hook) never consults the budget on any CPU, however long an
+ * unanswered one has been seen it stays new, and IPv4 and IPv6 share the
+ * default rule's budgets.
  */
 #include <stdio.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "source_table.h"
 #include "../harness.h"
 #include "fixture.h"
 
 #define W NSEC_S	/* the default window */
+
+static int count_entries(int map_fd)
+{
+	struct rl_key k, next;
+	int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	return n;
+}
 
 /* `n` frames of 64 bytes from `addr` on `cpu` at `now`; how many passed. */
 static int pass_count(struct fixture *f, const char *addr, int n, int cpu,
@@ -73,34 +89,31 @@ out:
 	fixture_close(&f);
 }
 
-TEST(newcomer_established_pass_while_exhausted)
+TEST(newcomer_verified_pass_while_exhausted)
 {
-	const char *old = "198.19.0.1", *young = "198.19.0.2";
+	const char *client = "198.19.0.1", *lurker = "198.19.0.2";
 	struct rl_counters c;
 	struct fixture f;
 
 	if (!fixture_open(&f, NULL) || !newcomer_rule(&f, 10))
 		goto out;
-	CHECK_EQ(pass_count(&f, old, 1, 0, T0), 1, "first packet: a newcomer");
-	CHECK_EQ(pass_count(&f, young, 1, 0, T0 + W / 2), 1, "another, half a window on");
-	/* a flood exhausts the newcomer budget a window later */
-	CHECK_EQ(newcomers(&f, 1, 300, 0, T0 + W), 9,
-		 "flood: what is left of the budget (the first pass left the window)");
-	CHECK_EQ(pass_count(&f, old, 50, 0, T0 + W), 50,
-		 "tracked for a whole window: established, its own quota only");
-	CHECK_EQ(pass_count(&f, young, 5, 0, T0 + W + W / 2 - 1), 0,
-		 "a window less 1 ns after its first packet: still new, refused");
-	CHECK_EQ(pass_count(&f, young, 5, 0, T0 + W + W / 2), 5,
-		 "exactly one window after: established");
+	CHECK_EQ(pass_count(&f, client, 1, 0, T0), 1, "first packet: a newcomer");
+	CHECK_EQ(pass_count(&f, lurker, 1, 0, T0), 1, "another newcomer");
+	CHECK(fixture_answer(&f, client, 0, T0 + 1), "the host answers the client");
+	/* a flood exhausts the newcomer budget ten windows later */
+	CHECK_EQ(newcomers(&f, 1, 300, 0, T0 + 10 * W), 10, "flood: the budget");
+	CHECK_EQ(pass_count(&f, client, 50, 0, T0 + 10 * W), 50,
+		 "verified: its own quota only");
+	CHECK_EQ(pass_count(&f, lurker, 5, 0, T0 + 10 * W), 0,
+		 "seen for ten windows, never answered: still new, refused");
 	c = fixture_totals(&f);
-	CHECK_EQ(c.new_sources, 11, "two plus the flood's nine took entries");
+	CHECK_EQ(c.verified_new, 1, "one source verified");
 out:
 	fixture_close(&f);
 }
 
-/* A source created on one CPU is established on every CPU after a window:
- * the other CPU reads the creation time from the first. */
-TEST(newcomer_established_on_every_cpu)
+/* A source the host answered on one CPU is verified on every CPU. */
+TEST(newcomer_verified_on_every_cpu)
 {
 	const char *src = "198.19.0.1";
 	int ncpus = rl_ncpus();
@@ -110,31 +123,64 @@ TEST(newcomer_established_on_every_cpu)
 		goto out;
 	if (!CHECK_GE(ncpus, 2, "this test needs 2 CPUs or more"))
 		goto out;
-	CHECK_EQ(pass_count(&f, src, 1, 0, T0), 1, "created on CPU 0");
-	CHECK_EQ(newcomers(&f, 1, 50, 1, T0 + W - 1), 2, "budget exhausted on CPU 1");
-	CHECK_EQ(pass_count(&f, src, 1, 1, T0 + W - 1), 0,
-		 "on CPU 1, still new just before the window is over");
-	CHECK_EQ(newcomers(&f, 2, 50, 1, T0 + W), 1,
-		 "the next bucket: one more, the budget exhausted again");
-	for (int cpu = 1; cpu < ncpus; cpu++)
-		CHECK_EQ(pass_count(&f, src, 5, cpu, T0 + W), 5,
-			 "established on another CPU");
+	CHECK_EQ(pass_count(&f, src, 1, 0, T0), 1, "tracked on CPU 0");
+	CHECK_EQ(newcomers(&f, 1, 50, 1, T0 + 1), 2, "budget exhausted on CPU 1");
+	CHECK_EQ(pass_count(&f, src, 1, 1, T0 + 2), 0, "on CPU 1, new: refused");
+	CHECK(fixture_answer(&f, src, 0, T0 + 3), "answered on CPU 0");
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		CHECK(pass_count(&f, src, 5, cpu, T0 + 4) == 5,
+		      "verified on CPU %d", cpu);
 out:
 	fixture_close(&f);
 }
 
-/* Established sources never count toward the newcomer window. */
-TEST(newcomer_established_not_counted)
+/* Verified sources never count toward the newcomer window. */
+TEST(newcomer_verified_not_counted)
 {
 	struct fixture f;
 
 	if (!fixture_open(&f, NULL) || !newcomer_rule(&f, 5))
 		goto out;
-	CHECK_EQ(pass_count(&f, "198.19.0.1", 1, 0, T0), 1, "a newcomer");
-	CHECK_EQ(pass_count(&f, "198.19.0.1", 90, 0, T0 + 2 * W), 90,
-		 "established, 90 packets");
-	CHECK_EQ(newcomers(&f, 1, 20, 0, T0 + 2 * W), 5,
+	CHECK(fixture_answer(&f, "198.19.0.1", 0, T0), "answered");
+	CHECK_EQ(pass_count(&f, "198.19.0.1", 90, 0, T0), 90, "verified, 90 packets");
+	CHECK_EQ(newcomers(&f, 1, 20, 0, T0), 5,
 		 "the newcomer budget is whole for newcomers");
+out:
+	fixture_close(&f);
+}
+
+/* The attack of the issue: SYNs from a pool of spoofed addresses, looped
+ * for many windows, never earn anything: each window passes at most the
+ * newcomer budget, no address becomes verified, and none takes a
+ * `sources` entry. */
+TEST(newcomer_forged_syn_pool_never_verified)
+{
+	struct rl_counters c;
+	struct frame fr;
+	char addr[32];
+	int worst = 0;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !newcomer_rule(&f, 20))
+		goto out;
+	for (int w = 0; w < 12; w++) {
+		int passed = 0;
+
+		for (int i = 0; i < 200; i++) {
+			snprintf(addr, sizeof(addr), "198.18.1.%d", 1 + i % 100);
+			frame_tcp(&fr, addr, "198.18.255.1", 1024 + i, 80, TCP_SYN);
+			passed += fixture_send(&f, &fr, 1, w % 2 % rl_ncpus(),
+					       T0 + (__u64)w * W + (__u64)i * (W / 200));
+		}
+		if (passed > worst)
+			worst = passed;
+	}
+	CHECK(worst <= 20, "at most the newcomer budget each window (%d)", worst);
+	CHECK(worst >= 19, "and the budget is used (%d)", worst);
+	c = fixture_totals(&f);
+	CHECK_EQ(c.verified_new, 0, "no address verified");
+	CHECK_EQ(count_entries(f.m.sources), 0, "no `sources` entry for a forged address");
+	CHECK_GE(count_entries(f.m.newcomers), 20, "admitted ones in `newcomers`");
 out:
 	fixture_close(&f);
 }

@@ -114,9 +114,10 @@ out:
 	fixture_close(&f);
 }
 
-/* Nor does the new source inherit the old one's age: a value another key
- * left is no evidence of how long this one has been tracked, so it is a
- * newcomer under the rule's newcomer budget, on every CPU. */
+/* Nor does the new source inherit the old one's verification: the copy
+ * of it a CPU keeps in the value (verified_ns) is no evidence that the
+ * host answered this one, so it is a newcomer under the rule's newcomer
+ * budget, on every CPU. */
 TEST(reused_entry_is_a_newcomer)
 {
 	static const __u8 old_a[4] = { 198, 18, 9, 27 }, new_a[4] = { 198, 18, 9, 28 };
@@ -132,22 +133,20 @@ TEST(reused_entry_is_a_newcomer)
 		goto out;
 	if (!fixture_rule(&f, "198.18.0.0/15", &c))
 		goto out;
+	if (!fixture_answer(&f, "198.18.9.27", 1, T0))
+		goto out;
 	frame_udp(&fr, "198.18.9.27", 100, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 1, T0), 1, "old source: the newcomer budget's one");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 2 * NSEC_S), 5,
-		 "two windows on: established, its own quota");
+	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0), 5,
+		 "old source, verified: its own quota, in `sources`");
 	frame_udp(&fr, "198.18.9.99", 100, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 2 * NSEC_S), 1,
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1,
 		 "a newcomer takes this window's newcomer budget");
 	if (!hand_over(&f, &old_k, &new_k))
 		goto out;
 	frame_udp(&fr, "198.18.9.28", 100, 0);
-	/* first where it has no value of its own, so that its age is read
-	 * from the other CPU, which still holds the old source's */
-	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0 + 2 * NSEC_S), 0,
-		 "new source: a newcomer, the budget spent, the old value's age not read");
-	CHECK_EQ(fixture_send(&f, &fr, 3, 1, T0 + 2 * NSEC_S), 0,
-		 "and on the old one's CPU");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 1, T0 + 1), 0,
+		 "new source on the old one's CPU: a newcomer, the budget spent");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0 + 1), 0, "and on the other");
 out:
 	fixture_close(&f);
 }
