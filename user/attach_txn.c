@@ -11,6 +11,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include "attach_txn.h"
+#include "egress.h"
 #include "iface.h"
 #include "pin.h"
 
@@ -75,10 +76,43 @@ static int record_mode(const struct rl_maps *m, int ifindex, enum rl_mode mode)
 	return rl_config_write(m, &cfg);
 }
 
-int rl_attach_commit(const char *iface, int ifindex, int prog_fd,
+int rl_attach_unhook(const char *dir)
+{
+	char path[PATH_MAX];
+	struct rl_config cfg;
+	__u32 zero = 0;
+	int fd, ret;
+
+	rl_pin_path(path, sizeof(path), dir, RL_MAP_NAME(config));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ret = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	close(fd);
+	if (ret || !cfg.set.ifindex)
+		return ret;	/* no hook was added before ifindex was set */
+	return rl_egress_detach((int)cfg.set.ifindex, cfg.set.replies_via);
+}
+
+/* The interface is recorded before the egress hook is added, so that
+ * whatever an interrupted attach leaves can be unhooked (rl_attach_unhook). */
+static int record_ifindex(const struct rl_maps *m, int ifindex,
+			  struct rl_config *cfg)
+{
+	int ret = rl_config_read(m, cfg);
+
+	if (ret)
+		return ret;
+	cfg->set.ifindex = (__u32)ifindex;
+	return rl_config_write(m, cfg);
+}
+
+int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
 		     const struct rl_maps *m, enum rl_xdp_mode mode,
 		     struct rl_attach_result *res, char *err, size_t errlen)
 {
+	struct rl_config cfg;
+	bool hooked = false;
 	char stage[PATH_MAX], path[PATH_MAX], final[PATH_MAX], name[NAME_MAX];
 	const char *pinned = NULL;	/* the directory to remove on failure */
 	int link_fd = -1, ret;
@@ -100,6 +134,17 @@ int rl_attach_commit(const char *iface, int ifindex, int prog_fd,
 			goto unpin;
 		}
 	}
+	ret = record_ifindex(m, ifindex, &cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot write the config map: %s",
+			 strerror(-ret));
+		goto unpin;
+	}
+	/* answers are seen before the first packet is judged */
+	ret = rl_egress_attach(egress_fd, ifindex, cfg.set.replies_via, err, errlen);
+	if (ret)
+		goto unpin;
+	hooked = true;
 	link_fd = attach_link(prog_fd, ifindex, mode, res);
 	if (link_fd < 0) {
 		ret = link_fd;
@@ -130,6 +175,8 @@ int rl_attach_commit(const char *iface, int ifindex, int prog_fd,
 	return 0;
 unpin:
 	/* what a failed removal leaves, status reports and detach removes */
+	if (hooked)
+		rl_egress_detach(ifindex, cfg.set.replies_via);
 	rl_pin_dir_remove(pinned);
 	if (link_fd >= 0)
 		close(link_fd);
@@ -186,7 +233,9 @@ int rl_attach_repair(const char *iface)
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
-			ret = rl_pin_dir_remove(names[i]);
+			ret = rl_attach_unhook(names[i]);
+			if (!ret)
+				ret = rl_pin_dir_remove(names[i]);
 			if (ret && !err)
 				err = ret;	/* still try the others */
 			else if (!ret)

@@ -38,7 +38,7 @@ struct rl_attach_result {
  * attached and the caller holds the lock. 0, or -errno with a message in
  * err; on failure nothing stays pinned.
  */
-int rl_attach_commit(const char *iface, int ifindex, int prog_fd,
+int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
 		     const struct rl_maps *m, enum rl_xdp_mode mode,
 		     struct rl_attach_result *res, char *err, size_t errlen);
 
@@ -55,5 +55,10 @@ int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1],
 /* Remove those staging directories (call with the lock held): how many,
  * or the first -errno (the others are still tried). */
 int rl_attach_repair(const char *iface);
+
+/* Remove the egress hook (user/egress.h) of the pin directory `dir` of
+ * RL_PIN_ROOT (an interface's, or a staging one), as its config pin
+ * names it; nothing to do without one. 0 or a negative errno. */
+int rl_attach_unhook(const char *dir);
 
 #endif /* RL_ATTACH_TXN_H */

@@ -33,7 +33,7 @@ RL_MAPS(RL_MAP_IN_SKEL)
 
 enum { OPT_MODE = RL_OPT_FIRST, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS,
        OPT_DEF_BPS, OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN,
-       OPT_PASS_MALFORMED };
+       OPT_PASS_MALFORMED, OPT_REPLIES_VIA, OPT_VERIFIED_TTL };
 
 /* The numbers the help below gives. */
 _Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
@@ -60,6 +60,12 @@ static const struct rl_opt attach_opts[] = {
 	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
 	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
 	  "pass frames too short or bad to read (default: drop)" },
+	{ OPT_REPLIES_VIA, "replies-via", "IFACE[,IFACE]",
+	  "interfaces the host's answers leave by, up to 4\n"
+	  "(asymmetric routing; default: IFACE itself)" },
+	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
+	  "how long one answer keeps a source verified,\n"
+	  "1s to 24h (default 10m)" },
 	{ 0 }
 };
 
@@ -122,6 +128,12 @@ static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_PASS_MALFORMED:
 		a->req.flags |= RL_F_PASS_MALFORMED;
 		break;
+	case OPT_REPLIES_VIA:
+		ret = rl_parse_replies_via(arg, a->req.replies_via, err, sizeof(err));
+		break;
+	case OPT_VERIFIED_TTL:
+		ret = rl_parse_duration(arg, &a->req.verified_ttl_ns, err, sizeof(err));
+		break;
 	}
 	return ret ? rl_usage_err("attach: %s", err) : 0;
 }
@@ -178,6 +190,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	if (!ret)
 		ret = rl_attach_commit(a->iface, ifindex,
 				       bpf_program__fd(skel->progs.xdp_ratelimit),
+				       bpf_program__fd(skel->progs.rl_egress),
 				       &m, a->mode, &res, err, sizeof(err));
 	ratelimit__destroy(skel);	/* the pins keep what attach made */
 	if (res.native_err)

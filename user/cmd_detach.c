@@ -53,6 +53,10 @@ static int detach_run(void *cfg)
 		return rl_fail("detach: %s", err);
 	}
 	linked = rl_link_ifindex(name, NULL);
+	ret = rl_attach_unhook(name);
+	if (ret)
+		return rl_fail("detach: cannot remove the egress hook of %s (%s): see 'tc filter show dev IFACE egress' for priority %u",
+			       name, strerror(-ret), RL_TC_PRIORITY);
 	ret = rl_pin_dir_remove(name);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",

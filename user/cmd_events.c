@@ -87,6 +87,7 @@ static int events_operands(struct rl_parser *p, void *cfg, int argc, char **argv
 static const char *const event_names[] = {
 	[RL_EVENT_LIMITED] = "limited", [RL_EVENT_RELEASED] = "released",
 	[RL_EVENT_BANNED] = "banned", [RL_EVENT_UNBANNED] = "unbanned",
+	[RL_EVENT_VERIFIED] = "verified",
 };
 
 /* The wall-clock time of a time of the program's clock (CLOCK_MONOTONIC). */

@@ -182,6 +182,12 @@ static bool settings_differ(const struct rl_settings *have,
 	else if (want->v6_prefix != have->v6_prefix)
 		snprintf(buf, len, "--ipv6-prefix %u (attached with %u)",
 			 want->v6_prefix, have->v6_prefix);
+	else if (want->verified_ttl_ns != have->verified_ttl_ns) {
+		rl_format_duration(want->verified_ttl_ns, w1, sizeof(w1));
+		rl_format_duration(have->verified_ttl_ns, w2, sizeof(w2));
+		snprintf(buf, len, "--verified-ttl %s (attached with %s)", w1, w2);
+	} else if (memcmp(want->replies_via, have->replies_via, sizeof(want->replies_via)))
+		snprintf(buf, len, "--replies-via (attached with other interfaces)");
 	else if ((want->flags ^ have->flags) & RL_F_DRY_RUN)
 		snprintf(buf, len, "%s--dry-run (attached %s it)",
 			 want->flags & RL_F_DRY_RUN ? "" : "no ",

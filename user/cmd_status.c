@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "egress.h"
+#include "verified_read.h"
 #include "attach_txn.h"
 #include "bans.h"
 #include "iface.h"
@@ -69,6 +71,11 @@ struct status_row {
 	int sync;			/* a sync agent was started: 1, else 0 */
 	bool sync_alive;
 	struct rl_sync_state sync_st;
+	__u64 verified;			/* sources verified now */
+	/* the egress hook: the interfaces it sits on, and whether each has
+	 * it (a filter removed by hand leaves nothing verified) */
+	int hooks[RL_MAX_REPLIES_VIA], nhooks;
+	__u32 hook_prog[RL_MAX_REPLIES_VIA];	/* 0: missing */
 };
 
 struct status {
@@ -93,7 +100,44 @@ static void row_iface(struct status *st, const char *name)
 	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
 	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
+	if (rl_verified_count(&ifc.m, &ifc.cfg.set, rl_prog_now_ns(&ifc.cfg.set),
+			      &r->verified))
+		r->verified = 0;
+	r->nhooks = rl_egress_hooks((int)r->set.ifindex, r->set.replies_via, r->hooks);
+	for (int i = 0; i < r->nhooks; i++) {
+		int id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
+
+		r->hook_prog[i] = id > 0 ? (__u32)id : 0;
+		if (id <= 0 && !r->problem) {
+			char name[IF_NAMESIZE] = "?", why[RL_ERR_LEN];
+
+			if_indextoname((unsigned int)r->hooks[i], name);
+			snprintf(why, sizeof(why),
+				 "its egress hook on %s is missing (removed by hand?): no source gets verified; 'xdp-ratelimit detach %s' and attach again",
+				 name, r->ifname);
+			memcpy(r->why, why, sizeof(r->why));
+			r->problem = r->why;
+			st->broken = true;
+		}
+	}
 	rl_iface_close(&ifc);
+}
+
+/* The egress hook as "eth0 (prog 12),eth1 (missing)". */
+static void format_hooks(const struct status_row *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < r->nhooks && off < len; i++) {
+		char name[IF_NAMESIZE];
+
+		if (!if_indextoname((unsigned int)r->hooks[i], name))
+			snprintf(name, sizeof(name), "#%d", r->hooks[i]);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", name);
+		if (!r->hook_prog[i] && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "(missing)");
+	}
 }
 
 /*
@@ -179,6 +223,22 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 		rl_json_bool_field(j, "pass_malformed", s->flags & RL_F_PASS_MALFORMED);
 		rl_json_uint_field(j, "rules", r->rules < 0 ? 0 : r->rules);
 		rl_json_uint_field(j, "bans", r->bans < 0 ? 0 : r->bans);
+		rl_json_uint_field(j, "verified_sources", r->verified);
+		rl_json_uint_field(j, "verified_ttl_ms", s->verified_ttl_ns / RL_NSEC_PER_MSEC);
+		rl_json_name(j, "egress_hooks");
+		rl_json_array_start(j);
+		for (int i = 0; i < r->nhooks; i++) {
+			char name[IF_NAMESIZE];
+
+			if (!if_indextoname((unsigned int)r->hooks[i], name))
+				snprintf(name, sizeof(name), "#%d", r->hooks[i]);
+			rl_json_object_start(j);
+			rl_json_string_field(j, "ifname", name);
+			rl_json_uint_or_null_field(j, "prog_id", r->hook_prog[i] != 0,
+						   r->hook_prog[i]);
+			rl_json_object_end(j);
+		}
+		rl_json_array_end(j);
 	}
 	if (r->opened)
 		sync_json(j, r);
@@ -191,7 +251,7 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 }
 
 enum { COL_IFACE, COL_MODE, COL_WINDOW, COL_BUCKETS, COL_MAX_SRC,
-       COL_IPV6_PFX, COL_RULES, COL_STATE, NR_COLS };
+       COL_IPV6_PFX, COL_RULES, COL_VERIFIED, COL_EGRESS, COL_STATE, NR_COLS };
 
 static void row_cell(const void *ctx, size_t row, int col, char *buf,
 		     size_t len)
@@ -225,6 +285,12 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 	case COL_RULES:
 		snprintf(buf, len, r->rules < 0 ? "-" : "%d", r->rules);
 		break;
+	case COL_VERIFIED:
+		snprintf(buf, len, "%llu", (unsigned long long)r->verified);
+		break;
+	case COL_EGRESS:
+		format_hooks(r, buf, len);
+		break;
 	default: {	/* COL_STATE */
 		char banned[32] = "";
 
@@ -243,7 +309,8 @@ static void print_table(const struct status *st)
 	static const struct rl_table_col cols[NR_COLS] = {
 		{ "IFACE", true }, { "MODE", true }, { "WINDOW", true },
 		{ "BUCKETS", false }, { "MAX_SRC", false }, { "IPV6_PFX", false },
-		{ "RULES", false }, { "STATE", true },
+		{ "RULES", false }, { "VERIFIED", false }, { "EGRESS", true },
+		{ "STATE", true },
 	};
 
 	if (!st->n) {

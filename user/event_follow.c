@@ -175,6 +175,9 @@ int rl_follow_event(struct rl_follow *f, const struct rl_event *e, __u64 now)
 	case RL_EVENT_UNBANNED:
 		on_unbanned(f, e);
 		return 0;
+	case RL_EVENT_VERIFIED:	/* the egress hook's, once per source */
+		f->ops->print(f->ctx, e);
+		return 0;
 	}
 	return 0;	/* a type this version does not know */
 }

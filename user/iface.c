@@ -138,7 +138,7 @@ static bool settings_sane(const struct rl_settings *s)
 	struct rl_attach_req req = {
 		.window_ns = s->window_ns, .nbuckets = s->nbuckets,
 		.v6_prefix = s->v6_prefix, .max_sources = s->max_sources,
-		.flags = s->flags,
+		.flags = s->flags, .verified_ttl_ns = s->verified_ttl_ns,
 	};
 	struct rl_settings again;
 	char err[RL_ERR_LEN];

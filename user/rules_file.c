@@ -154,14 +154,17 @@ void rl_rules_file_free(struct rl_rules_file *rf)
 
 static void write_attach(FILE *f, const char *iface, const struct rl_settings *s)
 {
-	char w[32];
+	char w[32], ttl[32], via[RL_MAX_REPLIES_VIA * 17 + 1];
 
 	rl_format_duration(s->window_ns, w, sizeof(w));
+	rl_format_duration(s->verified_ttl_ns, ttl, sizeof(ttl));
+	rl_format_replies_via(s->replies_via, via, sizeof(via));
 	fprintf(f, "attach %s --mode %s --window %s --buckets %u --max-sources %" PRIu64
-		" --ipv6-prefix %u%s%s\n", iface,
+		" --ipv6-prefix %u --verified-ttl %s%s%s%s%s\n", iface,
 		s->mode == RL_MODE_NATIVE || s->mode == RL_MODE_GENERIC ?
 		rl_mode_name(s->mode) : "auto", w, s->nbuckets,
-		(uint64_t)s->max_sources, s->v6_prefix,
+		(uint64_t)s->max_sources, s->v6_prefix, ttl,
+		via[0] ? " --replies-via " : "", via,
 		s->flags & RL_F_DRY_RUN ? " --dry-run" : "",
 		s->flags & RL_F_PASS_MALFORMED ? " --pass-malformed" : "");
 }

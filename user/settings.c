@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,62 @@ void rl_attach_req_defaults(struct rl_attach_req *r)
 	r->v6_prefix = RL_DEFAULT_V6_PREFIX;
 	r->max_sources = RL_DEFAULT_MAX_SOURCES;
 	r->verified_ttl_ns = RL_DEFAULT_VERIFIED_TTL_NS;
+}
+
+int rl_parse_replies_via(const char *arg, __u32 via[RL_MAX_REPLIES_VIA],
+			 char *err, size_t errlen)
+{
+	char buf[RL_MAX_REPLIES_VIA * (IF_NAMESIZE + 1) + 1], *save = NULL, *name;
+	int n = 0;
+
+	memset(via, 0, RL_MAX_REPLIES_VIA * sizeof(*via));
+	if (strlen(arg) >= sizeof(buf)) {
+		snprintf(err, errlen, "--replies-via '%s' is too long: name at most %d interfaces, separated by commas",
+			 arg, RL_MAX_REPLIES_VIA);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		unsigned int idx = if_nametoindex(name);
+
+		if (n == RL_MAX_REPLIES_VIA) {
+			snprintf(err, errlen, "--replies-via names more than %d interfaces: use at most %d, separated by commas",
+				 RL_MAX_REPLIES_VIA, RL_MAX_REPLIES_VIA);
+			return -EINVAL;
+		}
+		if (!idx) {
+			snprintf(err, errlen, "--replies-via: no interface named '%s' here: name interfaces from 'ip link', separated by commas",
+				 name);
+			return -ENODEV;
+		}
+		for (int i = 0; i < n; i++)
+			if (via[i] == idx) {
+				snprintf(err, errlen, "--replies-via names '%s' twice: name each interface once",
+					 name);
+				return -EINVAL;
+			}
+		via[n++] = idx;
+	}
+	if (!n) {
+		snprintf(err, errlen, "--replies-via needs an interface: IFACE[,IFACE]");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void rl_format_replies_via(const __u32 via[RL_MAX_REPLIES_VIA], char *buf,
+			   size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < RL_MAX_REPLIES_VIA && via[i] && off < len; i++) {
+		char name[IF_NAMESIZE];
+
+		if (!if_indextoname(via[i], name))
+			snprintf(name, sizeof(name), "#%u", via[i]);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", name);
+	}
 }
 
 static void v6_mask(__u32 mask[4], __u32 prefix)

@@ -24,6 +24,15 @@ const char *rl_mode_name(__u32 mode);
 
 void rl_attach_req_defaults(struct rl_attach_req *r);
 
+/* --replies-via IFACE[,IFACE]: each an interface here, none twice, at
+ * most RL_MAX_REPLIES_VIA; their ifindexes, 0-terminated. */
+int rl_parse_replies_via(const char *arg, __u32 via[RL_MAX_REPLIES_VIA],
+			 char *err, size_t errlen);
+
+/* --replies-via as typed: names joined by commas ("" when none). */
+void rl_format_replies_via(const __u32 via[RL_MAX_REPLIES_VIA], char *buf,
+			   size_t len);
+
 /* Check every value's range and fill `s`; on error, a message that names
  * the option and its allowed range. */
 int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,

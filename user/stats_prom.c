@@ -67,6 +67,9 @@ static const struct iface_metric iface_metrics[] = {
 	  NULL, IFACE_U64(refused) },
 	{ "refused_sources_max", "gauge", "Entries the refused table holds at most.",
 	  NULL, IFACE_U64(refused_max) },
+	{ "verified_sources", "gauge",
+	  "Sources the host answered past a handshake within --verified-ttl (Verified sources).",
+	  NULL, IFACE_U64(verified_sources) },
 };
 
 /* A label value, escaped as the format wants: \\, \" and \n. */

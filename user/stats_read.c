@@ -13,6 +13,7 @@
 #include "iface.h"
 #include "rules.h"
 #include "stats.h"
+#include "verified_read.h"
 #include "values.h"
 
 /* --watch remembers more sources than it shows, so that one climbing into
@@ -106,6 +107,12 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 	v->refused_only = r->top.refused_only;
 	v->refused = r->top.refused;
 	v->refused_max = RL_REFUSED_ENTRIES;
+	ret = rl_verified_count(&ifc.m, &v->set, v->now, &v->verified_sources);
+	if (ret) {
+		rl_err("stats: cannot read the verified sources of %s: %s", name,
+		       strerror(-ret));
+		goto fail;
+	}
 	show = o->top && o->top < r->top.n ? o->top : r->top.n;
 	v->src = calloc(show ? show : 1, sizeof(*v->src));
 	if (!v->src) {
@@ -115,6 +122,8 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 	for (size_t i = 0; i < show; i++) {
 		v->src[i].sum = r->top.rows[i].sum;
 		v->src[i].tracked = r->top.rows[i].tracked;
+		v->src[i].verified = rl_source_is_verified(&ifc.m, &v->set,
+							   &v->src[i].sum.key, v->now);
 		source_rule(&ifc.m, &rc, &r->top.rows[i], &v->src[i]);
 	}
 	v->nsrc = show;

@@ -192,6 +192,9 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		(uint64_t)s->tracked, (uint64_t)s->max_sources,
 		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
 		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
+	fprintf(f, "verified: %" PRIu64 " sources the host answered, %" PRIu64
+		" answers seen by the egress hook\n",
+		(uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
 	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
 		(uint64_t)s->tot.events_lost);
 	fputc('\n', f);
@@ -332,6 +335,7 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
 	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
 	rl_json_uint_field(j, "events_lost", t->events_lost);
+	rl_json_uint_field(j, "replies", t->replies);
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);
@@ -355,6 +359,7 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "window_packets", v->window_pkts);
 	rl_json_uint_field(j, "window_bytes", v->window_bytes);
 	rl_json_bool_field(j, "tracked", src->tracked);
+	rl_json_bool_field(j, "verified", src->verified);
 	rl_json_uint_or_null_field(j, "ban_ms_left", src->banned,
 				   src->ban_ms_left);
 	if (watch)
@@ -380,6 +385,8 @@ static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "tracked_sources", s->tracked);
 	rl_json_uint_field(j, "refused_sources", s->refused_only);
 	rl_json_uint_field(j, "banned_sources", s->nbans);
+	rl_json_uint_field(j, "verified_sources", s->verified_sources);
+	rl_json_uint_field(j, "verified_ttl_ms", set->verified_ttl_ns / RL_NSEC_PER_MSEC);
 	totals_json(j, s, watch);
 	rl_json_name(j, "sources");
 	rl_json_array_start(j);

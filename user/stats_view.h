@@ -30,6 +30,7 @@ struct rl_stats_source {
 	bool has_rule;			/* some rule covers the source */
 	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
 	struct rl_rates rates;
+	bool verified;			/* the host answered it (Verified sources) */
 	bool banned;			/* a ban holds, for ban_ms_left more */
 	__u64 ban_ms_left;
 };
@@ -46,6 +47,7 @@ struct rl_stats_iface {
 	__u64 refused_only;		/* refused, never in the table */
 	__u64 refused;			/* entries in `refused` */
 	__u64 refused_max;		/* its size */
+	__u64 verified_sources;		/* verified now */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
 	struct rl_ban_row *bans;	/* banned sources, soonest free first */

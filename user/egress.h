@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The egress hook (xdp-ratelimit(8), "Verified sources"): the program's
+ * rl_egress as a tc clsact egress filter on the interface, or on each
+ * --replies-via interface, so that the host's answers mark their peers
+ * verified. The filter of XDP interface X is the one with handle X's
+ * ifindex and priority RL_TC_PRIORITY on each of those interfaces: attach
+ * adds it before the XDP link is pinned, detach and the repair of an
+ * interrupted attach remove it. The filter holds the program (and so its
+ * maps); nothing else is pinned for it.
+ */
+#ifndef RL_EGRESS_H
+#define RL_EGRESS_H
+
+#include <stddef.h>
+#include "ratelimit.h"
+
+/* The interfaces the hook of XDP interface `ifindex` sits on: `via`
+ * (0-terminated, up to RL_MAX_REPLIES_VIA), or the interface itself. */
+int rl_egress_hooks(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		    int out[RL_MAX_REPLIES_VIA]);
+
+/* Add the hook of XDP interface `ifindex` running `prog_fd`; on failure
+ * nothing stays and err says why. */
+int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		     char *err, size_t errlen);
+
+/* Remove the hook of XDP interface `ifindex` (what is not there is fine):
+ * 0 or the first error. */
+int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
+
+/* The program id of the hook of XDP interface `ifindex` on `hook_ifindex`,
+ * or a negative errno (-ENOENT: none). */
+int rl_egress_prog_id(int ifindex, int hook_ifindex);
+
+#endif /* RL_EGRESS_H */
