@@ -35,8 +35,8 @@ static void filter_of(struct bpf_tc_opts *o, int ifindex)
 	o->priority = RL_TC_PRIORITY;
 }
 
-int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
-		     char *err, size_t errlen)
+static int egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+			 char *err, size_t errlen)
 {
 	int hooks[RL_MAX_REPLIES_VIA], n = rl_egress_hooks(ifindex, via, hooks);
 	char name[IF_NAMESIZE] = "?";
@@ -70,13 +70,25 @@ fail:
 		snprintf(err, errlen,
 			 "cannot add the egress hook (tc clsact egress filter) on %s: %s",
 			 name, strerror(-ret));
-		rl_egress_detach(ifindex, via);
+		egress_detach(ifindex, via);
 		return ret;
 	}
 	return 0;
 }
 
-int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
+/* libbpf prints the kernel's words for what is expected here (no clsact
+ * qdisc yet, no filter of ours to remove): the callers say what failed. */
+int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		     char *err, size_t errlen)
+{
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	int ret = egress_attach(prog_fd, ifindex, via, err, errlen);
+
+	libbpf_set_print(print);
+	return ret;
+}
+
+static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
 {
 	int hooks[RL_MAX_REPLIES_VIA], n = rl_egress_hooks(ifindex, via, hooks);
 	struct bpf_tc_hook h;
@@ -94,14 +106,26 @@ int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
 	return first;
 }
 
+int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
+{
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	int ret = egress_detach(ifindex, via);
+
+	libbpf_set_print(print);
+	return ret;
+}
+
 int rl_egress_prog_id(int ifindex, int hook_ifindex)
 {
 	struct bpf_tc_hook h;
 	struct bpf_tc_opts o;
 	int ret;
 
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+
 	hook_of(&h, hook_ifindex);
 	filter_of(&o, ifindex);
 	ret = bpf_tc_query(&h, &o);
+	libbpf_set_print(print);
 	return ret ? ret : (int)o.prog_id;
 }

@@ -150,10 +150,12 @@ static bool settings_sane(const struct rl_settings *s)
 /*
  * The layout version in IFACE's config pin, read before its shape is
  * checked: another layout's config may have another size, and its user
- * must hear "detach and attach again", not "not a map we made". Relies on
- * `layout` keeping its offset in struct rl_config across versions. 0 when
- * the pin cannot tell (open_map then says what is wrong).
+ * must hear "detach and attach again", not "not a map we made". `layout`
+ * sat at byte 68 of struct rl_config up to layout 6 (before the settings
+ * grew the verified TTL and --replies-via): a config of another size is
+ * read there. 0 when the pin cannot tell (open_map then says what is wrong).
  */
+#define RL_LAYOUT_OFFSET_UP_TO_6	68
 static __u32 pinned_layout(const char *iface)
 {
 	struct bpf_map_info info = {};
@@ -169,7 +171,13 @@ static __u32 pinned_layout(const char *iface)
 		return 0;
 	if (fd_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
-	    info.value_size >= off + sizeof(layout) && info.value_size <= 4096) {
+	    info.value_size <= 4096) {
+		if (info.value_size != sizeof(struct rl_config))
+			off = RL_LAYOUT_OFFSET_UP_TO_6;
+		if (info.value_size < off + sizeof(layout)) {
+			close(fd);
+			return 0;
+		}
 		val = calloc(1, info.value_size);
 		if (val && !bpf_map_lookup_elem(fd, &zero, val))
 			memcpy(&layout, (char *)val + off, sizeof(layout));

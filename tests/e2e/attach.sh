@@ -30,8 +30,9 @@ test_attach_pins_bpftool() {
 	bpftool btf dump map pinned "$pins/$vrx/history" value 2>&1 |
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	want=$(printf '%s\n' agg_history aggregates bans config counters events history link \
-		refused remote rules rules_v4 rules_v6 sources sync | sort | tr '\n' ' ')
+	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
+		history link new_history newcomers refused remote rules rules_v4 rules_v6 \
+		sources sync verified | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")

@@ -15,7 +15,7 @@ test_ban_lifecycle() {
 		.ban_ms == 5000 and .new_pps == null and .new_bps == null' <<<"$out" >/dev/null
 	result ban_in_quota_list $? "quota list --json: $out"
 	# 50 at full speed against 20 a window: the 21st drops and bans
-	send --src "$a" --count 50 >/dev/null
+	send_answered "$a" 50 >/dev/null
 	out=$(rl ban list --iface "$vrx" --json)
 	left=$(jq -r --arg a "$a" --arg r "$rule" \
 		'.interfaces[0].bans[] | select(.address == $a and .rule == $r) | .ms_left' <<<"$out")
@@ -50,7 +50,7 @@ test_ban_lifecycle() {
 	send --src "$a" --count 5 >/dev/null	# no rule covers it now
 	check ban_del_lifts "$(src_stat "$a" passed_packets) == 25" "after ban del"
 	# ban del all, on a fresh ban
-	quota "$rule" --pps 20 --ban 1m && send --src "$a" --count 50 >/dev/null
+	quota "$rule" --pps 20 --ban 1m && send_answered "$a" 50 >/dev/null
 	out=$(rl ban del all --iface "$vrx"); rc=$?
 	[ "$rc" = 0 ] && [ "$out" = "$vrx: 1 ban lifted" ] &&
 		[ "$(rl ban list --iface "$vrx" --json)" = "{\"interfaces\": [{\"ifname\": \"$vrx\", \"bans\": []}]}" ]
@@ -68,8 +68,8 @@ test_ban_never_by_a_block() {
 	send --src "$b" --count 1 >/dev/null
 	quota 198.18.28.0/24 --pps 0 --ban 5s && quota 198.18.29.0/24 --pps 1k --bps 50 --ban 5s ||
 		{ result ban_block_setup 1 "quota set to a block"; return; }
-	send --src "$a" --count 30 >/dev/null
-	send --src "$b" --count 30 >/dev/null
+	send_answered "$a" 30 >/dev/null
+	send_answered "$b" 30 >/dev/null
 	out=$(rl ban list --iface "$vrx" --json)
 	d=$(( $(src_stat "$a" dropped_packets) + $(src_stat "$b" dropped_packets) ))
 	check ban_never_by_a_block "$(jq '.interfaces[0].bans | length' <<<"$out") == 0 && d == 60 && $(total banned_packets) == 0" \

@@ -91,18 +91,21 @@ test_events_ban() {
 	fresh && quota "$rule" --pps 20 --ban 2s ||
 		{ result events_ban_setup 1 "attach or quota set"; return; }
 	follow_start "$f" || { result events_ban_follows 1 "$(cat "$f.err")"; return; }
-	send --src "$a" --count 50 >/dev/null
+	send_answered "$a" 50 >/dev/null
 	wait_line "$f" " banned " 30
 	# human lines: time, interface, event, address, rule (ban: its length)
 	date='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}'
 	grep -Eq "^$date  $vrx +banned +${a//./\\.} +${rule//./\\.} for 2s$" "$f"
 	result events_banned_line $? "printed: $(cat "$f")"
+	# the receiver's answer verified it first (the egress hook)
+	grep -Eq "^$date  $vrx +verified +${a//./\\.} +${rule//./\\.}$" "$f"
+	result events_verified_line $? "printed: $(cat "$f")"
 	# silent since: unbanned at the ban's end, then released (a window after
 	# the last drop, but never while banned)
 	wait_line "$f" " unbanned " 40
 	wait_line "$f" " released " 20
 	out=$(awk '{ print $4 }' "$f" | paste -sd ' ')
-	[ "$out" = "banned limited unbanned released" ] &&
+	[ "$out" = "verified banned limited unbanned released" ] &&
 		grep -Eq "^$date  $vrx +unbanned +${a//./\\.} +${rule//./\\.}$" "$f"
 	result events_unbanned $? "printed:"$'\n'"$(cat "$f")"
 	follow_stop INT; rc=$?

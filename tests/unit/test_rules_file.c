@@ -77,9 +77,11 @@ TEST(save_attach_line_has_every_attach_option)
 	char *doc, want[64];
 
 	settings(&s, RL_F_DRY_RUN | RL_F_PASS_MALFORMED);
+	s.replies_via[0] = 1;	/* lo: an interface every namespace has */
 	doc = write_file(&s, NULL, 0);
 	if (!CHECK(doc, "written"))
 		return;
+	CHECK(strstr(doc, " --replies-via lo"), "replies via lo: %s", doc);
 	for (const struct rl_opt *o = rl_cmd_attach.opts; o->name; o++) {
 		if (!strncmp(o->name, "default-", 8))
 			continue;
