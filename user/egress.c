@@ -35,6 +35,8 @@ static void filter_of(struct bpf_tc_opts *o, int ifindex)
 	o->priority = RL_TC_PRIORITY;
 }
 
+static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
+
 static int egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
 			 char *err, size_t errlen)
 {
