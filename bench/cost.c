@@ -15,6 +15,7 @@
  * round, then summarised (median, min, max) over rounds.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -182,6 +183,64 @@ static int spoof_rule(struct rl_inst *r, bool newcomer)
 		return -1;
 	}
 	return 0;
+}
+
+/* quota set default --pps HUGE_PPS with a newcomer budget or a ban: the
+ * rules that read verification */
+static int verified_rule(struct rl_inst *r, bool ban)
+{
+	struct rl_rule_change c = {
+		.have_pps = true, .pps = HUGE_PPS,
+		.have_new_pps = !ban, .new_pps = 10,
+		.have_ban = ban, .ban_ns = 60 * RL_NSEC_PER_SEC,
+	};
+	char err[RL_ERR_LEN];
+	struct rl_prefix p = { .is_default = true };
+
+	if (rl_rule_set(&r->m, &r->s, &p, &c, err, sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: quota set default: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A TCP segment SRC:SPORT -> DST:DPORT (IPv4), as the connection the
+ * verified cases use (198.18.0.1:40000 and 198.18.255.1:80). */
+static void tcp_frame(struct bench_frame *fr, const char *src, const char *dst,
+		      __u16 sport, __u16 dport, __u8 flags)
+{
+	__u8 *p = fr->data, *t;
+
+	memset(fr->data, 0, sizeof(fr->data));
+	memset(p, 0x02, 12);
+	p[12] = 0x08;
+	p += 14;
+	p[0] = 0x45;
+	p[3] = 40;
+	p[8] = 64;
+	p[9] = 6;
+	inet_pton(AF_INET, src, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	t = p + 20;
+	t[0] = sport >> 8; t[1] = sport & 0xff;
+	t[2] = dport >> 8; t[3] = dport & 0xff;
+	t[12] = 5 << 4;
+	t[13] = flags;
+	fr->len = 60;
+}
+
+/* The egress hook's marks for 198.18.0.1 (and its connection), as the
+ * host's answer leaves them: what the verified cases find. */
+static int answer(struct rl_inst *r)
+{
+	struct bench_frame fr;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .repeat = 1);
+
+	tcp_frame(&fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
+	o.data_in = fr.data;
+	o.data_size_in = (__u32)fr.len;
+	return bpf_prog_test_run_opts(bpf_program__fd(r->skel->progs.rl_egress), &o) ||
+	       o.retval != 0 ? -1 : 0;
 }
 
 /* quota set PREFIX --pps PPS (RL_UNLIMITED: unlimited) */
@@ -447,6 +506,7 @@ int bench_cost(int argc, char **argv)
 	double ms = 20;
 	struct cost_case cs[32];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
+	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	json_t *cases, *doc;
@@ -496,6 +556,13 @@ int bench_cost(int argc, char **argv)
 	if (load_rl(&ra, RL_DEFAULT_MAX_SOURCES) || load_rl(&rn, RL_DEFAULT_MAX_SOURCES) ||
 	    spoof_rule(&ra, false) || spoof_rule(&rn, true))
 		goto out;
+	/* a verified source under a rule with a newcomer budget, and with a
+	 * ban (its connection answered): the established path when the rule
+	 * reads verification; and the egress hook's cost per answer */
+	if (load_rl(&rvn, RL_DEFAULT_MAX_SOURCES) || load_rl(&rvb, RL_DEFAULT_MAX_SOURCES) ||
+	    verified_rule(&rvn, false) || verified_rule(&rvb, true) ||
+	    answer(&rvn) || answer(&rvb))
+		goto out;
 	/* events: the same flood with and without them (quota set default
 	 * --pps 1: one pass a window per source, then drops) */
 	bev = load_baselines_churn(1, 0, 0, EVENT_SOURCES, 1);
@@ -533,6 +600,19 @@ int bench_cost(int argc, char **argv)
 		 "198.18.130.5", 0, XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "unlimited", "allow-listed source", rl_fd, "198.18.7.7",
 		 0, XDP_PASS, MIN_UNDER);
+	add_case(cs, &n, "verified_newcomer_rule",
+		 "1 verified source, rule with a newcomer budget",
+		 bpf_program__fd(rvn.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
+		 XDP_PASS, MIN_UNDER);
+	add_case(cs, &n, "verified_ban_rule",
+		 "1 verified source on an answered connection, rule with --ban",
+		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
+		 XDP_PASS, MIN_UNDER);
+	tcp_frame(&cs[n - 1].fr, "198.18.0.1", "198.18.255.1", 40000, 80, 0x10);
+	add_case(cs, &n, "egress_reply", "egress hook: one answer (TCP ACK) of the host",
+		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.1", 0,
+		 0 /* TC_ACT_OK */, -1);
+	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
 	add_case(cs, &n, "churn_driver", "churn driver -> XDP_PASS", churn_fd,
 		 "2001:db8::1", 0, XDP_PASS, -1);
 	cs[n - 1].tail_fd = pass_fd;
@@ -573,7 +653,7 @@ int bench_cost(int argc, char **argv)
 	int held[32], nheld = 0;
 
 	for (int i = 0; i < n; i++) {
-		bool seen = false;
+		bool seen = !strncmp(cs[i].name, "egress_", 7);	/* tc: no dispatcher */
 
 		for (int h = 0; h < nheld; h++)
 			seen |= held[h] == cs[i].fd;
@@ -664,6 +744,14 @@ int bench_cost(int argc, char **argv)
 			"spoof_newcomer_vs_aggregate",
 			ratio_json(cs, find(cs, n, "spoof_newcomer"),
 				   find(cs, n, "spoof_aggregate"), rounds));
+	/* within each round: a verified source's packet under a rule that
+	 * reads verification, over one under a rule that does not */
+	json_object_set_new(doc, "verified_newcomer_vs_under",
+			    ratio_json(cs, find(cs, n, "verified_newcomer_rule"),
+				       find(cs, n, "under"), rounds));
+	json_object_set_new(doc, "verified_ban_vs_under",
+			    ratio_json(cs, find(cs, n, "verified_ban_rule"),
+				       find(cs, n, "under"), rounds));
 	ret = bench_print_json(doc) ? 1 : 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -676,6 +764,10 @@ out:
 		ratelimit__destroy(ra.skel);
 	if (rn.skel)
 		ratelimit__destroy(rn.skel);
+	if (rvn.skel)
+		ratelimit__destroy(rvn.skel);
+	if (rvb.skel)
+		ratelimit__destroy(rvb.skel);
 	if (rev.skel)
 		ratelimit__destroy(rev.skel);
 	if (roff.skel)

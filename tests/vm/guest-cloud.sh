@@ -7,12 +7,14 @@
 guest_init
 
 # Which prog tests: the verdict, the cross-CPU lease and history, fleet
-# sync's remote share (what 6.1 refused), bans, events, newcomers,
-# refused sources, the parser.
+# sync's remote share (what 6.1 refused), bans (and that forged copies
+# never ban), events, newcomers and verified sources (the egress hook,
+# a tc program), refused sources, the parser.
 prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	past_buckets_of_every_cpu_count history_evicted_fails_closed \
 	remote_share_counts_as_another_cpu ban_seen_on_every_cpu \
 	events_limited_then_released newcomer_refusals_take_no_entry \
+	ban_never_by_forged_copies egress_marks_only_answers newcomer_verified_on_every_cpu \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
 	aggregate_budget_caps_a_prefix
 
@@ -32,6 +34,11 @@ in_rx() { nsenter --net=$rx "$@"; }
 in_rx xdp-ratelimit attach vmrxb --mode native --window 10s >/tmp/attach.log 2>&1
 st=$?
 result attach/native $st "$(cat /tmp/attach.log)"
+# the egress hook (a tc clsact filter) sits on the interface
+in_rx xdp-ratelimit status --json >/tmp/status.json 2>&1
+hook=$(jqjson -r '.interfaces[0].egress_hooks[0].prog_id' /tmp/status.json)
+result egress/hook "$([ "$hook" -gt 0 ] 2>/dev/null && echo 0 || echo 1)" \
+	"status --json: $(cat /tmp/status.json)"
 in_rx xdp-ratelimit quota set default --pps 10 >/tmp/quota.log 2>&1
 result quota/set $? "$(cat /tmp/quota.log)"
 

@@ -100,9 +100,10 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 	for b in xdp-ratelimit test_prog trafficgen; do
 		add "$root" "$out/$b" "/rl/$b" || return 1
 	done
-	# modules (6.1 cloud: veth and nftables are), after what they depend on
+	# modules (6.1 cloud: veth, nftables and the egress hook's clsact and cls_bpf
+	# are), after what they depend on
 	: >"$root/modules/order"
-	for m in veth nf_tables nft_objref; do
+	for m in veth nf_tables nft_objref sch_ingress cls_bpf; do
 		module "$kdir" "$m" "$root/modules" || return 1
 	done
 	cp "$here/guest-lib.sh" "$root/guest-lib.sh" &&
