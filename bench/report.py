@@ -471,6 +471,28 @@ def main():
         target("cost_newcomer_vs_aggregate", r, r["median"] <= 1.05,
                "per-packet cost, spoofed flood refused by the newcomer budget: %s x "
                "refused by the aggregate budget (<= 1.05)" % fmt(r))
+    # verified sources: a verified source's packet under a rule that reads
+    # verification (its CPU's copy of the answer time: no lookup) costs
+    # what it costs under one that does not; under --ban it also looks its
+    # connection up; and what one answer costs in the egress hook
+    r = (cost or {}).get("verified_newcomer_vs_under")
+    if r:
+        target("cost_verified_newcomer_rule", r, r["median"] <= 1.05,
+               "per-packet cost, a verified source under a rule with a newcomer budget: "
+               "%s x under a rule without (<= 1.05)" % fmt(r))
+    r = (cost or {}).get("verified_ban_vs_under")
+    if r:
+        target("cost_verified_ban_rule", r, None,
+               "per-packet cost, a verified source under a rule with --ban (its "
+               "answered connection looked up, its packet counted): %s x under a rule "
+               "without (reported)" % fmt(r))
+    cs = {c["name"]: c for c in (cost or {}).get("cases", [])}
+    if "egress_reply" in cs:
+        e = cs["egress_reply"]["ns"]
+        target("cost_egress_reply", e, None,
+               "egress hook, per answer of the host (TCP ACK to a verified source, "
+               "--ban in force): %.0f ns [%.0f-%.0f] (reported)"
+               % (e["median"], e["min"], e["max"]))
     if pairs and pairs.get("ratio_h_g"):
         r = pairs["ratio_h_g"]
         target("veth_newcomer_vs_aggregate", r, r["median"] >= 0.95,

@@ -91,6 +91,14 @@ test_cli_bad_input() {
 	bad budget_too_large 1 "--pps 4294967294 or less" rl "${q[@]}" 198.18.19.0/24 --pps 5G "${i[@]}"
 	bad default_budget_too_large 2 "--default-pps 71582788 or less" \
 		rl attach "$vrx2" --window 1m --default-pps 100M
+	# --verified-ttl: 1s to 24h; --replies-via: interfaces here, once each
+	bad verified_ttl_short 2 "1s to 24h" rl attach "$vrx2" --verified-ttl 500ms
+	bad verified_ttl_long 2 "1s to 24h" rl attach "$vrx2" --verified-ttl 1441m
+	bad verified_ttl_garbage 2 "duration" rl attach "$vrx2" --verified-ttl soon
+	bad replies_via_missing 2 "no interface named 'nosuch$id'" \
+		rl attach "$vrx2" --replies-via "nosuch$id"
+	bad replies_via_twice 2 "twice" rl attach "$vrx2" --replies-via "$vrx,$vrx"
+	bad replies_via_empty 2 "IFACE" rl attach "$vrx2" --replies-via ,
 	# --ban: 0, or 1ms to a day; --new-*: a RATE, its range said
 	bad ban_hours 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
 	bad ban_too_long 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
