@@ -91,6 +91,9 @@ leftovers() {	# pins of $vrx: its directory, staging directories
 	[ -e "$pins/$vrx" ] && echo "$vrx"
 	ls "$pins" | grep -F "$vrx attaching "
 }
+hooks_left() {	# egress hook filters (tc clsact, rl_egress) on $vrx
+	ip netns exec "$rx" tc filter show dev "$vrx" egress 2>/dev/null | grep -c rl_egress
+}
 no_xdp() {	# no XDP program on $vrx (a killed link goes with its process)
 	for _ in $(seq 1 50); do
 		[ -z "$(xdp_prog_id "$vrx")" ] && return 0
@@ -160,10 +163,13 @@ for step in "${steps[@]}"; do
 			grep -q "$vrx" <<<"$st" && why+=("status lists $vrx with nothing pinned")
 			rl detach "$vrx" >/dev/null 2>&1 && why+=("detach of nothing succeeded")
 		fi
+		# the egress hook went with the leftovers (or was never added)
+		[ "$(hooks_left)" = 0 ] || why+=("$(hooks_left) egress hook filter(s) left")
 		rl attach "$vrx" --default-pps 10 >/dev/null || why+=("attach after the kill failed")
 		enforces "198.18.77.$k" || why+=("attach after the kill: not ok and enforcing")
 		rl detach "$vrx" >/dev/null || why+=("detach after the kill failed")
 	fi
+	[ "$(hooks_left)" = 0 ] || why+=("detach left $(hooks_left) egress hook filter(s)")
 	result "attach_killed_at_$name" "${#why[@]}" "${why[*]}"
 done
 # the next attach reaps staging directories of dead attaches and works
