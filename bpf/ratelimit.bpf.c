@@ -22,6 +22,7 @@
 #include "ban.bpf.h"
 #include "refused.bpf.h"
 #include "rule.bpf.h"
+#include "run_config.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

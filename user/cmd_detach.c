@@ -12,6 +12,7 @@
 #include "iface.h"
 #include "pin.h"
 #include "values.h"
+#include "xdp_multi.h"
 
 struct detach_args {
 	const char *iface;
@@ -53,6 +54,11 @@ static int detach_run(void *cfg)
 		return rl_fail("detach: %s", err);
 	}
 	linked = rl_link_ifindex(name, NULL);
+	/* under libxdp's dispatcher: ours out, the others keep running */
+	ret = rl_xdp_multi_release(name);
+	if (ret < 0)
+		return rl_fail("detach: cannot remove the program of %s from libxdp's dispatcher: %s (xdp-loader status %s shows it)",
+			       name, strerror(-ret), name);
 	ret = rl_pin_dir_remove(name);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",

@@ -152,16 +152,17 @@ void rl_rules_file_free(struct rl_rules_file *rf)
 
 /* ---- writing ------------------------------------------------------------ */
 
-static void write_attach(FILE *f, const char *iface, const struct rl_settings *s)
+static void write_attach(FILE *f, const char *iface, const struct rl_settings *s,
+			 unsigned int prio)
 {
 	char w[32];
 
 	rl_format_duration(s->window_ns, w, sizeof(w));
 	fprintf(f, "attach %s --mode %s --window %s --buckets %u --max-sources %" PRIu64
-		" --ipv6-prefix %u%s%s\n", iface,
+		" --ipv6-prefix %u --priority %u%s%s\n", iface,
 		s->mode == RL_MODE_NATIVE || s->mode == RL_MODE_GENERIC ?
 		rl_mode_name(s->mode) : "auto", w, s->nbuckets,
-		(uint64_t)s->max_sources, s->v6_prefix,
+		(uint64_t)s->max_sources, s->v6_prefix, prio,
 		s->flags & RL_F_DRY_RUN ? " --dry-run" : "",
 		s->flags & RL_F_PASS_MALFORMED ? " --pass-malformed" : "");
 }
@@ -207,7 +208,7 @@ static const struct rl_rule *find_default(const struct rl_rule *rules, int n,
 }
 
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
-			const struct rl_rule *rules, int n)
+			unsigned int prio, const struct rl_rule *rules, int n)
 {
 	const struct rl_rule *d4 = find_default(rules, n, false);
 	const struct rl_rule *d6 = find_default(rules, n, true);
@@ -215,7 +216,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 	char pfx[RL_PREFIX_STRLEN];
 	struct rl_prefix p;
 
-	write_attach(f, iface, s);
+	write_attach(f, iface, s, prio);
 	for (int i = 0; i < n; i++) {
 		const struct rl_rule *r = &rules[i];
 
