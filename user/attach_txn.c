@@ -91,8 +91,11 @@ static int attach_prog(const struct rl_attach_prog *p, int ifindex,
 
 	if (rl_xdp_multi_support() == 0) {
 		*commit = RL_PIN_PROG;
-		return rl_xdp_multi_attach(p->iface, ifindex, p->prio, p->s, m,
-					   p->mode, res, err, errlen);
+		fd = rl_xdp_multi_attach(p->iface, ifindex, p->prio, p->s, m,
+					 p->mode, res, err, errlen);
+		if (fd == -EBUSY && !*err)	/* a program not of libxdp's */
+			link_error(fd, p->iface, p->mode, err, errlen);
+		return fd;
 	}
 	*commit = RL_PIN_LINK;
 	fd = attach_link(p->prog_fd, ifindex, p->mode, res);

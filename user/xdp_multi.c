@@ -248,6 +248,7 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 	int ret, fd = -1;
 
 	libxdp_setup();
+	*err = '\0';
 	ret = rl_xdp_progs_read(ifindex, &cur);
 	if (ret) {
 		snprintf(err, errlen, "cannot read the XDP programs of %s: %s",
@@ -305,7 +306,8 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 		snprintf(err, errlen,
 			 "attached to %s through libxdp, but not under its dispatcher as asked (%s): detached again",
 			 iface, strerror(-ret));
-		xdp_program__detach(prog, ifindex, XDP_MODE_UNSPEC, 0);
+		xdp_program__detach(prog, ifindex, res->mode == RL_MODE_GENERIC ?
+				    XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
@@ -368,7 +370,8 @@ int rl_xdp_multi_release(const char *name)
 		while ((p = xdp_multiprog__next_prog(p, mp)))
 			if (uses_map(xdp_program__fd(p), info.id))
 				break;
-	ret = p ? xdp_program__detach(p, ifindex, XDP_MODE_UNSPEC, 0) : 0;
+	/* in the dispatcher's mode: libxdp replaces it in that mode's slot */
+	ret = p ? xdp_program__detach(p, ifindex, xdp_multiprog__attach_mode(mp), 0) : 0;
 	xdp_multiprog__close(mp);
 	return ret ? ret : p != NULL;
 }

@@ -59,7 +59,9 @@ void rl_xdp_actions_format(__u32 actions, char *buf, size_t len);
  * when prio is 0) to ifindex under libxdp's dispatcher, joining the
  * libxdp programs already there, using the maps of `m` (already
  * initialised). The fd of the program now running (the caller closes
- * it), or -errno with a message in err. On failure nothing is attached.
+ * it), or -errno with a message in err; -EBUSY with none: the interface
+ * runs a program not under libxdp's dispatcher. On failure nothing is
+ * attached.
  */
 int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 			const struct rl_settings *s, const struct rl_maps *m,

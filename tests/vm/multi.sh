@@ -187,5 +187,56 @@ mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
 
+# ---- refusals: nothing pinned, the others untouched ------------------------------------
+# refused NAME WORDS CMD...: CMD exits 1 saying WORDS (a grep pattern),
+# leaves no pins and the programs on the veth as they were
+refused() {
+	local name=$1 words=$2 before out rc
+	shift 2
+	before=$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")
+	out=$("$@" 2>&1); rc=$?
+	[ $rc = 1 ] && echo "$out" | grep -q "$words" &&
+		[ ! -e /sys/fs/bpf/xdp-ratelimit/$mdev ] &&
+		[ "$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")" = "$before" ]
+	result "multi/refused/$name" $? "exit $rc, said: $out"
+}
+
+# a program attached without libxdp's dispatcher: today's message
+mrx_ env LIBXDP_SKIP_DISPATCHER=1 xdp-filter load $mdev -m native >/tmp/m.log 2>&1
+result multi/refused/foreign_setup $? "$(cat /tmp/m.log)"
+refused foreign "already has an XDP program attached by another tool: remove it first" \
+	mrx_ xdp-ratelimit attach $mdev
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+# a dispatcher in generic mode: --mode native is refused, auto joins it
+# in generic mode at the priority asked, and save writes that priority
+mrx_ xdp-filter load $mdev -m skb >/tmp/m.log 2>&1
+result multi/generic/filter_load $? "$(cat /tmp/m.log)"
+refused mode_mismatch "runs its XDP programs in generic mode" \
+	mrx_ xdp-ratelimit attach $mdev --mode native
+out=$(mrx_ xdp-ratelimit attach $mdev --priority 70 2>&1)
+echo "$out" | grep -q "generic mode, libxdp dispatcher, priority 70" &&
+	[ "$(rl_progs | tr '\n' ';')" = "10 xdpfilt_alw_all $(loader_progs | awk '$1 == 10 { print $3 }') XDP_PASS;70 xdp_ratelimit $(loader_progs | awk '$1 == 70 { print $3 }') XDP_PASS;" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].mode')" = generic ] &&
+	mrx_ xdp-ratelimit save | grep -q "^attach $mdev --mode generic .*--priority 70"
+result multi/generic/joins_at_priority $? "said: $out; programs: $(rl_progs | tr '\n' ';'); save: $(mrx_ xdp-ratelimit save 2>&1 | head -n 1)"
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
+	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
+result multi/generic/detach_leaves_filter $? "$(cat /tmp/m.log; loader_progs)"
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+# a dispatcher that holds libxdp's most, 10 programs
+i=1
+while [ $i -le 10 ]; do
+	mrx_ xdp-loader load -m native -P $((30 + i)) $mdev \
+		/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o >/tmp/m.log 2>&1 || break
+	i=$((i + 1))
+done
+[ "$(loader_progs | wc -l)" = 10 ]
+result multi/refused/slots_setup $? "$(cat /tmp/m.log; loader_progs)"
+refused dispatcher_full "already runs 10 XDP programs under libxdp's dispatcher, the most it holds" \
+	mrx_ xdp-ratelimit attach $mdev
+mrx_ xdp-loader unload --all $mdev >/dev/null 2>&1
+
 multi_cleanup
 trap - EXIT
