@@ -32,7 +32,7 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 	if (!*opened)
 		return err;
 	if (ifindex == -ENOENT)
-		return "the link pin is missing, so the program is not attached (an attach was interrupted, or the pin was removed)";
+		return "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)";
 	if (ifindex == -ENOLINK)
 		return "the program is no longer among the XDP programs of the interface (removed with xdp-loader?), so it does not run";
 	if (ifindex < 0)

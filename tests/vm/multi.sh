@@ -238,5 +238,42 @@ refused dispatcher_full "already runs 10 XDP programs under libxdp's dispatcher,
 	mrx_ xdp-ratelimit attach $mdev
 mrx_ xdp-loader unload --all $mdev >/dev/null 2>&1
 
+# ---- attach killed after libxdp attached, before the commit point -------------------
+# strace kills the CLI on entering a syscall: the first rename (staging
+# directory to IFACE) or the last BPF_OBJ_PIN (the program, the commit
+# point). Either way libxdp's pins keep the program in the dispatcher,
+# beside xdp-filter: status flags the leftovers, detach takes the program
+# out of the dispatcher and unpins, xdp-filter keeps running; and an
+# attach after a kill at the rename reaps the staging directory and its
+# program itself.
+mrx_ xdp-filter load $mdev -m native >/dev/null 2>&1
+mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf xdp-ratelimit attach $mdev >/dev/null 2>&1 &&
+	mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+lastpin=$(awk '/bpf\(/ { n++ } /BPF_OBJ_PIN/ { last = n } END { print last }' /tmp/m.trace)
+killed() {	# SYSCALL N
+	mrx_ strace -f -qq -o /dev/null -e trace="$1" -e inject="$1:signal=SIGKILL:when=$2" \
+		xdp-ratelimit attach $mdev >/dev/null 2>&1
+}
+for at in "rename 1" "bpf $lastpin"; do
+	set -- $at
+	killed "$1" "$2"
+	tag=killed_at_$1
+	n=$(loader_progs | grep -c xdp_ratelimit)
+	st=$(mrx_ xdp-ratelimit status 2>&1)
+	[ "$n" = 1 ] && echo "$st" | grep -q "^$mdev .*BROKEN"
+	result "multi/$tag/flagged" $? "xdp_ratelimit programs on the veth: $n; status: $st"
+	mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
+		[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ] &&
+		[ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ]
+	result "multi/$tag/detach_repairs" $? "$(cat /tmp/m.log); left: $(loader_progs | tr '\n' ';') pins: $(ls /sys/fs/bpf/xdp-ratelimit/)"
+done
+killed rename 1
+mrx_ xdp-ratelimit attach $mdev >/tmp/m.log 2>&1 &&
+	[ "$(loader_progs | grep -c xdp_ratelimit)" = 1 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/killed_then_attach_reaps $? "$(cat /tmp/m.log); programs: $(loader_progs | tr '\n' ';')"
+mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
 multi_cleanup
 trap - EXIT

@@ -11,7 +11,7 @@
 # Each flavour's kernel package is fetched once with `apt-get download`
 # into BUILD_DIR/vm/ and unpacked with dpkg -x; the initramfs is built
 # anew from busybox-static, the project's binaries, the iproute2, nft, jq,
-# bpftool, xdp-filter and xdp-loader binaries and their libraries (ldd),
+# bpftool, xdp-filter, xdp-loader and strace binaries and their libraries (ldd),
 # libxdp's BPF objects, and the kernel modules
 # the guest loads (veth, nftables). The guest prints one result line per
 # test and `N passed, N failed` on the serial console, then powers off;
@@ -99,7 +99,8 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 		add "$root" /usr/bin/jq /sbin/jqjson &&
 		add "$root" /usr/sbin/bpftool /sbin/bpftool &&
 		add "$root" /usr/sbin/xdp-filter /sbin/xdp-filter &&
-		add "$root" /usr/sbin/xdp-loader /sbin/xdp-loader || return 1
+		add "$root" /usr/sbin/xdp-loader /sbin/xdp-loader &&
+		add "$root" /usr/bin/strace /sbin/strace || return 1
 	# libxdp's BPF objects (its dispatcher, xdp-filter's programs), where
 	# libxdp and xdp-tools look for them
 	for b in /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_*.o; do
