@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
 #include "parse.h"
+#include "run_config.bpf.h"
 #include "maps.bpf.h"
 #include "clock.bpf.h"
 #include "source.bpf.h"
@@ -22,7 +23,6 @@
 #include "ban.bpf.h"
 #include "refused.bpf.h"
 #include "rule.bpf.h"
-#include "run_config.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

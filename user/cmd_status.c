@@ -130,7 +130,7 @@ static void rows_stale_stages(struct status *st)
 		rl_attach_stage_parse(names[i], r->ifname, &pid);
 		rl_pin_path(r->staging_dir, sizeof(r->staging_dir), names[i], NULL);
 		snprintf(r->why, sizeof(r->why),
-			 rl_link_ifindex(names[i], NULL) > 0 ?
+			 rl_link_ifindex(names[i], NULL) > 0 || rl_xdp_multi_runs(names[i]) ?
 			 "an attach (pid %d) died half way and left its pins in '%s', with its program still attached, unreported; 'xdp-ratelimit detach %s' removes both" :
 			 "an attach (pid %d) died half way and left its pins in '%s'; the program is not attached; 'xdp-ratelimit detach %s' removes them",
 			 pid, r->staging_dir, r->ifname);

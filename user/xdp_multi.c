@@ -101,10 +101,12 @@ static void prog_of(struct rl_xdp_prog *p, const struct xdp_program *x,
 /* The interface's libxdp view: NULL when nothing is attached (0 in ret). */
 static struct xdp_multiprog *multiprog(int ifindex, int *ret)
 {
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
-	long err = libxdp_get_error(mp);
+	struct xdp_multiprog *mp;
+	long err;
 
 	libxdp_setup();
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	err = libxdp_get_error(mp);
 	*ret = 0;
 	if (!mp && !err)
 		err = -ENOENT;
@@ -345,35 +347,60 @@ static int dir_ifindex(const char *name)
 	return (int)if_nametoindex(ifname);
 }
 
-int rl_xdp_multi_release(const char *name)
+/*
+ * The program under the dispatcher of NAME's interface that uses the
+ * config map pinned in NAME's directory: NULL when none (*ret 0) or on an
+ * error (*ret -errno); else it is one of *mp's, which the caller closes.
+ */
+static struct xdp_program *owner(const char *name, int *ifindex,
+				 struct xdp_multiprog **mp, int *ret)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	struct xdp_multiprog *mp;
 	struct xdp_program *p = NULL;
 	char path[PATH_MAX];
-	int fd, ifindex, ret = 0;
+	int fd;
 
+	*ret = 0;
+	*mp = NULL;
 	rl_pin_path(path, sizeof(path), name, rl_map_defs[RL_MAP_IDX_config].name);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
-		return 0;
-	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		return NULL;
+	*ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
 	close(fd);
-	ifindex = dir_ifindex(name);
-	if (ret || !ifindex)
-		return ret;
-	mp = multiprog(ifindex, &ret);
-	if (!mp)
-		return ret;
-	if (!xdp_multiprog__is_legacy(mp))
-		while ((p = xdp_multiprog__next_prog(p, mp)))
+	*ifindex = dir_ifindex(name);
+	if (*ret || !*ifindex)
+		return NULL;
+	*mp = multiprog(*ifindex, ret);
+	if (*mp && !xdp_multiprog__is_legacy(*mp))
+		while ((p = xdp_multiprog__next_prog(p, *mp)))
 			if (uses_map(xdp_program__fd(p), info.id))
 				break;
+	return p;
+}
+
+int rl_xdp_multi_release(const char *name)
+{
+	struct xdp_multiprog *mp;
+	int ifindex, ret;
+	struct xdp_program *p = owner(name, &ifindex, &mp, &ret);
+
 	/* in the dispatcher's mode: libxdp replaces it in that mode's slot */
-	ret = p ? xdp_program__detach(p, ifindex, xdp_multiprog__attach_mode(mp), 0) : 0;
+	if (p)
+		ret = xdp_program__detach(p, ifindex, xdp_multiprog__attach_mode(mp), 0);
 	xdp_multiprog__close(mp);
 	return ret ? ret : p != NULL;
+}
+
+bool rl_xdp_multi_runs(const char *name)
+{
+	struct xdp_multiprog *mp;
+	int ifindex, ret;
+	bool runs = owner(name, &ifindex, &mp, &ret) != NULL;
+
+	xdp_multiprog__close(mp);
+	return runs;
 }
 
 int rl_xdp_multi_where(const char *name, __u32 *prog_id)

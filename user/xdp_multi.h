@@ -76,6 +76,9 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
  */
 int rl_xdp_multi_release(const char *name);
 
+/* Whether such a program runs there (what a dead attach left running). */
+bool rl_xdp_multi_runs(const char *name);
+
 /*
  * The state of a program pinned as RL_PIN_PROG in NAME's directory: the
  * ifindex it runs on under the dispatcher, -ENOLINK when it no longer

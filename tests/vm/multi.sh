@@ -260,7 +260,8 @@ for at in "rename 1" "bpf $lastpin"; do
 	tag=killed_at_$1
 	n=$(loader_progs | grep -c xdp_ratelimit)
 	st=$(mrx_ xdp-ratelimit status 2>&1)
-	[ "$n" = 1 ] && echo "$st" | grep -q "^$mdev .*BROKEN"
+	[ "$n" = 1 ] && echo "$st" | grep -q "^$mdev .*BROKEN" &&
+		{ [ "$1" != rename ] || echo "$st" | grep -q "program still attached"; }
 	result "multi/$tag/flagged" $? "xdp_ratelimit programs on the veth: $n; status: $st"
 	mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 		[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ] &&
