@@ -212,12 +212,17 @@ static struct ratelimit *open_on_maps(const struct rl_settings *s,
 				      const struct rl_maps *m, int *ret)
 {
 	struct ratelimit *skel = ratelimit__open();
+	struct bpf_program *p;
 
 	if (!skel) {
 		*ret = -errno;
 		return NULL;
 	}
 	*ret = rl_loader_prepare(skel->obj, &skel->rodata->settings, s);
+	/* only the XDP program: libxdp loads the whole object */
+	bpf_object__for_each_program(p, skel->obj)
+		if (p != skel->progs.xdp_ratelimit)
+			bpf_program__set_autoload(p, false);
 	for (int i = 0; !*ret && i < RL_NR_MAPS; i++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
 								   rl_map_defs[i].name);
@@ -244,6 +249,7 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 			enum rl_xdp_mode mode, struct rl_attach_result *res,
 			char *err, size_t errlen)
 {
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = "xdp_ratelimit");
 	struct xdp_program *prog = NULL;
 	struct rl_xdp_progs cur;
 	struct ratelimit *skel;
@@ -266,7 +272,8 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 			 strerror(-ret));
 		return ret;
 	}
-	prog = xdp_program__from_bpf_obj(skel->obj, NULL);
+	opts.obj = skel->obj;
+	prog = xdp_program__create(&opts);
 	ret = (int)libxdp_get_error(prog);
 	if (!ret && prio)
 		ret = xdp_program__set_run_prio(prog, prio);
