@@ -449,3 +449,9 @@ unsigned int rl_xdp_multi_prio(const char *name)
 				return cur.p[i].prio;
 	return RL_RUN_PRIO;
 }
+
+bool rl_run_config_note(int level, const char *fmt)
+{
+	return level == LIBBPF_INFO &&
+	       strstr(fmt, "skipping unrecognized data section");
+}

@@ -87,6 +87,10 @@ bool rl_xdp_multi_runs(const char *name);
  */
 int rl_xdp_multi_where(const char *name, __u32 *prog_id);
 
+/* libbpf's note, at every open of the object, that it skips the
+ * .xdp_run_config section (libxdp's, not libbpf's): for quiet printers. */
+bool rl_run_config_note(int level, const char *fmt);
+
 /* The priority of the program pinned in NAME's directory under the
  * dispatcher, RL_RUN_PRIO when it runs without one (save writes it). */
 unsigned int rl_xdp_multi_prio(const char *name);
