@@ -51,13 +51,17 @@ static void link_error(int ret, const char *iface, enum rl_xdp_mode mode,
 		       char *err, size_t errlen)
 {
 	int multi = rl_xdp_multi_support();
+	char why[96] = "";
 
+	if (multi == -EOPNOTSUPP)
+		snprintf(why, sizeof(why), "; one XDP program per interface here (LIBXDP_SKIP_DISPATCHER=1)");
+	else if (multi)
+		snprintf(why, sizeof(why), "; this kernel runs one XDP program per interface (freplace: %s)",
+			 strerror(-multi));
 	if (ret == -EBUSY || ret == -EEXIST)
 		snprintf(err, errlen,
-			 "%s already has an XDP program attached by another tool: remove it first (ip link set dev %s xdp off), then attach again%s%s%s",
-			 iface, iface,
-			 multi ? "; this kernel runs one XDP program per interface (libxdp's dispatcher: freplace refused, " : "",
-			 multi ? strerror(-multi) : "", multi ? ")" : "");
+			 "%s already has an XDP program attached by another tool: remove it first (ip link set dev %s xdp off), then attach again%s",
+			 iface, iface, why);
 	else if (mode == RL_XDP_NATIVE && (ret == -EOPNOTSUPP || ret == -EINVAL))
 		snprintf(err, errlen,
 			 "%s does not support native XDP (%s): use --mode generic or --mode auto",

@@ -4,6 +4,7 @@
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -75,9 +76,11 @@ out:
 int rl_xdp_multi_support(void)
 {
 	static int known = 1;
+	const char *skip = getenv("LIBXDP_SKIP_DISPATCHER");
 
+	/* libxdp's own switch: one program, no dispatcher */
 	if (known == 1)
-		known = probe();
+		known = skip && !strcmp(skip, "1") ? -EOPNOTSUPP : probe();
 	return known;
 }
 

@@ -28,7 +28,8 @@
 
 /*
  * Whether libxdp's dispatcher can run here: freplace works (0), else
- * -errno of the test (-EPERM on kernels that refuse it). Tested once.
+ * -errno of the test (-EPERM on kernels that refuse it; -EOPNOTSUPP with
+ * LIBXDP_SKIP_DISPATCHER=1, libxdp's switch). Tested once.
  */
 int rl_xdp_multi_support(void);
 

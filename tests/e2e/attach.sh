@@ -12,7 +12,7 @@ test_attach_pins_bpftool() {
 	send --src 198.18.16.1 --count 20 >/dev/null
 	send --src 2001:db8:2::1 --count 20 >/dev/null
 	quota 198.18.17.0/24 --pps 0 && send --src 198.18.17.1 --count 3 >/dev/null
-	local bad=() m field n names perms want
+	local bad=() m field n names perms want commit
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
 		refused:dropped_pkts agg_history:newest sync:pid; do
@@ -20,7 +20,10 @@ test_attach_pins_bpftool() {
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
 	done
-	bpftool link show pinned "$pins/$vrx/link" 2>&1 | grep -q "xdp" || bad+=("link")
+	# the attachment: a bpf_link, or the program under libxdp's dispatcher
+	commit=link
+	[ -e "$pins/$vrx/prog" ] && commit=prog
+	bpftool "$commit" show pinned "$pins/$vrx/$commit" 2>&1 | grep -q "xdp" || bad+=("$commit")
 	n=$(bpftool -j map dump pinned "$pins/$vrx/counters" |
 		jq '[.[0].formatted.values[].value.passed_pkts] | add')
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
@@ -30,7 +33,7 @@ test_attach_pins_bpftool() {
 	bpftool btf dump map pinned "$pins/$vrx/history" value 2>&1 |
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	want=$(printf '%s\n' agg_history aggregates bans config counters events history link \
+	want=$(printf '%s\n' agg_history aggregates bans config counters events history "$commit" \
 		refused remote rules rules_v4 rules_v6 sources sync | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')

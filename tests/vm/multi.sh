@@ -208,6 +208,13 @@ refused foreign "already has an XDP program attached by another tool: remove it 
 	mrx_ xdp-ratelimit attach $mdev
 mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 
+# without the dispatcher (libxdp's switch), a busy interface is refused
+# saying why
+mrx_ xdp-filter load $mdev -m native >/dev/null 2>&1
+refused no_dispatcher "already has an XDP program attached by another tool.*one XDP program per interface" \
+	mrx_ env LIBXDP_SKIP_DISPATCHER=1 xdp-ratelimit attach $mdev
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
 # a dispatcher in generic mode: --mode native is refused, auto joins it
 # in generic mode at the priority asked, and save writes that priority
 mrx_ xdp-filter load $mdev -m skb >/tmp/m.log 2>&1
