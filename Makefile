@@ -36,8 +36,8 @@ ifeq ($(SANITIZE),1)
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-LDLIBS := $(shell $(PKG_CONFIG) --libs libbpf jansson libmicrohttpd hiredis 2>/dev/null || \
-	echo -lbpf -lelf -lz -ljansson -lmicrohttpd -lhiredis) -lpthread
+LDLIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf jansson libmicrohttpd hiredis 2>/dev/null || \
+	echo -lxdp -lbpf -lelf -lz -ljansson -lmicrohttpd -lhiredis) -lpthread
 
 # -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -45,7 +45,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 # BPF programs: NAME.bpf.o -> NAME.skel.h. ratelimit_test is the same
 # source with a settable clock for BPF_PROG_TEST_RUN.
-BPF_OBJS := $(OUTPUT)/ratelimit.bpf.o $(OUTPUT)/ratelimit_test.bpf.o \
+BPF_OBJS := $(OUTPUT)/ratelimit.bpf.o $(OUTPUT)/ratelimit_test.bpf.o $(OUTPUT)/xdp_probe.bpf.o \
 	$(patsubst tests/gen/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard tests/gen/*.bpf.c)) \
 	$(patsubst bench/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard bench/*.bpf.c))
 SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
@@ -162,6 +162,11 @@ $(OUTPUT)/ratelimit.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
 $(OUTPUT)/ratelimit_test.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DRL_TEST_CLOCK -MMD -MP -c $< -o $@
+
+# whether freplace works: libxdp's dispatcher (user/xdp_multi.c)
+$(OUTPUT)/xdp_probe.bpf.o: bpf/xdp_probe.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/%.bpf.o: tests/gen/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)

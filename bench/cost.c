@@ -35,6 +35,7 @@
 #include "rules.h"
 #include "settings.h"
 #include "values.h"
+#include "xdp_multi.h"
 #include "bench.h"
 #include "gen/frames.h"
 
@@ -74,7 +75,7 @@ static int ncpus;
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || rl_run_config_note(level, fmt))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

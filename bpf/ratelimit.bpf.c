@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
 #include "parse.h"
+#include "run_config.bpf.h"
 #include "maps.bpf.h"
 #include "clock.bpf.h"
 #include "source.bpf.h"

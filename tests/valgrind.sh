@@ -14,7 +14,7 @@
 #   detach. The
 #   namespace and the pins go at
 #   exit, whatever happens.
-# tests/valgrind.supp silences one known report inside libbpf 1.1 (see there).
+# tests/valgrind.supp silences known reports inside libbpf 1.1 and libxdp 1.3 (see there).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-build}

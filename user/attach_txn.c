@@ -14,6 +14,7 @@
 #include "egress.h"
 #include "iface.h"
 #include "pin.h"
+#include "xdp_multi.h"
 
 static void stage_name(char *buf, size_t len, const char *iface, int pid)
 {
@@ -50,10 +51,18 @@ static int attach_link(int prog_fd, int ifindex, enum rl_xdp_mode mode,
 static void link_error(int ret, const char *iface, enum rl_xdp_mode mode,
 		       char *err, size_t errlen)
 {
+	int multi = rl_xdp_multi_support();
+	char why[96] = "";
+
+	if (multi == -EOPNOTSUPP)
+		snprintf(why, sizeof(why), "; one XDP program per interface here (LIBXDP_SKIP_DISPATCHER=1)");
+	else if (multi)
+		snprintf(why, sizeof(why), "; this kernel runs one XDP program per interface (freplace: %s)",
+			 strerror(-multi));
 	if (ret == -EBUSY || ret == -EEXIST)
 		snprintf(err, errlen,
-			 "%s already has an XDP program attached by another tool: remove it first (ip link set dev %s xdp off), then attach again",
-			 iface, iface);
+			 "%s already has an XDP program attached by another tool: remove it first (ip link set dev %s xdp off), then attach again%s",
+			 iface, iface, why);
 	else if (mode == RL_XDP_NATIVE && (ret == -EOPNOTSUPP || ret == -EINVAL))
 		snprintf(err, errlen,
 			 "%s does not support native XDP (%s): use --mode generic or --mode auto",
@@ -107,14 +116,39 @@ static int record_ifindex(const struct rl_maps *m, int ifindex,
 	return rl_config_write(m, cfg);
 }
 
-int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
-		     const struct rl_maps *m, enum rl_xdp_mode mode,
-		     struct rl_attach_result *res, char *err, size_t errlen)
+/* Attach: under libxdp's dispatcher where the kernel runs it (the fd of
+ * the program, committed as RL_PIN_PROG), else a bpf_link of our own
+ * (RL_PIN_LINK), as on kernels without freplace. */
+static int attach_prog(const struct rl_attach_prog *p, int ifindex,
+		       const struct rl_maps *m, struct rl_attach_result *res,
+		       const char **commit, char *err, size_t errlen)
+{
+	int fd;
+
+	if (rl_xdp_multi_support() == 0) {
+		*commit = RL_PIN_PROG;
+		fd = rl_xdp_multi_attach(p->iface, ifindex, p->prio, p->s, m,
+					 p->mode, res, err, errlen);
+		if (fd == -EBUSY && !*err)	/* a program not of libxdp's */
+			link_error(fd, p->iface, p->mode, err, errlen);
+		return fd;
+	}
+	*commit = RL_PIN_LINK;
+	fd = attach_link(p->prog_fd, ifindex, p->mode, res);
+	if (fd < 0)
+		link_error(fd, p->iface, p->mode, err, errlen);
+	return fd;
+}
+
+int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
+		     const struct rl_maps *m, struct rl_attach_result *res,
+		     char *err, size_t errlen)
 {
 	struct rl_config cfg;
 	bool hooked = false;
 	char stage[PATH_MAX], path[PATH_MAX], final[PATH_MAX], name[NAME_MAX];
 	const char *pinned = NULL;	/* the directory to remove on failure */
+	const char *iface = p->iface, *commit = RL_PIN_LINK;
 	int link_fd = -1, ret;
 
 	memset(res, 0, sizeof(*res));
@@ -141,14 +175,13 @@ int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
 		goto unpin;
 	}
 	/* answers are seen before the first packet is judged */
-	ret = rl_egress_attach(egress_fd, ifindex, cfg.set.replies_via, err, errlen);
+	ret = rl_egress_attach(p->egress_fd, ifindex, cfg.set.replies_via, err, errlen);
 	if (ret)
 		goto unpin;
 	hooked = true;
-	link_fd = attach_link(prog_fd, ifindex, mode, res);
+	link_fd = attach_prog(p, ifindex, m, res, &commit, err, errlen);
 	if (link_fd < 0) {
 		ret = link_fd;
-		link_error(ret, iface, mode, err, errlen);
 		goto unpin;
 	}
 	ret = record_mode(m, ifindex, res->mode);
@@ -165,7 +198,7 @@ int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
 		goto unpin;
 	}
 	pinned = iface;
-	rl_pin_path(path, sizeof(path), iface, RL_PIN_LINK);
+	rl_pin_path(path, sizeof(path), iface, commit);
 	if (bpf_obj_pin(link_fd, path)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot pin %s: %s", path, strerror(-ret));
@@ -175,6 +208,8 @@ int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
 	return 0;
 unpin:
 	/* what a failed removal leaves, status reports and detach removes */
+	if (link_fd >= 0 && strcmp(commit, RL_PIN_LINK))
+		rl_xdp_multi_release(pinned);
 	if (hooked)
 		rl_egress_detach(ifindex, cfg.set.replies_via);
 	rl_pin_dir_remove(pinned);
@@ -233,7 +268,11 @@ int rl_attach_repair(const char *iface)
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
-			ret = rl_attach_unhook(names[i]);
+			/* its program, when libxdp attached it before the
+			 * death, and its egress hook */
+			ret = rl_xdp_multi_release(names[i]);
+			if (ret >= 0)
+				ret = rl_attach_unhook(names[i]);
 			if (!ret)
 				ret = rl_pin_dir_remove(names[i]);
 			if (ret && !err)

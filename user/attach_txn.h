@@ -9,7 +9,10 @@
  * it, the link dies with the process (the program detaches) and what is
  * left is either a staging directory or an IFACE directory without a
  * link, both reported by status and removed by detach; killed after it,
- * the attach is complete.
+ * the attach is complete. Under libxdp's dispatcher (xdp_multi.h) the
+ * program is pinned instead of the link, and it outlives a killed attach
+ * in libxdp's pins: the repair and detach remove it from the dispatcher,
+ * found by the maps it uses, before they unpin.
  */
 #ifndef RL_ATTACH_TXN_H
 #define RL_ATTACH_TXN_H
@@ -18,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "maps.h"
+#include "settings.h"
 
 /* Interface names never contain spaces: a directory name with this tag
  * is a staging directory. */
@@ -29,18 +33,31 @@ enum rl_xdp_mode { RL_XDP_AUTO, RL_XDP_NATIVE, RL_XDP_GENERIC };
 struct rl_attach_result {
 	enum rl_mode mode;	/* native or generic */
 	int native_err;		/* auto fell back to generic: why native failed */
+	unsigned int prio;	/* under libxdp's dispatcher at this priority; 0: not */
+};
+
+/* What to attach. */
+struct rl_attach_prog {
+	const char *iface;
+	int prog_fd;			/* loaded, for a bpf_link of our own */
+	const struct rl_settings *s;	/* its settings, for libxdp's load */
+	unsigned int prio;		/* under the dispatcher; 0: the object's */
+	enum rl_xdp_mode mode;
+	int egress_fd;			/* the egress hook's program (egress.h) */
 };
 
 /*
- * Pin the maps `m` of a loaded program, attach `prog_fd` to `ifindex` as
- * a bpf_link in `mode` (auto: native, else generic), record the mode in
- * config and commit by pinning the link. The interface must not be
- * attached and the caller holds the lock. 0, or -errno with a message in
- * err; on failure nothing stays pinned.
+ * Pin the maps `m` of a loaded program, attach it to `ifindex` in `mode`
+ * (auto: native, else generic) under libxdp's dispatcher when the kernel
+ * runs it (xdp_multi.h), else `prog_fd` as a bpf_link, record the mode in
+ * config and commit by pinning the program (dispatcher) or the link. The
+ * interface must not be attached and the caller holds the lock. 0, or
+ * -errno with a message in err; on failure nothing stays pinned or
+ * attached.
  */
-int rl_attach_commit(const char *iface, int ifindex, int prog_fd, int egress_fd,
-		     const struct rl_maps *m, enum rl_xdp_mode mode,
-		     struct rl_attach_result *res, char *err, size_t errlen);
+int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
+		     const struct rl_maps *m, struct rl_attach_result *res,
+		     char *err, size_t errlen);
 
 /* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
  * interface and pid; false when it is no staging directory. */

@@ -15,6 +15,7 @@
 struct rl_attach_args {
 	const char *iface;
 	enum rl_xdp_mode mode;
+	unsigned int priority;		/* under libxdp's dispatcher; 0: default */
 	struct rl_attach_req req;
 	__u64 def_pps, def_bps;
 	struct rl_settings s;		/* built from req */

@@ -23,6 +23,7 @@
 #include "pin.h"
 #include "settings.h"
 #include "values.h"
+#include "xdp_multi.h"
 #include "ratelimit.skel.h"
 
 /* Every map of RL_MAPS is a map of the program, by the same name. */
@@ -33,12 +34,13 @@ RL_MAPS(RL_MAP_IN_SKEL)
 
 enum { OPT_MODE = RL_OPT_FIRST, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS,
        OPT_DEF_BPS, OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN,
-       OPT_PASS_MALFORMED, OPT_REPLIES_VIA, OPT_VERIFIED_TTL };
+       OPT_PASS_MALFORMED, OPT_REPLIES_VIA, OPT_VERIFIED_TTL, OPT_PRIORITY };
 
 /* The numbers the help below gives. */
 _Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
 	       RL_MIN_MAX_SOURCES == 16 && RL_MAX_MAX_SOURCES == 16777216 &&
-	       RL_DEFAULT_MAX_SOURCES == 65536 && RL_DEFAULT_V6_PREFIX == 64,
+	       RL_DEFAULT_MAX_SOURCES == 65536 && RL_DEFAULT_V6_PREFIX == 64 &&
+	       RL_RUN_PRIO == 20 && RL_MIN_PRIO == 1 && RL_MAX_PRIO == 1000,
 	       "attach --help states these values");
 
 static const struct rl_opt attach_opts[] = {
@@ -66,6 +68,9 @@ static const struct rl_opt attach_opts[] = {
 	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
 	  "how long one answer keeps a source verified,\n"
 	  "1s to 24h (default 10m)" },
+	{ OPT_PRIORITY, "priority", "N",
+	  "run at N, 1 to 1000, among other XDP programs under libxdp's\n"
+	  "dispatcher; lower runs first (default 20)" },
 	{ 0 }
 };
 
@@ -134,6 +139,11 @@ static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_VERIFIED_TTL:
 		ret = rl_parse_duration(arg, &a->req.verified_ttl_ns, err, sizeof(err));
 		break;
+	case OPT_PRIORITY:
+		ret = rl_parse_uint(arg, "--priority", RL_MIN_PRIO, RL_MAX_PRIO,
+				    &v, err, sizeof(err));
+		a->priority = (unsigned int)v;
+		break;
 	}
 	return ret ? rl_usage_err("attach: %s", err) : 0;
 }
@@ -173,7 +183,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 		     int n)
 {
 	struct rl_attach_result res = {};
-	char err[RL_ERR_LEN], w[32];
+	char err[RL_ERR_LEN], w[32], prio[64];
 	struct ratelimit *skel;
 	struct rl_maps m;
 	int ret;
@@ -188,19 +198,24 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	if (ret > 0)
 		ret = 0;	/* rules written */
 	if (!ret)
-		ret = rl_attach_commit(a->iface, ifindex,
-				       bpf_program__fd(skel->progs.xdp_ratelimit),
-				       bpf_program__fd(skel->progs.rl_egress),
-				       &m, a->mode, &res, err, sizeof(err));
+		ret = rl_attach_commit(&(struct rl_attach_prog){
+				.iface = a->iface, .s = s, .prio = a->priority,
+				.prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit),
+				.egress_fd = bpf_program__fd(skel->progs.rl_egress),
+				.mode = a->mode }, ifindex, &m, &res, err, sizeof(err));
 	ratelimit__destroy(skel);	/* the pins keep what attach made */
 	if (res.native_err)
 		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
 		       a->iface, strerror(res.native_err));
 	if (ret)
 		return rl_fail("%s", err);
+	if (a->priority && a->priority != RL_RUN_PRIO && !res.prio)
+		fprintf(stderr, "%s: --priority has no effect here: this kernel runs one XDP program per interface (libxdp's dispatcher needs freplace, which it refuses)\n",
+			a->iface);
 	rl_format_duration(s->window_ns, w, sizeof(w));
-	printf("attached to %s (%s mode): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
-	       a->iface, rl_mode_name(res.mode), w, s->nbuckets,
+	snprintf(prio, sizeof(prio), ", libxdp dispatcher, priority %u", res.prio);
+	printf("attached to %s (%s mode%s): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
+	       a->iface, rl_mode_name(res.mode), res.prio ? prio : "", w, s->nbuckets,
 	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
 	       (unsigned long long)s->max_sources,
 	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",

@@ -12,6 +12,7 @@
 #include "iface.h"
 #include "pin.h"
 #include "values.h"
+#include "xdp_multi.h"
 
 struct detach_args {
 	const char *iface;
@@ -34,7 +35,7 @@ static int detach_run(void *cfg)
 {
 	const char *iface = ((struct detach_args *)cfg)->iface;
 	char err[RL_ERR_LEN], name[IF_NAMESIZE];
-	int ret, stale, linked;
+	int ret, stale, linked, released;
 
 	/* what attaches of iface left when they died (the program of each
 	 * went with its process, or, from an older version, goes now with
@@ -53,6 +54,11 @@ static int detach_run(void *cfg)
 		return rl_fail("detach: %s", err);
 	}
 	linked = rl_link_ifindex(name, NULL);
+	/* under libxdp's dispatcher: ours out, the others keep running */
+	released = rl_xdp_multi_release(name);
+	if (released < 0)
+		return rl_fail("detach: cannot remove the program of %s from libxdp's dispatcher: %s (xdp-loader status %s shows it)",
+			       name, strerror(-released), name);
 	ret = rl_attach_unhook(name);
 	if (ret)
 		return rl_fail("detach: cannot remove the egress hook of %s (%s): see 'tc filter show dev IFACE egress' for priority %u",
@@ -61,7 +67,7 @@ static int detach_run(void *cfg)
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",
 			       name, strerror(-ret), RL_PIN_ROOT, name);
-	if (linked == -ENOENT)
+	if (linked == -ENOENT && !released)
 		printf("removed the pins of %s (its program was not attached: no link pin)\n",
 		       name);
 	else

@@ -20,6 +20,7 @@
 #include "rules_file.h"
 #include "rules_txn.h"
 #include "settings.h"
+#include "xdp_multi.h"
 
 /* One interface of the file: what restore will make of it. */
 struct target {
@@ -212,6 +213,7 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 	struct target *t = find_target(pl, a->iface);
 	struct rl_rule_change def;
 	char diff[128];
+	unsigned int prio;
 
 	if (t && t->attach_line)
 		return rl_fail("%s is attached a second time (first at line %d): one attach line per interface",
@@ -223,7 +225,12 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 		t = attached_target(pl, a->iface, l);
 		if (!t)
 			return RL_EXIT_FAIL;
-		if (settings_differ(&t->set, a, diff, sizeof(diff)))
+		prio = rl_xdp_multi_prio(a->iface);
+		if (a->priority && a->priority != prio)
+			snprintf(diff, sizeof(diff), "--priority %u (attached at %u)",
+				 a->priority, prio);
+		if ((a->priority && a->priority != prio) ||
+		    settings_differ(&t->set, a, diff, sizeof(diff)))
 			return rl_fail("%s is attached with other settings: the file asks %s; restore does not change attach settings: run 'xdp-ratelimit detach %s' first (its counters go with it), or edit the file",
 				       a->iface, diff, a->iface);
 	} else {

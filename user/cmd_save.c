@@ -11,6 +11,7 @@
 #include "pin.h"
 #include "rules_file.h"
 #include "rules_txn.h"
+#include "xdp_multi.h"
 
 enum { OPT_IFACE = RL_OPT_FIRST };
 
@@ -35,7 +36,8 @@ static int save_iface(FILE *f, const char *name, struct rl_rule *rules)
 		return rl_fail("save: %s", err);
 	n = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	if (n >= 0)
-		n = rl_rules_file_write(f, name, &ifc.cfg.set, rules, n);
+		n = rl_rules_file_write(f, name, &ifc.cfg.set,
+					rl_xdp_multi_prio(name), rules, n);
 	rl_iface_close(&ifc);
 	if (n < 0)
 		return rl_fail("save: cannot read the rules of %s: %s", name,

@@ -22,6 +22,7 @@
 #include "sync_status.h"
 #include "table.h"
 #include "values.h"
+#include "xdp_multi.h"
 
 /* Health of one interface's pins: NULL when fine, else what is wrong. */
 static const char *check_iface(const char *name, struct rl_iface *ifc,
@@ -33,7 +34,9 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 	if (!*opened)
 		return err;
 	if (ifindex == -ENOENT)
-		return "the link pin is missing, so the program is not attached (an attach was interrupted, or the pin was removed)";
+		return "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)";
+	if (ifindex == -ENOLINK)
+		return "the program is no longer among the XDP programs of the interface (removed with xdp-loader?), so it does not run";
 	if (ifindex < 0)
 		return "the link pin is not an XDP link";
 	if (ifindex == 0)
@@ -76,6 +79,7 @@ struct status_row {
 	 * it (a filter removed by hand leaves nothing verified) */
 	int hooks[RL_MAX_REPLIES_VIA], nhooks;
 	__u32 hook_prog[RL_MAX_REPLIES_VIA];	/* 0: missing */
+	struct rl_xdp_progs progs;	/* every XDP program on the interface */
 };
 
 struct status {
@@ -83,6 +87,19 @@ struct status {
 	size_t n;
 	bool broken;
 };
+
+/* The programs on the interface by that name here, as libxdp lists them
+ * (none when it is gone or cannot be read). */
+static void rows_progs(struct status_row *r)
+{
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+
+	rl_pin_dir_iface(r->ifname, ifname, sizeof(ifname));
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex || rl_xdp_progs_read(ifindex, &r->progs))
+		memset(&r->progs, 0, sizeof(r->progs));
+}
 
 static void row_iface(struct status *st, const char *name)
 {
@@ -93,6 +110,7 @@ static void row_iface(struct status *st, const char *name)
 	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
 	r->problem = check_iface(name, &ifc, &r->opened, r->why, sizeof(r->why));
 	st->broken |= r->problem != NULL;
+	rows_progs(r);
 	if (!r->opened)
 		return;
 	r->set = ifc.cfg.set;
@@ -156,7 +174,7 @@ static void rows_stale_stages(struct status *st)
 		rl_attach_stage_parse(names[i], r->ifname, &pid);
 		rl_pin_path(r->staging_dir, sizeof(r->staging_dir), names[i], NULL);
 		snprintf(r->why, sizeof(r->why),
-			 rl_link_ifindex(names[i], NULL) > 0 ?
+			 rl_link_ifindex(names[i], NULL) > 0 || rl_xdp_multi_runs(names[i]) ?
 			 "an attach (pid %d) died half way and left its pins in '%s', with its program still attached, unreported; 'xdp-ratelimit detach %s' removes both" :
 			 "an attach (pid %d) died half way and left its pins in '%s'; the program is not attached; 'xdp-ratelimit detach %s' removes them",
 			 pid, r->staging_dir, r->ifname);
@@ -202,6 +220,31 @@ static void sync_json(struct rl_json *j, const struct status_row *r)
 	rl_json_object_end(j);
 }
 
+/* "programs": [{"name", "id", "priority" (null: not under libxdp's
+ * dispatcher), "chain_actions": ["XDP_PASS", ...]}], in running order */
+static void progs_json(struct rl_json *j, const struct rl_xdp_progs *pr)
+{
+	rl_json_name(j, "programs");
+	rl_json_array_start(j);
+	for (int i = 0; i < pr->n; i++) {
+		const struct rl_xdp_prog *p = &pr->p[i];
+		char acts[96], *a, *save = NULL;
+
+		rl_json_object_start(j);
+		rl_json_string_field(j, "name", p->name);
+		rl_json_uint_field(j, "id", p->id);
+		rl_json_uint_or_null_field(j, "priority", pr->dispatcher, p->prio);
+		rl_json_name(j, "chain_actions");
+		rl_json_array_start(j);
+		rl_xdp_actions_format(p->actions, acts, sizeof(acts));
+		for (a = strtok_r(acts, ",", &save); a; a = strtok_r(NULL, ",", &save))
+			rl_json_string(j, a);
+		rl_json_array_end(j);
+		rl_json_object_end(j);
+	}
+	rl_json_array_end(j);
+}
+
 static void row_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_settings *s = &r->set;
@@ -242,6 +285,8 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 	}
 	if (r->opened)
 		sync_json(j, r);
+	if (!*r->staging_dir)
+		progs_json(j, &r->progs);
 	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
 	if (r->problem)
 		rl_json_string_field(j, "problem", r->problem);
@@ -304,6 +349,60 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 	}
 }
 
+/* The second table: every XDP program on each interface, as
+ * `xdp-loader status` lists them. */
+struct prog_row {
+	const struct status_row *r;
+	int i;
+};
+
+enum { PCOL_IFACE, PCOL_PRIO, PCOL_NAME, PCOL_ID, PCOL_ACTIONS, NR_PCOLS };
+
+static void prog_cell(const void *ctx, size_t row, int col, char *buf,
+		      size_t len)
+{
+	const struct prog_row *pr = &((const struct prog_row *)ctx)[row];
+	const struct rl_xdp_progs *ps = &pr->r->progs;
+	const struct rl_xdp_prog *p = &ps->p[pr->i];
+
+	switch (col) {
+	case PCOL_IFACE:
+		snprintf(buf, len, "%s", pr->r->ifname);
+		break;
+	case PCOL_PRIO:
+		snprintf(buf, len, ps->dispatcher ? "%u" : "-", p->prio);
+		break;
+	case PCOL_NAME:
+		snprintf(buf, len, "%s", p->name);
+		break;
+	case PCOL_ID:
+		snprintf(buf, len, "%u", p->id);
+		break;
+	default:	/* PCOL_ACTIONS */
+		rl_xdp_actions_format(p->actions, buf, len);
+		if (!*buf)
+			snprintf(buf, len, "-");
+	}
+}
+
+static void print_progs(const struct status *st)
+{
+	static const struct rl_table_col cols[NR_PCOLS] = {
+		{ "IFACE", true }, { "PRIO", false }, { "XDP_PROGRAM", true },
+		{ "ID", false }, { "CHAIN_ACTIONS", true },
+	};
+	struct prog_row rows[2 * RL_MAX_IFACES * RL_XDP_MAX_PROGS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n; i++)
+		for (int k = 0; k < st->rows[i].progs.n; k++)
+			rows[n++] = (struct prog_row){ &st->rows[i], k };
+	if (!n)
+		return;
+	printf("\n");
+	rl_table_print(stdout, cols, NR_PCOLS, n, prog_cell, rows);
+}
+
 static void print_table(const struct status *st)
 {
 	static const struct rl_table_col cols[NR_COLS] = {
@@ -318,6 +417,7 @@ static void print_table(const struct status *st)
 		return;
 	}
 	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	print_progs(st);
 	for (size_t i = 0; i < st->n; i++) {
 		char line[256];
 

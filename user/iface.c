@@ -12,6 +12,7 @@
 #include "pin.h"
 #include "settings.h"
 #include "values.h"
+#include "xdp_multi.h"
 
 /* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
  * cannot tell them apart: only a map's fdinfo has map_type, only a link's
@@ -259,6 +260,8 @@ int rl_link_ifindex(const char *name, __u32 *prog_id)
 
 	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
 	fd = bpf_obj_get(path);
+	if (fd < 0 && errno == ENOENT)	/* under libxdp's dispatcher? */
+		return rl_xdp_multi_where(name, prog_id);
 	if (fd < 0)
 		return -errno;
 	if (!fd_is(fd, "link_type:"))

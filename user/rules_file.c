@@ -152,7 +152,8 @@ void rl_rules_file_free(struct rl_rules_file *rf)
 
 /* ---- writing ------------------------------------------------------------ */
 
-static void write_attach(FILE *f, const char *iface, const struct rl_settings *s)
+static void write_attach(FILE *f, const char *iface, const struct rl_settings *s,
+			 unsigned int prio)
 {
 	char w[32], ttl[32], via[RL_MAX_REPLIES_VIA * 17 + 1];
 
@@ -160,10 +161,10 @@ static void write_attach(FILE *f, const char *iface, const struct rl_settings *s
 	rl_format_duration(s->verified_ttl_ns, ttl, sizeof(ttl));
 	rl_format_replies_via(s->replies_via, via, sizeof(via));
 	fprintf(f, "attach %s --mode %s --window %s --buckets %u --max-sources %" PRIu64
-		" --ipv6-prefix %u --verified-ttl %s%s%s%s%s\n", iface,
+		" --ipv6-prefix %u --priority %u --verified-ttl %s%s%s%s%s\n", iface,
 		s->mode == RL_MODE_NATIVE || s->mode == RL_MODE_GENERIC ?
 		rl_mode_name(s->mode) : "auto", w, s->nbuckets,
-		(uint64_t)s->max_sources, s->v6_prefix, ttl,
+		(uint64_t)s->max_sources, s->v6_prefix, prio, ttl,
 		via[0] ? " --replies-via " : "", via,
 		s->flags & RL_F_DRY_RUN ? " --dry-run" : "",
 		s->flags & RL_F_PASS_MALFORMED ? " --pass-malformed" : "");
@@ -210,7 +211,7 @@ static const struct rl_rule *find_default(const struct rl_rule *rules, int n,
 }
 
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
-			const struct rl_rule *rules, int n)
+			unsigned int prio, const struct rl_rule *rules, int n)
 {
 	const struct rl_rule *d4 = find_default(rules, n, false);
 	const struct rl_rule *d6 = find_default(rules, n, true);
@@ -218,7 +219,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 	char pfx[RL_PREFIX_STRLEN];
 	struct rl_prefix p;
 
-	write_attach(f, iface, s);
+	write_attach(f, iface, s, prio);
 	for (int i = 0; i < n; i++) {
 		const struct rl_rule *r = &rules[i];
 

@@ -50,12 +50,12 @@ void rl_rules_file_where(const struct rl_rules_file *rf,
 
 /*
  * The lines that recreate one interface: `attach IFACE` with every attach
- * setting (the mode it runs in), then `quota set PREFIX ... --iface IFACE`
+ * setting (the mode it runs in, `prio` its priority), then `quota set PREFIX ... --iface IFACE`
  * per rule with every limit the rule has (rl_rule_opts). The default rule
  * prints as `default` when its IPv4 and IPv6 halves agree. Rules as
  * rl_rule_list sorts them. 0, or -EIO when writing failed.
  */
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
-			const struct rl_rule *rules, int n);
+			unsigned int prio, const struct rl_rule *rules, int n);
 
 #endif /* RL_RULES_FILE_H */

@@ -12,7 +12,7 @@ test_attach_pins_bpftool() {
 	send --src 198.18.16.1 --count 20 >/dev/null
 	send --src 2001:db8:2::1 --count 20 >/dev/null
 	quota 198.18.17.0/24 --pps 0 && send --src 198.18.17.1 --count 3 >/dev/null
-	local bad=() m field n names perms want
+	local bad=() m field n names perms want commit
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
 		refused:dropped_pkts agg_history:newest sync:pid; do
@@ -20,7 +20,10 @@ test_attach_pins_bpftool() {
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
 	done
-	bpftool link show pinned "$pins/$vrx/link" 2>&1 | grep -q "xdp" || bad+=("link")
+	# the attachment: a bpf_link, or the program under libxdp's dispatcher
+	commit=link
+	[ -e "$pins/$vrx/prog" ] && commit=prog
+	bpftool "$commit" show pinned "$pins/$vrx/$commit" 2>&1 | grep -q "xdp" || bad+=("$commit")
 	n=$(bpftool -j map dump pinned "$pins/$vrx/counters" |
 		jq '[.[0].formatted.values[].value.passed_pkts] | add')
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
@@ -31,7 +34,7 @@ test_attach_pins_bpftool() {
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
-		history link new_history newcomers refused remote rules rules_v4 rules_v6 \
+		history "$commit" new_history newcomers refused remote rules rules_v4 rules_v6 \
 		sources sync verified | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
@@ -184,4 +187,46 @@ test_attach_old_layout_refused() {
 	[ "$rc" = 1 ] && [[ $out == *"layout 2"*"detach and attach it again"* ]]
 	result old_layout_refused $? "exit $rc, said: $out"
 	rm -rf "${dir:?}"
+}
+
+# ---- beside xdp-filter (libxdp) ---------------------------------------------------
+# Where the kernel runs libxdp's dispatcher, attach joins xdp-filter and
+# detach leaves it running (tests/vm/multi.sh checks both enforce); where
+# it refuses freplace (libxdp then runs one program per interface), attach
+# refuses, saying why, and changes nothing. Either way status --json
+# "programs" lists what xdp-loader lists.
+loader_progs() {	# IFACE: "NAME ID" per program, as xdp-loader lists them
+	in_rx xdp-loader status "$1" | awk -v i="$1" '
+		$1 == "=>" { print $3, $4 } $1 == i && $2 != "<No" && $2 != "xdp_dispatcher" { print $2, $4 }' | sort
+}
+rl_progs() {	# IFACE: the same from status --json
+	rl status --json | jq -r --arg i "$1" \
+		'.interfaces[] | select(.ifname == $i) | .programs[] | "\(.name) \(.id)"' | sort
+}
+test_attach_beside_xdp_filter() {
+	local out rc disp prog0 lp rp
+	in_rx xdp-filter load "$vrx2" -m native >/dev/null 2>&1 ||
+		{ result beside_xdp_filter 1 "xdp-filter load failed"; return; }
+	disp=$(in_rx xdp-loader status "$vrx2" | grep -c xdp_dispatcher)
+	prog0=$(xdp_prog_id "$vrx2")
+	out=$(rl attach "$vrx2" 2>&1); rc=$?
+	if (( disp )); then
+		lp=$(loader_progs "$vrx2") rp=$(rl_progs "$vrx2")
+		[ "$rc" = 0 ] && [[ $out == *"libxdp dispatcher, priority 20"* ]] &&
+			[ "$lp" = "$rp" ] && [[ $lp == *xdp_ratelimit* ]] && [[ $lp == *xdpfilt* ]] &&
+			rl detach "$vrx2" >/dev/null &&
+			[[ $(loader_progs "$vrx2") == "xdpfilt_alw_all "* ]]
+		result beside_xdp_filter $? "exit $rc, said: $out; xdp-loader [$lp], status [$rp]"
+	else
+		[ "$rc" = 1 ] && [[ $out == *"already has an XDP program attached by another tool"*"one XDP program per interface"* ]] &&
+			[ ! -e "$(pin_dir "$vrx2")" ] && [ "$(xdp_prog_id "$vrx2")" = "$prog0" ]
+		result beside_xdp_filter $? "exit $rc, said: $out"
+	fi
+	in_rx xdp-filter unload "$vrx2" >/dev/null 2>&1
+	# alone: under the dispatcher, or itself the interface's program
+	rl attach "$vrx2" >/dev/null && lp=$(loader_progs "$vrx2") rp=$(rl_progs "$vrx2") &&
+		[ "$lp" = "$rp" ] && { [ "$lp" = "xdp_ratelimit $(xdp_prog_id "$vrx2")" ] ||
+			{ (( disp )) && [[ $lp == "xdp_ratelimit "* ]]; }; }
+	result status_programs_as_xdp_loader $? "xdp-loader [$lp], status [$rp]"
+	rl detach "$vrx2" >/dev/null
 }

@@ -124,6 +124,8 @@ test_cli_bad_input() {
 	bad duration_too_long 2 "1m" rl attach "$vrx2" --window 2m
 	bad buckets 2 "16" rl attach "$vrx2" --buckets 17
 	bad mode 2 "turbo" rl attach "$vrx2" --mode turbo
+	bad priority_zero 2 "from 1 to 1000" rl attach "$vrx2" --priority 0
+	bad priority_too_big 2 "from 1 to 1000" rl attach "$vrx2" --priority 1001
 	bad unknown_interface 1 "nosuch$$" rl attach "nosuch$$"
 	bad attach_twice 1 "already attached" rl attach "$vrx"
 	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"

@@ -108,7 +108,7 @@ t_save_restore() {
 	send --src 198.18.20.1 --count 8
 	s1=$(rl save --iface "$vrx")
 	# every option of the attach and of each rule, as typed
-	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --pass-malformed" <<<"$s1" &&
+	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --priority 20 --pass-malformed" <<<"$s1" &&
 		grep -qx "quota set 0.0.0.0/0 --pps 100 --iface $vrx" <<<"$s1" &&
 		grep -qx "quota set ::/0 --pps 200 --iface $vrx" <<<"$s1" &&
 		grep -qx "quota set 198.18.20.0/24 --pps 5 --bps 10000 --aggregate-pps 1000 --aggregate-bps 1000000 --iface $vrx" <<<"$s1" &&

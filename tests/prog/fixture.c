@@ -15,12 +15,13 @@
 #include "../harness.h"
 #include "gen/frames.h"
 #include "fixture.h"
+#include "xdp_multi.h"
 
 const char *harness_suite = "prog";
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || rl_run_config_note(level, fmt))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

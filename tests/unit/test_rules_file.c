@@ -53,7 +53,7 @@ static char *write_file(const struct rl_settings *s, const struct rl_rule *rules
 
 	if (!f)
 		return NULL;
-	rl_rules_file_write(f, "eth0", s, rules, n);
+	rl_rules_file_write(f, "eth0", s, 20, rules, n);
 	fclose(f);
 	return doc;
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The guest of tests/vm on Debian 12's stock cloud kernel (6.1): the
 # program loads there (a representative set of the prog tests: every
-# test would take ten minutes under TCG), and the CLI attaches to a veth
-# pair and enforces a quota on real frames between two namespaces.
+# test would take ten minutes under TCG), the CLI attaches to a veth
+# pair and enforces a quota on real frames between two namespaces, and
+# shares a veth with xdp-filter under libxdp's dispatcher (multi.sh).
 . /guest-lib.sh
 guest_init
 
@@ -83,4 +84,7 @@ result nft/reached_stack "$([ "$seen" = 100 ] && echo 0 || echo 1)" \
 
 in_rx xdp-ratelimit detach vmrxb >/tmp/detach.log 2>&1
 result detach $? "$(cat /tmp/detach.log)"
+
+# beside xdp-filter under libxdp's dispatcher
+. /multi.sh
 guest_finish

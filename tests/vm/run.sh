@@ -10,8 +10,9 @@
 #
 # Each flavour's kernel package is fetched once with `apt-get download`
 # into BUILD_DIR/vm/ and unpacked with dpkg -x; the initramfs is built
-# anew from busybox-static, the project's binaries, the iproute2, nft, jq
-# and bpftool binaries and their libraries (ldd), and the kernel modules
+# anew from busybox-static, the project's binaries, the iproute2, nft, jq,
+# bpftool, xdp-filter, xdp-loader and strace binaries and their libraries (ldd),
+# libxdp's BPF objects, and the kernel modules
 # the guest loads (veth, nftables). The guest prints one result line per
 # test and `N passed, N failed` on the serial console, then powers off;
 # qemu runs under a timeout, so a hung guest is a failed suite, not a
@@ -96,7 +97,15 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 	add "$root" /sbin/ip /sbin/iproute2 &&
 		add "$root" /usr/sbin/nft /sbin/nftables &&
 		add "$root" /usr/bin/jq /sbin/jqjson &&
-		add "$root" /usr/sbin/bpftool /sbin/bpftool || return 1
+		add "$root" /usr/sbin/bpftool /sbin/bpftool &&
+		add "$root" /usr/sbin/xdp-filter /sbin/xdp-filter &&
+		add "$root" /usr/sbin/xdp-loader /sbin/xdp-loader &&
+		add "$root" /usr/bin/strace /sbin/strace || return 1
+	# libxdp's BPF objects (its dispatcher, xdp-filter's programs), where
+	# libxdp and xdp-tools look for them
+	for b in /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_*.o; do
+		add "$root" "$b" || return 1
+	done
 	for b in xdp-ratelimit test_prog trafficgen; do
 		add "$root" "$out/$b" "/rl/$b" || return 1
 	done
@@ -107,6 +116,7 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 		module "$kdir" "$m" "$root/modules" || return 1
 	done
 	cp "$here/guest-lib.sh" "$root/guest-lib.sh" &&
+		cp "$here/multi.sh" "$root/multi.sh" &&
 		cp "$script" "$root/init" && chmod +x "$root/init" || return 1
 	(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$img"
 }

@@ -1,0 +1,287 @@
+# shellcheck shell=sh
+# Sourced by a guest script of tests/vm (after guest_init): xdp-ratelimit
+# beside Debian's xdp-filter on one veth under libxdp's dispatcher, in both
+# attach orders. Both enforce (a port xdp-filter blocks stays blocked, a
+# source over its quota is limited), detaching either leaves the other
+# working, and `xdp-loader status` and `xdp-ratelimit status` list the
+# same programs. Every wait is bounded and checked.
+
+mtx=/run/netns/vmmtx mrx=/run/netns/vmmrx mdev=vmmrxb mmac=02:00:00:00:00:12
+mrx_() { nsenter --net=$mrx "$@"; }
+mtx_() { nsenter --net=$mtx "$@"; }
+
+multi_cleanup() {
+	mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+	mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+	iproute2 netns del vmmtx 2>/dev/null
+	iproute2 netns del vmmrx 2>/dev/null
+}
+trap multi_cleanup EXIT
+
+# A UDP frame from 198.18.0.SRC to 198.18.1.1 port DPORT (60 bytes, its
+# IPv4 checksum computed): trafficgen sends only to port 9 otherwise.
+frame() {	# SRC DPORT
+	local s
+	s=$((0x4500 + 0x002e + 0x4011 + 0xc612 + $1 + 0xc612 + 0x0101))
+	s=$(((s & 0xffff) + (s >> 16)))
+	s=$(((s & 0xffff) + (s >> 16)))
+	printf '0200000000120200000000110800'
+	printf '4500002e00000000' && printf '4011%04x' $((~s & 0xffff))
+	printf 'c61200%02xc6120101' "$1"
+	printf '2328%04x001a0000' "$2"
+	printf '%036d\n' 0
+}
+
+send() {	# SRC COUNT [DPORT]: frames from 198.18.0.SRC
+	if [ -n "${3:-}" ]; then
+		mtx_ trafficgen --dev vmmtxa --hex "$(frame "$1" "$3")" --count "$2" >/dev/null 2>&1
+	else
+		mtx_ trafficgen --dev vmmtxa --dst-mac $mmac --src "198.18.0.$1" \
+			--count "$2" >/dev/null 2>&1
+	fi
+}
+
+# Frames of 198.18.0.N that reached the stack after XDP (nftables).
+seen() {	# N
+	mrx_ nftables -j list counter netdev vmm "c$1" 2>/dev/null |
+		jqjson '.nftables[] | select(.counter) | .counter.packets'
+}
+
+# Waits, at most 10 s, until seen N is WANT; prints what it is then.
+seen_is() {	# N WANT
+	local i=0 v
+	while :; do
+		v=$(seen "$1")
+		[ "$v" = "$2" ] || [ $i -ge 100 ] && break
+		i=$((i + 1))
+		sleep 0.1
+	done
+	echo "$v"
+}
+
+# The programs on the veth as "PRIO NAME ID ACTIONS" lines, sorted, by
+# xdp-loader and by xdp-ratelimit status --json.
+loader_progs() {
+	mrx_ xdp-loader status $mdev 2>/dev/null |
+		awk '$1 == "=>" { print $2, $3, $4, $6 }' | sort
+}
+rl_progs() {
+	mrx_ xdp-ratelimit status --json 2>/dev/null | jqjson -r \
+		".interfaces[] | select(.ifname == \"$mdev\") | .programs[] |
+		 \"\(.priority) \(.name) \(.id) \(.chain_actions | join(\",\"))\"" | sort
+}
+
+# TAG NAMES: both tools list the same programs, of these names.
+agree() {	# TAG NAME...
+	local tag=$1 l r names
+	shift
+	l=$(loader_progs) r=$(rl_progs)
+	names=$(echo "$l" | awk '{ print $2 }' | sort | tr '\n' ' ')
+	[ -n "$l" ] && [ "$l" = "$r" ] &&
+		[ "$names" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
+	result "multi/$tag/status_agree" $? "xdp-loader: [$l] xdp-ratelimit: [$r]"
+}
+
+rl_attach() {	# TAG
+	mrx_ xdp-ratelimit attach $mdev --window 10s >/tmp/m.log 2>&1 &&
+		mrx_ xdp-ratelimit quota set default --pps 10 >>/tmp/m.log 2>&1 &&
+		grep -q "libxdp dispatcher, priority 20" /tmp/m.log
+	result "multi/$1/ratelimit_attach" $? "$(cat /tmp/m.log)"
+}
+
+filter_load() {	# TAG
+	mrx_ xdp-filter load $mdev -m native >/tmp/m.log 2>&1 &&
+		mrx_ xdp-filter port 7777 >>/tmp/m.log 2>&1
+	result "multi/$1/filter_load" $? "$(cat /tmp/m.log)"
+}
+
+# TAG Q B C: source Q sends 300 frames (100 within its quota), B 20 to
+# the blocked port 7777, then C 5 to port 9 (all within quota; the veth
+# delivers in order, so once C's have reached the stack, B's have been
+# judged).
+both_enforce() {	# TAG Q B C
+	local q b c
+	send "$2" 300 && send "$3" 20 7777 && send "$4" 5
+	result "multi/$1/sent" $? "trafficgen failed"
+	q=$(seen_is "$2" 100) c=$(seen_is "$4" 5) b=$(seen "$3")
+	[ "$q" = 100 ]
+	result "multi/$1/quota_limits" $? "198.18.0.$2 sent 300, $q reached the stack, want 100"
+	[ "$c" = 5 ] && [ "$b" = 0 ]
+	result "multi/$1/port_blocked" $? "to port 7777: $b of 20 reached the stack (want 0); to port 9: $c of 5 (want 5)"
+}
+
+# TAG FIRST SECOND Q B C: attach with FIRST, then SECOND; both listed
+# alike, both enforce (both_enforce Q B C).
+both_attached() {
+	$2 "$1"
+	$3 "$1"
+	agree "$1" xdp_ratelimit xdpfilt_alw_all
+	both_enforce "$1" "$4" "$5" "$6"
+}
+
+iproute2 netns add vmmtx && iproute2 netns add vmmrx &&
+	iproute2 link add vmmtxa address 02:00:00:00:00:11 type veth \
+		peer name $mdev address $mmac &&
+	iproute2 link set vmmtxa netns vmmtx && iproute2 link set $mdev netns vmmrx &&
+	mtx_ iproute2 link set vmmtxa up && mrx_ iproute2 link set $mdev up &&
+	mrx_ nftables -f - >/tmp/m.log 2>&1 <<NFT
+table netdev vmm {
+	counter c1 {}
+	counter c2 {}
+	counter c3 {}
+	counter c4 {}
+	counter c5 {}
+	counter c6 {}
+	counter c7 {}
+	counter c8 {}
+	counter c9 {}
+	counter c10 {}
+	chain in {
+		type filter hook ingress device "$mdev" priority 0; policy accept;
+		ip saddr vmap { 198.18.0.1 : jump n1, 198.18.0.2 : jump n2,
+			198.18.0.3 : jump n3, 198.18.0.4 : jump n4, 198.18.0.5 : jump n5,
+			198.18.0.6 : jump n6, 198.18.0.7 : jump n7, 198.18.0.8 : jump n8,
+			198.18.0.9 : jump n9, 198.18.0.10 : jump n10 }
+	}
+	chain n1 { counter name c1; }
+	chain n2 { counter name c2; }
+	chain n3 { counter name c3; }
+	chain n4 { counter name c4; }
+	chain n5 { counter name c5; }
+	chain n6 { counter name c6; }
+	chain n7 { counter name c7; }
+	chain n8 { counter name c8; }
+	chain n9 { counter name c9; }
+	chain n10 { counter name c10; }
+}
+NFT
+result multi/setup $? "$(cat /tmp/m.log)"
+
+# ---- xdp-ratelimit first, then xdp-filter joins -------------------------------------
+both_attached rl_first rl_attach filter_load 1 2 3
+# xdp-ratelimit leaves; xdp-filter still blocks, and nothing limits now
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1
+result multi/rl_first/ratelimit_detach $? "$(cat /tmp/m.log)"
+l=$(loader_progs)
+[ "$(echo "$l" | awk '{ print $2 }')" = xdpfilt_alw_all ] && [ -z "$(rl_progs)" ]
+result multi/rl_first/filter_left_alone $? "xdp-loader lists [$l]"
+send 4 20 7777 && send 5 200
+n5=$(seen_is 5 200) n4=$(seen 4)
+[ "$n5" = 200 ] && [ "$n4" = 0 ]
+result multi/rl_first/filter_alone_enforces $? "after detach: port 7777 $n4 of 20 reached (want 0), 198.18.0.5 $n5 of 200 (want 200, no quota now)"
+mrx_ xdp-filter unload $mdev >/tmp/m.log 2>&1
+result multi/rl_first/filter_unload $? "$(cat /tmp/m.log)"
+
+# ---- xdp-filter first, then xdp-ratelimit joins -------------------------------------
+both_attached filter_first filter_load rl_attach 6 7 8
+# xdp-filter leaves; xdp-ratelimit still limits, and port 7777 is open
+mrx_ xdp-filter unload $mdev >/tmp/m.log 2>&1
+result multi/filter_first/filter_unload $? "$(cat /tmp/m.log)"
+agree filter_first_unloaded xdp_ratelimit
+st=$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')
+send 9 300 && send 10 20 7777
+n9=$(seen_is 9 100) n10=$(seen_is 10 20)
+[ "$st" = ok ] && [ "$n9" = 100 ] && [ "$n10" = 20 ]
+result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 198.18.0.9 $n9 of 300 reached (want 100), port 7777 $n10 of 20 (want 20)"
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
+	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
+result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
+
+# ---- refusals: nothing pinned, the others untouched ------------------------------------
+# refused NAME WORDS CMD...: CMD exits 1 saying WORDS (a grep pattern),
+# leaves no pins and the programs on the veth as they were
+refused() {
+	local name=$1 words=$2 before out rc
+	shift 2
+	before=$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")
+	out=$("$@" 2>&1); rc=$?
+	[ $rc = 1 ] && echo "$out" | grep -q "$words" &&
+		[ ! -e /sys/fs/bpf/xdp-ratelimit/$mdev ] &&
+		[ "$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")" = "$before" ]
+	result "multi/refused/$name" $? "exit $rc, said: $out"
+}
+
+# a program attached without libxdp's dispatcher: today's message
+mrx_ env LIBXDP_SKIP_DISPATCHER=1 xdp-filter load $mdev -m native >/tmp/m.log 2>&1
+result multi/refused/foreign_setup $? "$(cat /tmp/m.log)"
+refused foreign "already has an XDP program attached by another tool: remove it first" \
+	mrx_ xdp-ratelimit attach $mdev
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+# without the dispatcher (libxdp's switch), a busy interface is refused
+# saying why
+mrx_ xdp-filter load $mdev -m native >/dev/null 2>&1
+refused no_dispatcher "already has an XDP program attached by another tool.*one XDP program per interface" \
+	mrx_ env LIBXDP_SKIP_DISPATCHER=1 xdp-ratelimit attach $mdev
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+# a dispatcher in generic mode: --mode native is refused, auto joins it
+# in generic mode at the priority asked, and save writes that priority
+mrx_ xdp-filter load $mdev -m skb >/tmp/m.log 2>&1
+result multi/generic/filter_load $? "$(cat /tmp/m.log)"
+refused mode_mismatch "runs its XDP programs in generic mode" \
+	mrx_ xdp-ratelimit attach $mdev --mode native
+out=$(mrx_ xdp-ratelimit attach $mdev --priority 70 2>&1)
+echo "$out" | grep -q "generic mode, libxdp dispatcher, priority 70" &&
+	[ "$(rl_progs | tr '\n' ';')" = "10 xdpfilt_alw_all $(loader_progs | awk '$1 == 10 { print $3 }') XDP_PASS;70 xdp_ratelimit $(loader_progs | awk '$1 == 70 { print $3 }') XDP_PASS;" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].mode')" = generic ] &&
+	mrx_ xdp-ratelimit save | grep -q "^attach $mdev --mode generic .*--priority 70"
+result multi/generic/joins_at_priority $? "said: $out; programs: $(rl_progs | tr '\n' ';'); save: $(mrx_ xdp-ratelimit save 2>&1 | head -n 1)"
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
+	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
+result multi/generic/detach_leaves_filter $? "$(cat /tmp/m.log; loader_progs)"
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+# a dispatcher that holds libxdp's most, 10 programs
+i=1
+while [ $i -le 10 ]; do
+	mrx_ xdp-loader load -m native -P $((30 + i)) $mdev \
+		/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o >/tmp/m.log 2>&1 || break
+	i=$((i + 1))
+done
+[ "$(loader_progs | wc -l)" = 10 ]
+result multi/refused/slots_setup $? "$(cat /tmp/m.log; loader_progs)"
+refused dispatcher_full "already runs 10 XDP programs under libxdp's dispatcher, the most it holds" \
+	mrx_ xdp-ratelimit attach $mdev
+mrx_ xdp-loader unload --all $mdev >/dev/null 2>&1
+
+# ---- attach killed after libxdp attached, before the commit point -------------------
+# strace kills the CLI on entering a syscall: the first rename (staging
+# directory to IFACE) or the last BPF_OBJ_PIN (the program, the commit
+# point). Either way libxdp's pins keep the program in the dispatcher,
+# beside xdp-filter: status flags the leftovers, detach takes the program
+# out of the dispatcher and unpins, xdp-filter keeps running; and an
+# attach after a kill at the rename reaps the staging directory and its
+# program itself.
+mrx_ xdp-filter load $mdev -m native >/dev/null 2>&1
+mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf xdp-ratelimit attach $mdev >/dev/null 2>&1 &&
+	mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+lastpin=$(awk '/bpf\(/ { n++ } /BPF_OBJ_PIN/ { last = n } END { print last }' /tmp/m.trace)
+killed() {	# SYSCALL N
+	mrx_ strace -f -qq -o /dev/null -e trace="$1" -e inject="$1:signal=SIGKILL:when=$2" \
+		xdp-ratelimit attach $mdev >/dev/null 2>&1
+}
+for at in "rename 1" "bpf $lastpin"; do
+	set -- $at
+	killed "$1" "$2"
+	tag=killed_at_$1
+	n=$(loader_progs | grep -c xdp_ratelimit)
+	st=$(mrx_ xdp-ratelimit status 2>&1)
+	[ "$n" = 1 ] && echo "$st" | grep -q "^$mdev .*BROKEN" &&
+		{ [ "$1" != rename ] || echo "$st" | grep -q "program still attached"; }
+	result "multi/$tag/flagged" $? "xdp_ratelimit programs on the veth: $n; status: $st"
+	mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
+		[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ] &&
+		[ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ]
+	result "multi/$tag/detach_repairs" $? "$(cat /tmp/m.log); left: $(loader_progs | tr '\n' ';') pins: $(ls /sys/fs/bpf/xdp-ratelimit/)"
+done
+killed rename 1
+mrx_ xdp-ratelimit attach $mdev >/tmp/m.log 2>&1 &&
+	[ "$(loader_progs | grep -c xdp_ratelimit)" = 1 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/killed_then_attach_reaps $? "$(cat /tmp/m.log); programs: $(loader_progs | tr '\n' ';')"
+mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
+
+multi_cleanup
+trap - EXIT
