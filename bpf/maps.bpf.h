@@ -161,6 +161,20 @@ struct {
 	__type(value, struct rl_answered);
 } answered SEC(".maps");
 
+/* Every source ever verified here, as a Bloom filter: an unknown source
+ * that it says was never verified is not, without a lookup in `verified`
+ * (a cache miss per packet of a spoofed flood). It cannot forget, so it
+ * fills with the sources verified since attach: once they outnumber
+ * max_entries (set by the loader: --max-sources) it answers "maybe" more
+ * often, which costs the lookup it saves, never a wrong verdict. Written
+ * by the egress hook only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__uint(map_extra, RL_VERIFIED_BLOOM_HASHES);
+	__type(value, struct rl_key);
+} verified_bloom SEC(".maps");
+
 /* The unverified sources a newcomer budget admitted, and their history:
  * tables of their own, so that they never push a verified source's state
  * out of `sources` and `history`. max_entries is set by the loader

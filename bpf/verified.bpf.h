@@ -27,6 +27,8 @@ static __always_inline int source_verified(struct rl_source *src,
 
 	if (src && rl_verified_holds(src->verified_ns, now, settings.verified_ttl_ns))
 		return 1;
+	if (bpf_map_peek_elem(&verified_bloom, (void *)key))
+		return 0;	/* never verified here */
 	v = bpf_map_lookup_elem(&verified, key);
 	if (!v)
 		return 0;
@@ -117,6 +119,8 @@ static __always_inline void mark_verified(const struct rl_flow *f, __u64 now,
 			return;
 	} else if (bpf_map_update_elem(&verified, &key, &fresh, BPF_NOEXIST)) {
 		return;	/* another CPU marked it first */
+	} else {
+		bpf_map_push_elem(&verified_bloom, &key, BPF_ANY);
 	}
 	cnt->verified_new++;
 	if (no_events)

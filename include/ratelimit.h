@@ -89,6 +89,8 @@
 #define RL_MAX_VERIFIED_TTL_NS		(24 * 3600 * RL_NSEC_PER_SEC)
 /* --replies-via: interfaces the host's answers leave by, at most this many */
 #define RL_MAX_REPLIES_VIA	4
+/* Hash functions of `verified_bloom` (its map_extra). */
+#define RL_VERIFIED_BLOOM_HASHES	1
 /* tc filter of the egress hook (user/egress.c): priority, and handle =
  * the XDP interface's ifindex, so that each attached interface owns one */
 #define RL_TC_PRIORITY		0x5258	/* "RX" */
@@ -154,7 +156,8 @@
 	X(verified,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_verified)	\
 	X(answered,	BPF_MAP_TYPE_LRU_HASH,		struct rl_flow,		struct rl_answered)	\
 	X(newcomers,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
-	X(new_history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)
+	X(new_history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
+	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */

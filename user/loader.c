@@ -18,13 +18,14 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	struct bpf_map *answered = bpf_object__find_map_by_name(obj, RL_MAP_NAME(answered));
 	struct bpf_map *newcomers = bpf_object__find_map_by_name(obj, RL_MAP_NAME(newcomers));
 	struct bpf_map *new_history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(new_history));
+	struct bpf_map *bloom = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified_bloom));
 	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
 	__u32 new_entries = rl_sources_map_size(rl_newcomers_entries(s->max_sources),
 						s->ncpus);
 	int err;
 
 	if (!sources || !history || !remote || !verified || !answered ||
-	    !newcomers || !new_history)
+	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
 	/* a source's history is an entry of its own: the same LRU sizing
@@ -38,6 +39,8 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		err = bpf_map__set_max_entries(verified, (__u32)s->max_sources);
 	if (!err)
 		err = bpf_map__set_max_entries(answered, (__u32)s->max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(bloom, (__u32)(4 * s->max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(newcomers, new_entries);
 	if (!err)

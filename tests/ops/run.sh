@@ -27,6 +27,14 @@ lib_setup_ns && setup_link && setup_link "$vtx2" "$vrx2" 201 &&
 mac=$(mac_of "$vrx")
 
 send() { in_tx "$gen" --dev "$vtx" --dst-mac "$mac" "$@" >/dev/null 2>&1; }
+# COUNT segments of ADDRESS on a TCP connection the receiver answered (its
+# answer first, through the egress hook): the source's own, which may ban.
+send_answered() {	# ADDRESS COUNT
+	in_rx python3 "$here/../gen/answers.py" "$vrx" 198.19.0.1 "$1" 1 &&
+		in_tx "$gen" --dev "$vtx" --hex \
+			"$(python3 "$here/../gen/answers.py" --peer-frame "$mac" "$1" 198.19.0.1)" \
+			--count "$2" >/dev/null 2>&1
+}
 rules_of() {	# IFACE: its rules as quota list --json gives them
 	rl quota list --iface "$1" --json | jq -c '.interfaces[0].rules'
 }
@@ -108,7 +116,7 @@ t_save_restore() {
 	send --src 198.18.20.1 --count 8
 	s1=$(rl save --iface "$vrx")
 	# every option of the attach and of each rule, as typed
-	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --priority 20 --pass-malformed" <<<"$s1" &&
+	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --priority 20 --verified-ttl 10m --pass-malformed" <<<"$s1" &&
 		grep -qx "quota set 0.0.0.0/0 --pps 100 --iface $vrx" <<<"$s1" &&
 		grep -qx "quota set ::/0 --pps 200 --iface $vrx" <<<"$s1" &&
 		grep -qx "quota set 198.18.20.0/24 --pps 5 --bps 10000 --aggregate-pps 1000 --aggregate-bps 1000000 --iface $vrx" <<<"$s1" &&
@@ -149,7 +157,7 @@ t_save_restore_ban() {
 		rl quota set "$rule" --pps 20 --new-pps 100 --new-bps 1M --ban 30s \
 			--iface "$vrx" >/dev/null ||
 		{ result save_restore_ban 1 "setup"; return; }
-	send --src "$a" --count 50	# 20 a window: the 21st drops and bans
+	send_answered "$a" 50	# 20 a window: the 21st drops and bans
 	b0=$(bans_of "$vrx")
 	[ "$b0" = "[[\"$a\",\"$rule\"]]" ]
 	result ban_before_save $? "ban list: $b0"
