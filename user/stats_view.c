@@ -102,7 +102,7 @@ static void totals_cell(const void *ctx, size_t row, int col, char *buf,
 enum {
 	SRC_ADDRESS, SRC_RULE, SRC_PASSED_PKTS, SRC_PASSED_BYTES,
 	SRC_DROPPED_PKTS, SRC_DROPPED_BYTES, SRC_WINDOW_PKTS, SRC_WINDOW_BYTES,
-	SRC_PASSED_PPS, SRC_PASSED_BPS, SRC_DROPPED_PPS, SRC_DROPPED_BPS,
+	SRC_VERIFIED, SRC_PASSED_PPS, SRC_PASSED_BPS, SRC_DROPPED_PPS, SRC_DROPPED_BPS,
 	SRC_COLS
 };
 
@@ -111,7 +111,7 @@ static const struct rl_table_col source_cols[SRC_COLS] = {
 	{ "PASSED(pkts)", false }, { "PASSED(bytes)", false },
 	{ "DROPPED(pkts)", false }, { "DROPPED(bytes)", false },
 	{ "WINDOW(pkts)", false }, { "WINDOW(bytes)", false },
-	{ "PASSED(pps)", false }, { "PASSED(B/s)", false },
+	{ "VERIFIED", true }, { "PASSED(pps)", false }, { "PASSED(B/s)", false },
 	{ "DROPPED(pps)", false }, { "DROPPED(B/s)", false },
 };
 
@@ -153,6 +153,9 @@ static void source_cell(const void *ctx, size_t row, int col, char *buf,
 			fmt_u64(buf, len, v->window_bytes);
 		else
 			snprintf(buf, len, "-");
+		break;
+	case SRC_VERIFIED:
+		snprintf(buf, len, "%s", src->verified ? "yes" : "no");
 		break;
 	case SRC_PASSED_PPS:
 		fmt_rate(buf, len, r, r->passed_pps);
