@@ -11,6 +11,8 @@
 # pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles.
 # shellcheck shell=bash
 
+lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 lib_init() {	# BUILD_DIR TAG
 	out=$(cd "${1:-build}" && pwd) || exit 1
 	cli=$out/xdp-ratelimit
@@ -132,6 +134,19 @@ gone_within() {	# TRIES KIND ID
 		sleep 0.1
 	done
 	! bpftool "$2" show id "$3" >/dev/null 2>&1
+}
+
+# COUNT segments of ADDRESS, sent from $vtx to MAC, on a TCP connection
+# the receiver answered: its answer (an ACK out of $vrx, through the
+# egress hook) first, so that they are the source's own, which may ban it
+# (tests/gen/answers.py). Prints the frames sent.
+send_answered_to() {	# MAC ADDRESS COUNT
+	local host=198.19.0.1
+	[[ $2 == *:* ]] && host=2001:db8:ffff::1
+	in_rx python3 "$lib_dir/gen/answers.py" "$vrx" "$host" "$2" 1 &&
+		in_tx "$gen" --dev "$vtx" --json --count "$3" --hex \
+			"$(python3 "$lib_dir/gen/answers.py" --peer-frame "$1" "$2" "$host")" |
+		jq -r .sent
 }
 
 # ID of the XDP program on RXDEV, empty when there is none.

@@ -136,15 +136,7 @@ send_dev() {	# TXDEV MAC ARGS...
 	in_tx "$gen" --dev "$d" --dst-mac "$m" --json "$@" | jq -r .sent
 }
 send() { send_dev "$vtx" "$mac" "$@"; }
-# COUNT segments of ADDRESS on a TCP connection the receiver answered:
-# the receiver's answer (an ACK out of $vrx, through the egress hook)
-# first, so that they are the source's own, which may ban it. Frames sent.
-send_answered() {	# ADDRESS COUNT
-	local host=198.19.0.1
-	[[ $1 == *:* ]] && host=2001:db8:ffff::1
-	in_rx python3 "$here/../gen/answers.py" "$vrx" "$host" "$1" 1 &&
-		send_hex "$(python3 "$here/../gen/answers.py" --peer-frame "$mac" "$1" "$host")" "$2"
-}
+send_answered() { send_answered_to "$mac" "$@"; }	# ADDRESS COUNT (lib.sh)
 send_hex() {	# FRAME COUNT: a raw frame (it names its own MAC addresses)
 	in_tx "$gen" --dev "$vtx" --json --hex "$1" --count "$2" | jq -r .sent
 }

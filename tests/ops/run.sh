@@ -27,14 +27,7 @@ lib_setup_ns && setup_link && setup_link "$vtx2" "$vrx2" 201 &&
 mac=$(mac_of "$vrx")
 
 send() { in_tx "$gen" --dev "$vtx" --dst-mac "$mac" "$@" >/dev/null 2>&1; }
-# COUNT segments of ADDRESS on a TCP connection the receiver answered (its
-# answer first, through the egress hook): the source's own, which may ban.
-send_answered() {	# ADDRESS COUNT
-	in_rx python3 "$here/../gen/answers.py" "$vrx" 198.19.0.1 "$1" 1 &&
-		in_tx "$gen" --dev "$vtx" --hex \
-			"$(python3 "$here/../gen/answers.py" --peer-frame "$mac" "$1" 198.19.0.1)" \
-			--count "$2" >/dev/null 2>&1
-}
+send_answered() { send_answered_to "$mac" "$@" >/dev/null; }	# ADDRESS COUNT (lib.sh)
 rules_of() {	# IFACE: its rules as quota list --json gives them
 	rl quota list --iface "$1" --json | jq -c '.interfaces[0].rules'
 }
