@@ -166,7 +166,15 @@ else
 		grep -q '^following' "$log" && break
 		sleep 0.1
 	done
-	# real frames (the generator is not under test): sources to list
+	# real frames (the generator is not under test): sources to list.
+	# 198.18.0.1 first, on a connection the host answered (its answer
+	# out of $va through the egress hook): at twice its quota it is banned
+	mac=$(ip -n "$ns" -j link show "$va" | jq -r '.[0].address')
+	nsenter --net="/run/netns/$ns" python3 "$here/gen/answers.py" "$va" 198.19.0.1 \
+		198.18.0.1 1 &&
+	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --count 100 --hex \
+		"$(python3 "$here/gen/answers.py" --peer-frame "$mac" 198.18.0.1 198.19.0.1)" \
+		>/dev/null 2>&1 &&
 	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --src 198.18.0.1 \
 		--sources 8 --count 800 >/dev/null 2>&1 &&
 	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --src 2001:db8::1 \
