@@ -100,6 +100,8 @@ static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 static int reload_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
 {
 	struct reload_args *r = cfg;
+	struct rl_attach_req check;
+	char err[RL_ERR_LEN];
 
 	(void)p;
 	if (argc != 1)
@@ -107,6 +109,16 @@ static int reload_operands(struct rl_parser *p, void *cfg, int argc, char **argv
 				    "reload: name the interface: xdp-ratelimit reload IFACE [OPTIONS]" :
 				    "reload: one interface at a time: xdp-ratelimit reload IFACE [OPTIONS]");
 	r->a.iface = argv[0];
+	/* each value given in range, as attach checks it, before the
+	 * interface is looked at; a window or bucket count given alone is
+	 * checked against the running other half later */
+	check = r->a.req;
+	if (!GIVEN(r, OPT_BUCKETS))
+		check.nbuckets = 1;
+	if (!GIVEN(r, OPT_WINDOW))
+		check.window_ns = RL_MAX_WINDOW_NS;
+	if (rl_settings_build(&r->a.s, &check, rl_cpu_ids(), err, sizeof(err)))
+		return rl_usage_err("reload: %s", err);
 	if (GIVEN(r, OPT_DRY_RUN) && GIVEN(r, OPT_NO_DRY_RUN))
 		return rl_usage_err("reload: --dry-run and --no-dry-run contradict each other: give one");
 	if (GIVEN(r, OPT_PASS_MALFORMED) && GIVEN(r, OPT_NO_PASS_MALFORMED))

@@ -103,6 +103,37 @@ test_reload_settings() {
 	result reload_settings "${#why[@]}" "${why[*]}"
 }
 
+# --replies-via moves the egress hook: the filter of $vrx goes from $vrx
+# to the interfaces named, running the new program, and back; none is
+# left behind where it no longer belongs.
+reload_hooks() {	# the egress hooks of $vrx in status: "IFACE:running ..."
+	rl status --json | jq -r --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		[.egress_hooks[] | .ifname + ":" + (if .prog_id then "running" else "none" end)] | join(" ")'
+}
+filters_on() {	# RXDEV: egress filters of rl_egress on it
+	ip netns exec "$rx" tc filter show dev "$1" egress 2>/dev/null | grep -c rl_egress
+}
+test_reload_replies_via() {
+	local why=() out st
+	fresh --default-pps 10 || { result reload_replies_via 1 "attach"; return; }
+	[ "$(reload_hooks)" = "$vrx:running" ] || why+=("before: $(reload_hooks)")
+	out=$(rl reload "$vrx" --replies-via "$vrx2,$dummy" 2>&1); st=$?
+	[ "$st" = 0 ] || why+=("--replies-via $vrx2,$dummy: exit $st: $out")
+	[ "$(reload_hooks)" = "$vrx2:running $dummy:running" ] || why+=("moved: $(reload_hooks)")
+	[ "$(filters_on "$vrx")" = 0 ] && [ "$(filters_on "$vrx2")" = 1 ] &&
+		[ "$(filters_on "$dummy")" = 1 ] ||
+		why+=("filters on $vrx, $vrx2, $dummy: $(filters_on "$vrx") $(filters_on "$vrx2") $(filters_on "$dummy")")
+	out=$(rl reload "$vrx" --replies-via "$vrx" 2>&1); st=$?
+	[ "$st" = 0 ] && [ "$(reload_hooks)" = "$vrx:running" ] || why+=("back: exit $st, $(reload_hooks)")
+	[ "$(filters_on "$vrx")" = 1 ] && [ "$(filters_on "$vrx2")" = 0 ] &&
+		[ "$(filters_on "$dummy")" = 0 ] ||
+		why+=("filters back on $vrx, $vrx2, $dummy: $(filters_on "$vrx") $(filters_on "$vrx2") $(filters_on "$dummy")")
+	[[ $(rl save --iface "$vrx") != *--replies-via* ]] || why+=("save still names --replies-via")
+	rl detach "$vrx" >/dev/null
+	[ "$(filters_on "$vrx")" = 0 ] || why+=("detach left a filter")
+	result reload_replies_via "${#why[@]}" "${why[*]}"
+}
+
 # Refused: exit 1 (not attached, a map size, another layout, another
 # mode), 2 (bad values); the running program and its pins untouched.
 reload_refused() {	# NAME WANT WORD ARGS...
@@ -124,6 +155,7 @@ test_reload_refusals() {
 		{ result reload_refusals 1 "attach"; return; }
 	reload_refused not_attached 1 "not attached" "$vrx2"
 	reload_refused no_such_iface 1 "no interface named" nosuch0
+	reload_refused not_attached_bad_value 2 "1s to 24h" "$vrx2" --verified-ttl 500ms
 	reload_refused no_iface 2 "name the interface"
 	reload_refused ttl_short 2 "1s to 24h" "$vrx" --verified-ttl 500ms
 	reload_refused buckets_range 2 "1 to 16" "$vrx" --buckets 17
