@@ -88,7 +88,7 @@ _xdp_ratelimit() {
 	--mode) mapfile -t COMPREPLY < <(compgen -W "auto native generic" -- "$cur"); return ;;
 	--password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	--redis) mapfile -t COMPREPLY < <(compgen -W "redis:// unix:///" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
-	--listen|--window|--buckets|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--top|--fleet|--interval)
+	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--top|--fleet|--interval)
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then
@@ -105,7 +105,7 @@ _xdp_ratelimit() {
 	fi
 	case $cmd${sub:+ $sub} in
 	attach) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur") ;;
-	detach) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur") ;;
+	detach|reload) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur") ;;
 	"quota set"|"quota del")
 		[ ${#words[@]} -eq 2 ] &&
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_prefixes "$bin" "$iface")" -- "$cur") ;;

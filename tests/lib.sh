@@ -166,6 +166,28 @@ src_stat() {	# ADDRESS FIELD [IFACE]
 		jq -r --arg a "$1" "[.interfaces[0].sources[] | select(.address == \$a) | .$2][0] // 0"
 }
 
+# The byte offset of FIELD in struct rl_config, from the object's BTF.
+config_offset() {	# FIELD
+	bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
+		awk -v f="'$1'" '/STRUCT .rl_config./ { in_cfg = 1; next }
+			in_cfg && index($0, f) { sub(/.*bits_offset=/, ""); print $0 / 8; exit }'
+}
+# The config pin of IFACE as bytes ("0x01 0x00 ..."), and written back.
+config_bytes() { bpftool -j map dump pinned "$pins/$1/config" | jq -r '.[0].value | join(" ")'; }
+config_write() {	# IFACE BYTES
+	# shellcheck disable=SC2086
+	bpftool map update pinned "$pins/$1/config" key 0 0 0 0 value $2
+}
+# Make IFACE's config say another layout version wrote it (0x63 in the
+# low byte of its layout field): prints the bytes written.
+config_bump_layout() {	# IFACE
+	local off bumped
+	off=$(config_offset layout)
+	[ -n "$off" ] || return 1
+	bumped=$(awk -v o="$off" '{ $(o + 1) = "0x63"; print }' <<<"$(config_bytes "$1")")
+	config_write "$1" "$bumped" && echo "$bumped"
+}
+
 # Whether ROW lines up under HEADER (a line of column names, as a human
 # table prints them): each of its first fields starts where its column name
 # starts (left-aligned) or ends where it ends (right-aligned).

@@ -93,7 +93,7 @@ result unit_suite "$([ $? = 0 ] && echo 1)"
 
 run_cli help 0 --help
 run_cli version 0 --version
-for c in attach detach quota ban stats events status save restore exporter sync; do
+for c in attach reload detach quota ban stats events status save restore exporter sync; do
 	run_cli "${c}_help" 0 "$c" --help
 done
 run_cli no_command 2
@@ -104,6 +104,9 @@ run_cli attach_bad_window 2 attach lo --window 5h
 run_cli attach_bad_buckets 2 attach lo --buckets 17
 run_cli attach_bad_rate 2 attach lo --default-pps 1.5k
 run_cli attach_bad_mode 2 attach lo --mode turbo
+run_cli reload_no_iface 2 reload
+run_cli reload_bad_ttl 2 reload lo --verified-ttl 500ms
+run_cli reload_not_attached 1 --empty-bpffs reload lo
 run_cli quota_bad_prefix 2 quota set 198.18.0.1/15 --pps 1
 run_cli quota_mapped_prefix 2 quota set ::ffff:198.18.0.7 --pps 1
 run_cli quota_bad_rate 2 quota set 198.18.0.0/15 --pps -1
@@ -150,6 +153,8 @@ elif ! ip netns add "$ns" ||
 else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
 	run_cli attach_again 1 --in-ns attach "$va"
+	run_cli reload 0 --in-ns reload "$va" --pass-malformed --verified-ttl 5m
+	run_cli reload_window 1 --in-ns reload "$va" --window 2s
 	run_cli quota_set_v4 0 --in-ns quota set 198.18.0.0/24 --pps 50 --aggregate-pps 1k --iface "$va"
 	run_cli quota_set_v6 0 --in-ns quota set 2001:db8::/32 --bps 1M --iface "$va"
 	run_cli quota_set_allow 0 --in-ns quota set 198.18.0.7 --pps unlimited --iface "$va"

@@ -155,7 +155,7 @@ struct rl_lister {
 int rl_list_ifaces(const struct rl_lister *l, void *ctx, const char *iface,
 		   bool json);
 
-extern const struct rl_cmd rl_cmd_attach, rl_cmd_detach, rl_cmd_quota,
+extern const struct rl_cmd rl_cmd_attach, rl_cmd_reload, rl_cmd_detach, rl_cmd_quota,
 	rl_cmd_ban, rl_cmd_stats, rl_cmd_events, rl_cmd_status, rl_cmd_save, rl_cmd_restore,
 	rl_cmd_exporter, rl_cmd_sync;
 

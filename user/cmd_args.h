@@ -8,9 +8,16 @@
 #define RL_CMD_ARGS_H
 
 #include "attach_txn.h"
+#include "cli.h"
 #include "rules.h"
 #include "settings.h"
 #include "values.h"
+
+/* The ids of attach's options (reload takes them too). */
+enum { OPT_MODE = RL_OPT_FIRST, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS,
+       OPT_DEF_BPS, OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN,
+       OPT_PASS_MALFORMED, OPT_REPLIES_VIA, OPT_VERIFIED_TTL, OPT_PRIORITY,
+       OPT_ATTACH_LAST };
 
 struct rl_attach_args {
 	const char *iface;
@@ -36,5 +43,15 @@ struct rl_quota_args {
  */
 int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 		  int n);
+
+/* One of attach's options into `a`, each value checked as attach does;
+ * `cmd` prefixes the messages. 0 or the exit status of a bad value. */
+int rl_attach_opt(const char *cmd, struct rl_attach_args *a, int id,
+		  const char *arg);
+
+/* "WHAT IFACE (native mode): window 1s in 10 buckets ...": what attach
+ * and reload print once the program runs with `s`. */
+void rl_attach_print(const char *what, const char *iface, __u32 mode,
+		     unsigned int prio, const struct rl_settings *s);
 
 #endif /* RL_CMD_ARGS_H */

@@ -32,10 +32,6 @@
 RL_MAPS(RL_MAP_IN_SKEL)
 #undef RL_MAP_IN_SKEL
 
-enum { OPT_MODE = RL_OPT_FIRST, OPT_WINDOW, OPT_BUCKETS, OPT_DEF_PPS,
-       OPT_DEF_BPS, OPT_MAX_SOURCES, OPT_V6_PREFIX, OPT_DRY_RUN,
-       OPT_PASS_MALFORMED, OPT_REPLIES_VIA, OPT_VERIFIED_TTL, OPT_PRIORITY };
-
 /* The numbers the help below gives. */
 _Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
 	       RL_MIN_MAX_SOURCES == 16 && RL_MAX_MAX_SOURCES == 16777216 &&
@@ -83,14 +79,13 @@ static void attach_defaults(void *cfg)
 	a->def_pps = a->def_bps = RL_UNLIMITED;
 }
 
-static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+int rl_attach_opt(const char *cmd, struct rl_attach_args *a, int id,
+		  const char *arg)
 {
-	struct rl_attach_args *a = cfg;
 	char err[RL_ERR_LEN];
 	int ret = 0;
 	__u64 v;
 
-	(void)p;
 	switch (id) {
 	case OPT_MODE:
 		if (!strcmp(arg, "auto"))
@@ -100,8 +95,8 @@ static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		else if (!strcmp(arg, "generic"))
 			a->mode = RL_XDP_GENERIC;
 		else
-			return rl_usage_err("attach: bad --mode '%s': use auto, native or generic",
-					    arg);
+			return rl_usage_err("%s: bad --mode '%s': use auto, native or generic",
+					    cmd, arg);
 		break;
 	case OPT_WINDOW:
 		ret = rl_parse_duration(arg, &a->req.window_ns, err, sizeof(err));
@@ -145,7 +140,13 @@ static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		a->priority = (unsigned int)v;
 		break;
 	}
-	return ret ? rl_usage_err("attach: %s", err) : 0;
+	return ret ? rl_usage_err("%s: %s", cmd, err) : 0;
+}
+
+static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	(void)p;
+	return rl_attach_opt("attach", cfg, id, arg);
 }
 
 static int attach_operands(struct rl_parser *p, void *cfg, int argc,
@@ -176,6 +177,21 @@ static int attach_operands(struct rl_parser *p, void *cfg, int argc,
 	return 0;
 }
 
+void rl_attach_print(const char *what, const char *iface, __u32 mode,
+		     unsigned int prio, const struct rl_settings *s)
+{
+	char w[32], p[64];
+
+	rl_format_duration(s->window_ns, w, sizeof(w));
+	snprintf(p, sizeof(p), ", libxdp dispatcher, priority %u", prio);
+	printf("%s %s (%s mode%s): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
+	       what, iface, rl_mode_name(mode), prio ? p : "", w, s->nbuckets,
+	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
+	       (unsigned long long)s->max_sources,
+	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
+	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
+}
+
 /* Load, pin and attach (attach_txn.h); the interface is not attached and
  * we hold the lock. Returns an exit status; on failure nothing stays. */
 static int do_attach(const struct rl_attach_args *a, int ifindex,
@@ -183,7 +199,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 		     int n)
 {
 	struct rl_attach_result res = {};
-	char err[RL_ERR_LEN], w[32], prio[64];
+	char err[RL_ERR_LEN];
 	struct ratelimit *skel;
 	struct rl_maps m;
 	int ret;
@@ -212,14 +228,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	if (a->priority && a->priority != RL_RUN_PRIO && !res.prio)
 		fprintf(stderr, "%s: --priority has no effect here: this kernel runs one XDP program per interface (libxdp's dispatcher needs freplace, which it refuses)\n",
 			a->iface);
-	rl_format_duration(s->window_ns, w, sizeof(w));
-	snprintf(prio, sizeof(prio), ", libxdp dispatcher, priority %u", res.prio);
-	printf("attached to %s (%s mode%s): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
-	       a->iface, rl_mode_name(res.mode), res.prio ? prio : "", w, s->nbuckets,
-	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
-	       (unsigned long long)s->max_sources,
-	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
-	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
+	rl_attach_print("attached to", a->iface, res.mode, res.prio, s);
 	return RL_EXIT_OK;
 }
 

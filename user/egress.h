@@ -25,6 +25,19 @@ int rl_egress_hooks(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
 int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
 		     char *err, size_t errlen);
 
+/* reload: the hook of XDP interface `ifindex` runs `prog_fd` on each of
+ * its interfaces, each filter's program replaced in place (added where
+ * there is none). On failure the filters done so far keep the new
+ * program, the others the old one; err says which failed. */
+int rl_egress_replace(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		      char *err, size_t errlen);
+
+/* Remove the filter of XDP interface `ifindex` from every interface here
+ * but the hook interfaces of `via` (what a reload that changed
+ * --replies-via no longer uses, even when one was killed half way):
+ * 0 or the first error. */
+int rl_egress_sweep(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
+
 /* Remove the hook of XDP interface `ifindex` (what is not there is fine):
  * 0 or the first error. */
 int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);

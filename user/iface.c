@@ -157,7 +157,7 @@ static bool settings_sane(const struct rl_settings *s)
  * read there. 0 when the pin cannot tell (open_map then says what is wrong).
  */
 #define RL_LAYOUT_OFFSET_UP_TO_6	68
-static __u32 pinned_layout(const char *iface)
+__u32 rl_iface_pinned_layout(const char *iface)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info), zero = 0, layout = 0;
@@ -199,7 +199,7 @@ static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen)
 {
-	__u32 layout = pinned_layout(name);
+	__u32 layout = rl_iface_pinned_layout(name);
 	int ret;
 
 	memset(ifc, 0, sizeof(*ifc));

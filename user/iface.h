@@ -27,6 +27,10 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
 void rl_iface_close(struct rl_iface *ifc);
 
+/* The layout version (RL_LAYOUT_VERSION of the CLI that attached) in
+ * NAME's config pin, whatever its size; 0 when the pin cannot tell. */
+__u32 rl_iface_pinned_layout(const char *name);
+
 /* Open a pinned map that must be of this type, key and value size: its
  * fd, or -EPROTO when it is something else, or -errno. */
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,

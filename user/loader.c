@@ -88,13 +88,38 @@ static int bind_sync_map(struct bpf_object *obj, const struct rl_maps *m)
 	return 0;
 }
 
-int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
-	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
-	    struct rl_maps *m, char *err, size_t errlen)
+/* The maps of `obj` become those of `pinned` (reload): every map of
+ * RL_MAPS, by name. */
+static int reuse_maps(struct bpf_object *obj, const struct rl_maps *pinned)
+{
+	for (int i = 0; i < RL_NR_MAPS; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, rl_map_defs[i].name);
+		int ret;
+
+		if (!map)
+			return -ENOENT;
+		ret = bpf_map__reuse_fd(map, pinned->fd[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int load_with(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+		     const struct rl_settings *s, const struct rl_maps *pinned,
+		     struct rl_maps *m, char *err, size_t errlen)
 {
 	struct bpf_object *obj = *sk->obj;
 	int ret = rl_loader_prepare(obj, rodata, s);
 
+	if (!ret && pinned) {
+		ret = reuse_maps(obj, pinned);
+		if (ret) {
+			snprintf(err, errlen, "cannot reuse the pinned maps: %s",
+				 strerror(-ret));
+			return ret;
+		}
+	}
 	if (!ret)
 		ret = bpf_object__load_skeleton(sk);
 	if (ret) {
@@ -116,5 +141,23 @@ int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 			 strerror(-ret));
 		return ret;
 	}
-	return rl_loader_init(m, s, default_pps, default_bps, err, errlen);
+	return 0;
+}
+
+int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
+	    struct rl_maps *m, char *err, size_t errlen)
+{
+	int ret = load_with(sk, rodata, s, NULL, m, err, errlen);
+
+	return ret ? ret : rl_loader_init(m, s, default_pps, default_bps, err, errlen);
+}
+
+int rl_load_reusing(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+		    const struct rl_settings *s, const struct rl_maps *pinned,
+		    char *err, size_t errlen)
+{
+	struct rl_maps m;
+
+	return load_with(sk, rodata, s, pinned, &m, err, errlen);
 }

@@ -33,4 +33,14 @@ int rl_load(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 	    const struct rl_settings *s, __u64 default_pps, __u64 default_bps,
 	    struct rl_maps *m, char *err, size_t errlen);
 
+/*
+ * reload: load `sk` with settings `s` whose maps are those of `pinned`
+ * (an attached interface's, of the same sizes: bpf_map__reuse_fd), so
+ * that the program it makes shares every rule, ban, window and counter.
+ * Writes no map. 0, or -errno with a message in err.
+ */
+int rl_load_reusing(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
+		    const struct rl_settings *s, const struct rl_maps *pinned,
+		    char *err, size_t errlen);
+
 #endif /* RL_LOADER_H */

@@ -509,12 +509,14 @@ t_units() {
 	# the rules, and stopping detaches
 	mkdir -p "$tmp/etc"
 	file_b "$vrx2" >"$tmp/etc/$vrx2.rules"
-	run_exec() {	# KEY: run the unit's KEY= command line in rx
+	run_exec() {	# KEY: run the unit's KEY= command lines in rx, in order
 		local line
-		line=$(sed -n "s/^$1=//p" "$v/xdp-ratelimit@$vrx2.service")
-		line=${line//\/etc\/xdp-ratelimit/$tmp\/etc}
-		line=${line//%I/$vrx2}
-		in_rx $line >/dev/null
+		while read -r line; do
+			line=${line//\/etc\/xdp-ratelimit/$tmp\/etc}
+			line=${line//%I/$vrx2}
+			# shellcheck disable=SC2086
+			in_rx $line >/dev/null || return 1
+		done < <(sed -n "s/^$1=//p" "$v/xdp-ratelimit@$vrx2.service")
 	}
 	run_exec ExecStart && [ "$(state_of "$vrx2")" = ok ] &&
 		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && run_exec ExecReload &&

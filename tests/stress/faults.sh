@@ -115,11 +115,12 @@ killed_attach() {	# SYSCALL N: attach, killed on entering the Nth SYSCALL
 		-e inject="$1:signal=SIGKILL:when=$2" \
 		"$cli" attach "$vrx" --default-pps 10 >/dev/null 2>&1
 }
-attach_steps() {	# TRACE: "SYSCALL N LABEL" for each step of a traced attach
-	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,rename,exit_group \
-		"$cli" attach "$vrx" --default-pps 10 >/dev/null || return 1
-	rl detach "$vrx" >/dev/null || return 1
-	awk '{
+# "SYSCALL N LABEL" for each call of a strace TRACE from WHERE on: "stage"
+# (attach: every call that is not bpf(), the bpf() calls from the staging
+# directory on) or "load" (every call from the XDP program's load on);
+# the XDP program's load itself in both.
+trace_steps() {	# TRACE WHERE
+	awk -v where="$2" '{
 		sc = $2; sub(/\(.*/, "", sc); n[sc]++
 		what = ""
 		if (sc == "bpf") {
@@ -132,20 +133,34 @@ attach_steps() {	# TRACE: "SYSCALL N LABEL" for each step of a traced attach
 			what = what (what == "" ? "" : "_") p
 		}
 		if (sc == "mkdir" && / attaching /) staged = 1
-		if (sc != "bpf" || staged || /prog_type=BPF_PROG_TYPE_XDP/)
+		if (/prog_type=BPF_PROG_TYPE_XDP/) loaded = 1
+		if (/prog_type=BPF_PROG_TYPE_XDP/ || (where == "stage" && (sc != "bpf" || staged)) ||
+		    (where == "load" && loaded))
 			print sc, n[sc], what
 	}' "$1"
 }
+attach_steps() {	# TRACE: "SYSCALL N LABEL" for each step of a traced attach
+	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,rename,exit_group \
+		"$cli" attach "$vrx" --default-pps 10 >/dev/null || return 1
+	rl detach "$vrx" >/dev/null || return 1
+	trace_steps "$1" stage
+}
 trace=$(mktemp); tmpfiles+=("$trace")
-mapfile -t steps < <(attach_steps "$trace")
-result attach_steps_traced "$([ ${#steps[@]} -ge 10 ] && echo 0 || echo 1)" \
-	"strace gave ${#steps[@]} steps (is strace installed? scripts/install-deps.sh)"
-k=0
-for step in "${steps[@]}"; do
-	read -r sc n what <<<"$step"
-	name=$sc$n${what:+_$what}
-	k=$((k + 1))
-	why=()
+# Kill KIND (attach, reload) at each step KIND_steps traces (at least MIN
+# of them), checking each with KIND_killed_at SYSCALL N NAME K.
+killed_steps() {	# KIND MIN
+	local step sc n what k=0 steps=()
+	mapfile -t steps < <("$1_steps" "$trace")
+	result "$1_steps_traced" "$([ ${#steps[@]} -ge "$2" ] && echo 0 || echo 1)" \
+		"strace gave ${#steps[@]} steps (is strace installed? scripts/install-deps.sh)"
+	for step in "${steps[@]}"; do
+		read -r sc n what <<<"$step"
+		k=$((k + 1))
+		"$1_killed_at" "$sc" "$n" "$sc$n${what:+_$what}" "$k"
+	done
+}
+attach_killed_at() {	# SYSCALL N NAME K
+	local sc=$1 n=$2 name=$3 k=$4 why=() rc left st n_b
 	killed_attach "$sc" "$n"; rc=$?
 	[ "$rc" = 137 ] || why+=("not killed (rc $rc)")
 	if [ -e "$pins/$vrx/link" ]; then
@@ -175,7 +190,8 @@ for step in "${steps[@]}"; do
 	fi
 	[ "$(hooks_left)" = 0 ] || why+=("detach left $(hooks_left) egress hook filter(s)")
 	result "attach_killed_at_$name" "${#why[@]}" "${why[*]}"
-done
+}
+killed_steps attach 10
 # the next attach reaps staging directories of dead attaches and works
 killed_attach rename 1
 before=$(ls "$pins" | grep -cF "$vrx attaching ")
@@ -228,13 +244,10 @@ rl detach "$vrx" >/dev/null
 # shows is enforced, status says so, and the next change completes it
 rl attach "$vrx" --default-pps 1000 >/dev/null
 rl quota set 198.18.30.0/24 --pps 0 --iface "$vrx" >/dev/null
-off=$(bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
-	awk "/STRUCT 'rl_config'/ { in_cfg = 1; next }
-	     in_cfg && /'rules_gen'/ { sub(/.*bits_offset=/, \"\"); print \$0 / 8; exit }")
-cfg=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
-read -ra odd <<<"$cfg"
+off=$(config_offset rules_gen)
+read -ra odd <<<"$(config_bytes "$vrx")"
 odd[${off:-0}]=$(printf "0x%02x" $(( ${odd[${off:-0}]} | 1 )))	# low byte: odd
-bpftool map update pinned "$pins/$vrx/config" key 0 0 0 0 value "${odd[@]}"
+config_write "$vrx" "${odd[*]}"
 rl status | grep "$vrx" | grep -q "BROKEN: a quota change was cut short"; s1=$?
 in_tx "$gen" --dev "$vtx" --src 198.18.30.1 --count 20 >/dev/null 2>&1
 n=$(src_stat 198.18.30.1 dropped_packets)
@@ -250,17 +263,13 @@ rl detach "$vrx" >/dev/null
 # bump the layout field (its offset from the object's BTF) by hand
 rl attach "$vrx" >/dev/null
 rl quota set --iface "$vrx" 198.18.9.0/24 --pps 9 >/dev/null
-off=$(bpftool btf dump file "$out/ratelimit.bpf.o" format raw |
-	awk "/STRUCT 'rl_config'/ { in_cfg = 1; next }
-	     in_cfg && /'layout'/ { sub(/.*bits_offset=/, \"\"); print \$0 / 8; exit }")
-cfg=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
-bumped=$(awk -v o="${off:-0}" '{ $(o + 1) = "0x63"; print }' <<<"$cfg")
-bpftool map update pinned "$pins/$vrx/config" key 0 0 0 0 value $bumped
+off=$(config_offset layout)
+bumped=$(config_bump_layout "$vrx")
 rl quota set --iface "$vrx" 198.18.9.0/24 --pps 1 2>&1 >/dev/null | grep -q "different version"; s1=$?
 rl quota list --iface "$vrx" >/dev/null 2>&1; s2=$?
 rl stats --iface "$vrx" >/dev/null 2>&1; s3=$?
 rl status | grep -q "^$vrx .*BROKEN"; s4=$?
-after=$(bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0].value | join(" ")')
+after=$(config_bytes "$vrx")
 n=$(bpftool -j map dump pinned "$pins/$vrx/rules" |
 	jq '[.[] | select(.formatted.value.pps == 9)] | length')
 result old_layout_refused "$([ -n "$off" ] && [ "$s1" = 0 ] && [ "$s2" = 1 ] && [ "$s3" = 1 ] &&
@@ -290,5 +299,57 @@ p=$(rl stats --iface "$vrx" --json |
 result reattach_enforces "$([ "$ok" = 0 ] && [ "$p" = 10 ] && echo 0 || echo 1)" \
 	"passed $p of 100 with quota 10"
 rl detach "$vrx" >/dev/null
+
+# ---- SIGKILL at each step of reload ----------------------------------------
+# As for attach: the steps of a traced reload, from the load of its XDP
+# program on (every bpf() call, each netlink message that replaces an
+# egress filter, the exit). Killed before bpf_link_update (its commit
+# point), the old program enforces with its state: the same program id,
+# rules, settings and egress filter. Killed after it, the new program
+# enforces, and the same reload run again completes it (the settings in
+# status, one egress filter running the new program).
+reload_steps() {	# TRACE
+	rl attach "$vrx" --default-pps 10 >/dev/null || return 1
+	in_rx strace -f -qq -o "$1" -e trace=bpf,sendto,exit_group \
+		"$cli" reload "$vrx" --verified-ttl 5m >/dev/null || return 1
+	rl detach "$vrx" >/dev/null || return 1
+	trace_steps "$1" load
+}
+ttl_of() {	# verified_ttl_ms of $vrx in status
+	rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .verified_ttl_ms"
+}
+egress_prog() {	# the program id of the egress hook filter on $vrx
+	ip netns exec "$rx" tc -j filter show dev "$vrx" egress 2>/dev/null |
+		jq -r '[.[] | .options.prog.id? // empty][0] // empty'
+}
+reload_killed_at() {	# SYSCALL N NAME K
+	local sc=$1 n=$2 name=$3 k=$4 why=() rc id0 id1 eg0 rules0
+	rl attach "$vrx" --default-pps 10 >/dev/null &&
+		rl quota set --iface "$vrx" 198.18.79.0/24 --pps 7 >/dev/null || why+=("attach")
+	id0=$(xdp_prog_id "$vrx") eg0=$(egress_prog)
+	rules0=$(rl quota list --iface "$vrx" --json)
+	in_rx strace -f -qq -o /dev/null -e trace="$sc" \
+		-e inject="$sc:signal=SIGKILL:when=$n" \
+		"$cli" reload "$vrx" --verified-ttl 5m >/dev/null 2>&1; rc=$?
+	[ "$rc" = 137 ] || why+=("not killed (rc $rc)")
+	id1=$(xdp_prog_id "$vrx")
+	[ -n "$id1" ] || why+=("no XDP program left")
+	[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules changed")
+	if [ "$id1" = "$id0" ]; then
+		# not committed: nothing changed
+		[ "$(ttl_of)" = 600000 ] || why+=("old program, but status shows ttl $(ttl_of)")
+		[ "$(egress_prog)" = "$eg0" ] || why+=("egress filter runs $(egress_prog), not $eg0")
+	else
+		rl reload "$vrx" --verified-ttl 5m >/dev/null || why+=("the reload again failed")
+		[ "$(ttl_of)" = 300000 ] || why+=("reloaded again, status shows ttl $(ttl_of)")
+		[ "$(egress_prog)" != "$eg0" ] || why+=("egress filter still runs the old program")
+	fi
+	[ "$(hooks_left)" = 1 ] || why+=("$(hooks_left) egress hook filters")
+	enforces "198.18.78.$k" || why+=("not ok and enforcing")
+	rl detach "$vrx" >/dev/null || why+=("detach failed")
+	[ "$(hooks_left)" = 0 ] || why+=("detach left $(hooks_left) egress hook filter(s)")
+	result "reload_killed_at_$name" "${#why[@]}" "${why[*]}"
+}
+killed_steps reload 5
 
 lib_finish

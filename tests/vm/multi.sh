@@ -183,6 +183,12 @@ send 9 300 && send 10 20 7777
 n9=$(seen_is 9 100) n10=$(seen_is 10 20)
 [ "$st" = ok ] && [ "$n9" = 100 ] && [ "$n10" = 20 ]
 result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 198.18.0.9 $n9 of 300 reached (want 100), port 7777 $n10 of 20 (want 20)"
+# reload cannot swap a program libxdp attached: refused, nothing changed
+before=$(rl_progs)
+out=$(mrx_ xdp-ratelimit reload $mdev --dry-run 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "dispatcher" && [ "$(rl_progs)" = "$before" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run')" = false ]
+result multi/filter_first/reload_refused $? "exit $rc, said: $out; programs [$before] -> [$(rl_progs)]"
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
