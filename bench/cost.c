@@ -167,42 +167,39 @@ static int load_rl_events(struct rl_inst *r, bool no_events)
 	return load_rl_req(r, &req, no_events);
 }
 
-/* quota set default --pps 1000 with an aggregate or a newcomer budget of
- * 10 pps: a spoofed flood (every packet a new source) is refused by it */
-static int spoof_rule(struct rl_inst *r, bool newcomer)
+/* quota set default with `c` */
+static int default_rule(struct rl_inst *r, const struct rl_rule_change *c)
 {
-	struct rl_rule_change c = {
-		.have_pps = true, .pps = 1000,
-		.have_agg_pps = !newcomer, .agg_pps = 10,
-		.have_new_pps = newcomer, .new_pps = 10,
-	};
 	char err[RL_ERR_LEN];
 	struct rl_prefix p = { .is_default = true };
 
-	if (rl_rule_set(&r->m, &r->s, &p, &c, err, sizeof(err))) {
+	if (rl_rule_set(&r->m, &r->s, &p, c, err, sizeof(err))) {
 		fprintf(stderr, "ratelimit-bench: quota set default: %s\n", err);
 		return -1;
 	}
 	return 0;
 }
 
+/* quota set default --pps 1000 with an aggregate or a newcomer budget of
+ * 10 pps: a spoofed flood (every packet a new source) is refused by it */
+static int spoof_rule(struct rl_inst *r, bool newcomer)
+{
+	return default_rule(r, &(struct rl_rule_change){
+		.have_pps = true, .pps = 1000,
+		.have_agg_pps = !newcomer, .agg_pps = 10,
+		.have_new_pps = newcomer, .new_pps = 10,
+	});
+}
+
 /* quota set default --pps HUGE_PPS with a newcomer budget or a ban: the
  * rules that read verification */
 static int verified_rule(struct rl_inst *r, bool ban)
 {
-	struct rl_rule_change c = {
+	return default_rule(r, &(struct rl_rule_change){
 		.have_pps = true, .pps = HUGE_PPS,
 		.have_new_pps = !ban, .new_pps = 10,
 		.have_ban = ban, .ban_ns = 60 * RL_NSEC_PER_SEC,
-	};
-	char err[RL_ERR_LEN];
-	struct rl_prefix p = { .is_default = true };
-
-	if (rl_rule_set(&r->m, &r->s, &p, &c, err, sizeof(err))) {
-		fprintf(stderr, "ratelimit-bench: quota set default: %s\n", err);
-		return -1;
-	}
-	return 0;
+	});
 }
 
 /* A TCP segment SRC:SPORT -> DST:DPORT (IPv4), as the connection the

@@ -169,16 +169,20 @@ t_flood() {
 }
 
 # ---- hping3 forging a served client's address ---------------------------
+served20() {	# ADDRESS: of 20 requests one after another, how many answered 200
+	local i ok=0
+	for i in $(seq 20); do
+		[ "$(in_tx curl -s -o /dev/null -m 2 --interface "$1" -w '%{http_code}' \
+			http://198.19.1.1:8080/)" = 200 ] && ok=$((ok + 1))
+	done
+	echo "$ok"
+}
 t_forged() {
-	local a=198.19.1.2 n ok bans pids=()
+	local a=198.19.1.2 ok bans pids=()
 	rl attach "$vrx" >/dev/null &&
 		rl quota set default --pps 200 --ban 1m --iface "$vrx" >/dev/null ||
 		{ result forged_setup 1 "attach"; return; }
-	ok=0
-	for n in $(seq 20); do
-		[ "$(in_tx curl -s -o /dev/null -m 2 --interface "$a" -w '%{http_code}' \
-			http://198.19.1.1:8080/)" = 200 ] && ok=$((ok + 1))
-	done
+	ok=$(served20 "$a")
 	check forged_client_served_before "ok == 20" "before: $ok of 20"
 	# twice its quota with its address: UDP and SYNs, 200/s each, 2 s
 	in_tx timeout 10 hping3 --udp -a "$a" -p 9999 -i u5000 -c 400 198.19.1.1 >/dev/null 2>&1 &
@@ -189,11 +193,7 @@ t_forged() {
 	bans=$(rl ban list --iface "$vrx" --json | jq '.interfaces[0].bans | length')
 	check forged_never_bans "bans == 0" "after hping3 forged $a at twice its quota: $bans bans"
 	sleep 1.1	# a window: the forgery's share of its quota is gone
-	ok=0
-	for n in $(seq 20); do
-		[ "$(in_tx curl -s -o /dev/null -m 2 --interface "$a" -w '%{http_code}' \
-			http://198.19.1.1:8080/)" = 200 ] && ok=$((ok + 1))
-	done
+	ok=$(served20 "$a")
 	check forged_client_served_after "ok == 20" "after: $ok of 20"
 	rl detach "$vrx" >/dev/null
 }

@@ -88,8 +88,10 @@ static bool pin_cpu(int cpu)
 		     "pin to CPU %d: %s", cpu, strerror(errno));
 }
 
-int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
-		__u64 now)
+/* Run program `prog_fd` of the fixture on one frame on `cpu` at `now`:
+ * its return code, or -1 and a failed check. */
+static int run_prog(struct fixture *f, int prog_fd, const void *frame, size_t len,
+		    int cpu, __u64 now)
 {
 	struct rl_config cfg;
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
@@ -105,33 +107,22 @@ int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 		return -1;
 	if (!pin_cpu(cpu))
 		return -1;
-	if (!CHECK(bpf_prog_test_run_opts(f->prog_fd, &opts) == 0,
+	if (!CHECK(bpf_prog_test_run_opts(prog_fd, &opts) == 0,
 		   "BPF_PROG_TEST_RUN: %s", strerror(errno)))
 		return -1;
 	return (int)opts.retval;
 }
 
+int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
+		__u64 now)
+{
+	return run_prog(f, f->prog_fd, frame, len, cpu, now);
+}
+
 int fixture_egress(struct fixture *f, const struct frame *fr, int cpu, __u64 now)
 {
-	struct rl_config cfg;
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = fr->data,
-		.data_size_in = (__u32)fr->len,
-		.repeat = 1,
-	);
-
-	if (!CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
-		return -1;
-	cfg.test_now_ns = now;
-	if (!CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config"))
-		return -1;
-	if (!pin_cpu(cpu))
-		return -1;
-	if (!CHECK(bpf_prog_test_run_opts(bpf_program__fd(f->skel->progs.rl_egress),
-					  &opts) == 0,
-		   "BPF_PROG_TEST_RUN (egress): %s", strerror(errno)))
-		return -1;
-	return (int)opts.retval;
+	return run_prog(f, bpf_program__fd(f->skel->progs.rl_egress), fr->data,
+			fr->len, cpu, now);
 }
 
 bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now)
