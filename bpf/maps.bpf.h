@@ -193,6 +193,32 @@ struct {
 	__type(value, struct rl_history);
 } new_history SEC(".maps");
 
+/* Rule scopes (include/scope.h): the scopes in use, and the scoped rules
+ * by scope and prefix (struct rl_lpm_scoped_v4/v6 -> slot in `rules`).
+ * Written by userspace only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_MAX_SCOPES);
+	__type(key, __u32);
+	__type(value, struct rl_scope);
+} scopes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm_scoped_v4);
+	__type(value, __u32);
+} scoped_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm_scoped_v6);
+	__type(value, __u32);
+} scoped_v6 SEC(".maps");
+
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
 static const struct rl_source new_source;

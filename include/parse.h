@@ -132,6 +132,10 @@ RL_INLINE int rl_parse_ipv6(struct rl_cursor *c, void *end, struct rl_key *key,
 	 * let a sender dodge its IPv4 rule, so it is malformed. */
 	if (w[0] == 0 && w[1] == 0 && w[2] == RL_HTONL(0xffff))
 		return RL_PKT_MALFORMED;
+	/* Nor may a multicast source (ff00::/8, RFC 4291 2.7; Linux drops
+	 * it in ipv6_rcv): its keys are a scoped window's (include/scope.h). */
+	if (((const __u8 *)w)[0] == 0xff)
+		return RL_PKT_MALFORMED;
 #pragma unroll
 	for (i = 0; i < 4; i++)
 		w[i] &= mask[i];

@@ -118,7 +118,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	7
+#define RL_LAYOUT_VERSION	8
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/rules.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -157,7 +157,10 @@
 	X(answered,	BPF_MAP_TYPE_LRU_HASH,		struct rl_flow,		struct rl_answered)	\
 	X(newcomers,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
 	X(new_history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
-	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)
+	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)	\
+	X(scopes,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_scope)	\
+	X(scoped_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v4, __u32)			\
+	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -194,6 +197,21 @@ struct rl_lpm_v4 {
 
 struct rl_lpm_v6 {
 	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/* The tries of scoped rules (include/scope.h): the scope's index in
+ * `scopes`, then the address; prefixlen counts the 32 bits of `scope`
+ * (always whole) and the address's prefix. */
+struct rl_lpm_scoped_v4 {
+	__u32 prefixlen;
+	__u32 scope;
+	__u8 addr[4];
+};
+
+struct rl_lpm_scoped_v6 {
+	__u32 prefixlen;
+	__u32 scope;
 	__u8 addr[16];
 };
 
@@ -427,6 +445,31 @@ struct rl_rule {
 	__u64 new_pkt_budget;
 	__u64 new_byte_budget;
 	__u64 ban_ns;		/* 0: no bans */
+	/* --burst: packets a source passes in one bucket at most, all CPUs
+	 * together (include/quota.h); 0: no cap */
+	__u64 burst;
+	/* 1 + the rule's scope in `scopes` (include/scope.h); 0: unscoped */
+	__u32 scope;
+	__u32 pad;
+};
+
+/* ---- rule scope (include/scope.h) ------------------------------------ */
+
+/* Scopes in use on an interface at once: each is one protocol, with a
+ * destination port range and SYN or not; any number of rules share one. */
+#define RL_MAX_SCOPES		16
+#define RL_SCOPE_F_SYN		(1U << 0)	/* TCP, SYN set and ACK not */
+#define RL_SCOPE_F_DPORT	(1U << 1)	/* dport_lo..dport_hi */
+
+/* One entry of the `scopes` array, written by userspace only; rank 0: the
+ * entry is free. */
+struct rl_scope {
+	__u8 proto;		/* IP protocol (IPv6: the upper-layer one) */
+	__u8 flags;		/* RL_SCOPE_F_* */
+	__u16 dport_lo;		/* host order, inclusive */
+	__u16 dport_hi;
+	__u16 pad;
+	__u32 rank;		/* rl_scope_rank(): higher is narrower */
 };
 
 /* ---- fleet sync (xdp-ratelimit sync) ---------------------------------- */
@@ -500,6 +543,10 @@ struct rl_config {
 	/* set by the first `sync` agent: from then on a refresh of a
 	 * source's budget also looks it up in `remote` */
 	__u32 remote_used;
+	/* 1 + the highest index in `scopes` in use, 0: no scoped rule (a
+	 * packet then pays one comparison for scopes) */
+	__u32 scopes_used;
+	__u32 pad;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -588,5 +635,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote lay
 RL_STATIC_ASSERT(sizeof(struct rl_flow) == 36, "rl_flow layout");
 RL_STATIC_ASSERT(sizeof(struct rl_verified) == 24, "rl_verified layout");
 RL_STATIC_ASSERT(sizeof(struct rl_settings) % 8 == 0, "rl_settings padding");
+RL_STATIC_ASSERT(sizeof(struct rl_scope) == 12, "rl_scope layout");
+RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v4) == 12, "rl_lpm_scoped_v4 layout");
+RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v6) == 24, "rl_lpm_scoped_v6 layout");
 
 #endif /* RATELIMIT_H */
