@@ -23,7 +23,7 @@
  * for an IPv6 half set apart (RL_RULE_F_APART: its budgets differ). */
 RL_INLINE __u32 rl_budget_slot(__u32 rule_id, const struct rl_rule *r)
 {
-	if (r->prefixlen || (r->flags & RL_RULE_F_APART))
+	if (r->prefixlen || (r->flags & RL_RULE_F_APART) || r->scope)
 		return rule_id;
 	return RL_BUDGET_DEFAULT;
 }
