@@ -7,6 +7,7 @@
 
 #include "maps.bpf.h"
 #include "newcomer.h"
+#include "scope.h"
 #include "report.bpf.h"
 
 /* Does a ban hold the source? The first packet after a ban ended
@@ -37,6 +38,8 @@ __noinline int ban_source(const struct rl_rule *rule, const struct rl_key *key,
 	if (!rule || !key || !rule->ban_ns)
 		return 0;
 	k = *key;	/* 6.1: a map key on this stack, not an argument */
+	if (rl_key_scoped(&k))	/* a scoped rule's window: its source */
+		rl_scoped_source(&k, &k);
 	rl_ban_make(&b, rule, now);
 	if (bpf_map_update_elem(&bans, &k, &b, BPF_ANY))
 		return 0;

@@ -110,27 +110,32 @@ static __always_inline void sum_remote(struct sum_ctx *c)
  * buckets of every CPU, this one's included) if any CPU's marker says it
  * holds part of the window, then, for a source, the other hosts' share
  * (fleet sync). The one place where the others' usage is summed.
+ * `of_source`: a constant, a source's budget (in table c->source) or a
+ * rule window's, so that the verifier walks only the paths of one kind.
  */
-static __always_inline void sum_others(struct sum_ctx *c, int source)
+static __always_inline void sum_others(struct sum_ctx *c, int of_source)
 {
 	struct rl_history *h = NULL;
 
-	if (source == RL_TABLE_NEWCOMERS)
-		bpf_loop(settings.ncpus, sum_newcomer_cpu, c, 0);
-	else if (source)
-		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
-	else
+	if (!of_source) {
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
-	if (c->acc.hist) {
-		if (source == RL_TABLE_NEWCOMERS)
-			h = bpf_map_lookup_elem(&new_history, &c->key);
-		else if (source)
-			h = bpf_map_lookup_elem(&history, &c->key);
-		else
+		if (c->acc.hist) {
 			h = bpf_map_lookup_elem(&agg_history, &c->rule_id);
+			rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);	/* NULL: closed */
+		}
+		return;
+	}
+	if (c->source == RL_TABLE_NEWCOMERS)
+		bpf_loop(settings.ncpus, sum_newcomer_cpu, c, 0);
+	else
+		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
+	if (c->acc.hist) {
+		if (c->source == RL_TABLE_NEWCOMERS)
+			h = bpf_map_lookup_elem(&new_history, &c->key);
+		else
+			h = bpf_map_lookup_elem(&history, &c->key);
 		rl_usage_history(&c->acc, h, c->bucket, settings.nbuckets);	/* NULL: closed */
 	}
-	if (source)
-		sum_remote(c);
+	sum_remote(c);
 }
 #endif /* RL_CPU_SUM_BPF_H */

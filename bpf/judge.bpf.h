@@ -12,20 +12,37 @@
 #include "history.bpf.h"
 
 /*
+ * rl_usage_burst() as a global function: its branches are walked once,
+ * and the refresh after it sees one state, not one per branch (inlined,
+ * the program came within 1% of the verifier's 1,000,000 instructions).
+ */
+__noinline int usage_burst(struct rl_usage *u, const struct rl_budget *b)
+{
+	if (!u || !b)
+		return 0;	/* cannot happen: the caller's own pointers */
+	rl_usage_burst(u, b);
+	return 0;
+}
+
+/*
  * The slow part of judge(): read the other CPUs, take a lease, publish it,
- * read them again and confirm it (include/quota.h). `c` (on the stack of
+ * read them again and confirm it (include/quota.h). `of_source`: a
+ * constant, a source's budget (whose --burst applies) or a rule window's,
+ * so that the verifier walks the paths of one kind only. `c` (on the stack of
  * the function that calls bpf_loop, as bpf_loop requires) holds the
  * packet's time, the rules generation, this CPU's newest bucket and the
  * budget's key.
  */
 static __always_inline int refresh(struct rl_state *st, const struct rl_budget *b,
-				   struct sum_ctx *c, __u64 len)
+				   struct sum_ctx *c, __u64 len, int of_source)
 {
 	int ans;
 
 	__builtin_memset(&c->acc, 0, sizeof(c->acc));
 	rl_usage_self(&c->acc, st, c->bucket, settings.nbuckets);
-	sum_others(c, c->source);
+	sum_others(c, of_source);
+	if (of_source)
+		usage_burst(&c->acc, b);
 	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, settings.ncpus);
 	if (ans != RL_FITS)
 		return ans;
@@ -36,10 +53,23 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 			return RL_OVER;	/* cannot happen: only we write it */
 		__builtin_memset(&c->acc, 0, sizeof(c->acc));
 		rl_usage_self(&c->acc, st, c->bucket, settings.nbuckets);
-		sum_others(c, c->source);
+		sum_others(c, of_source);
+		if (of_source)
+			usage_burst(&c->acc, b);
 	}
 	return rl_quota_confirm(st, b, &c->acc, len);
 }
+
+/* What judge() hands judge_refresh() of a source's packet: less than a
+ * struct sum_ctx, which is built on judge_refresh()'s stack, not the
+ * program's. */
+struct judge_args {
+	__u64 now;
+	__u64 len;
+	__u32 gen;
+	__u32 table;	/* RL_TABLE_* */
+	struct rl_key key;
+};
 
 /*
  * refresh() of a source's budget as a global function: the verifier checks
@@ -49,14 +79,20 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
  */
 __attribute__((noinline)) int judge_refresh(struct rl_state *st,
 					    const struct rl_budget *b,
-					    const struct sum_ctx *in, __u64 len)
+					    const struct judge_args *a)
 {
-	struct sum_ctx c;
+	struct sum_ctx c = {};
 
-	if (!st || !b || !in)
+	if (!st || !b || !a)
 		return RL_OVER;	/* cannot happen: the callers' own pointers */
-	c = *in;	/* bpf_loop's context must be on this stack */
-	return refresh(st, b, &c, len);
+	/* bpf_loop's context must be on this stack */
+	c.now = a->now;
+	c.gen = a->gen;
+	c.bucket = st->win.bucket;
+	c.self = bpf_get_smp_processor_id();
+	c.source = a->table;
+	c.key = a->key;
+	return refresh(st, b, &c, a->len, 1);
 }
 
 /*
@@ -71,10 +107,6 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 				 __u64 now, __u64 len, __u32 gen,
 				 const struct rl_key *key, __u32 rule_id)
 {
-	struct sum_ctx c = {
-		.now = now,
-		.gen = gen,
-	};
 	int ans;
 
 	roll(st, now, key, rule_id);
@@ -83,15 +115,27 @@ static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
 		return ans;
 	if (rl_quota_over_alone(st, b, len, gen, settings.nbuckets))
 		return RL_OVER;
-	c.bucket = st->win.bucket;
-	c.self = bpf_get_smp_processor_id();
-	c.source = key ? rule_id : 0;
 	if (!key) {
-		c.rule_id = rule_id;
-		return refresh(st, b, &c, len);
+		struct sum_ctx c = {
+			.now = now,
+			.gen = gen,
+			.bucket = st->win.bucket,
+			.self = bpf_get_smp_processor_id(),
+			.rule_id = rule_id,
+		};
+
+		return refresh(st, b, &c, len, 0);	/* a rule window: no burst */
+	} else {
+		struct judge_args a = {
+			.now = now,
+			.len = len,
+			.gen = gen,
+			.table = rule_id,
+			.key = *key,
+		};
+
+		return judge_refresh(st, b, &a);
 	}
-	c.key = *key;
-	return judge_refresh(st, b, &c, len);
 }
 
 /*

@@ -2,7 +2,7 @@
 /*
  * xdp-ratelimit: per-source sliding-window rate limiting at the driver.
  * Semantics: xdp-ratelimit(8) SEMANTICS. The program reads as parse
- * (include/parse.h), classify (rule.bpf.h, ban.bpf.h, verified.bpf.h,
+ * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h, verified.bpf.h,
  * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
  * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
  * counters, events in report.bpf.h). A second program, rl_egress, marks
@@ -27,6 +27,7 @@
 #include "refused.bpf.h"
 #include "rule.bpf.h"
 #include "verified.bpf.h"
+#include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -46,6 +47,9 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 #define HOW_NEWCOMERS	(1 << 0)
 #define HOW_VERIFIED	(1 << 1)
 #define HOW_PROVEN_OVER	(1 << 2)
+/* a scoped rule judges it (scope.bpf.h), in the window of the key
+ * rl_scoped_key() makes of the source and the rule */
+#define HOW_SCOPED	(1 << 3)
 
 static __always_inline int how_table(int how)
 {
@@ -63,7 +67,9 @@ static __always_inline int within_quota(struct rl_source *src,
 					__u32 rule_id, __u64 now, __u64 len,
 					__u32 gen)
 {
-	struct rl_budget sb = { rule->pkt_budget, rule->byte_budget };
+	/* a burst caps a window budget: userspace gives a rule with
+	 * --burst alone the largest (rl_usage_burst) */
+	struct rl_budget sb = { rule->pkt_budget, rule->byte_budget, rule->burst };
 	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
 	struct rl_budget nb = rl_newcomer_budget(rule);
 	__u32 slot = rl_budget_slot(rule_id, rule);
@@ -157,6 +163,14 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
 	rule_id = find_rule(src, &key, kind, gen);
+	if (RL_READ(cfg->scopes_used)) {
+		__u32 scoped = scoped_rule(ctx, &key, rule_id, kind == RL_PKT_V6);
+
+		if (scoped != RL_NO_RULE) {
+			rule_id = scoped;
+			how |= HOW_SCOPED;
+		}
+	}
 	if (rule_id != RL_NO_RULE) {
 		rule = bpf_map_lookup_elem(&rules, &rule_id);
 		if (rule && !(rule->flags & RL_RULE_F_USED)) {
@@ -171,6 +185,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		how |= HOW_VERIFIED;
 		if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
 			how |= HOW_PROVEN_OVER;
+	}
+	/* judged in the scoped rule's window of the source: its key from
+	 * here on (ban_source() bans the source itself) */
+	if (how & HOW_SCOPED) {
+		rl_scoped_key(&key, &key, rule_id, kind == RL_PKT_V6);
+		src = table_source(RL_TABLE_SOURCES, &key);
+		/* from here on judged as any source: one path for the
+		 * verifier to walk, not two */
+		how &= ~HOW_SCOPED;
 	}
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,

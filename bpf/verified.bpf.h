@@ -54,7 +54,7 @@ __noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
 {
 	struct rl_answered *a;
 	struct rl_verified *v;
-	struct rl_budget b;
+	struct rl_budget b = { 0 };
 	struct rl_flow f;
 	struct rl_key k;
 	__u8 flags;

@@ -42,7 +42,7 @@ RL_INLINE __u32 rl_new_index(__u32 slot)
 /* A rule's newcomer budget per window. */
 RL_INLINE struct rl_budget rl_newcomer_budget(const struct rl_rule *r)
 {
-	struct rl_budget b = { r->new_pkt_budget, r->new_byte_budget };
+	struct rl_budget b = { r->new_pkt_budget, r->new_byte_budget, 0 };
 
 	return b;
 }

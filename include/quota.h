@@ -42,10 +42,15 @@
 
 #include "window.h"
 
-/* A budget per window; RL_UNLIMITED in a field means no limit of that kind. */
+/*
+ * A budget per window; RL_UNLIMITED in pkts or bytes means no limit of that
+ * kind. `burst` (--burst; 0: none) caps the packets passed in one bucket,
+ * all CPUs together, on a budget whose pkts is limited (rl_usage_burst).
+ */
 struct rl_budget {
 	__u64 pkts;
 	__u64 bytes;
+	__u64 burst;
 };
 
 /* What the other CPUs hold of a budget, summed by rl_usage_add(). */
@@ -62,6 +67,10 @@ struct rl_usage {
 	__u8 hist;
 	/* this CPU passed in a past bucket of the window */
 	__u8 self_past;
+	/* of pkts and pending_pkts: the other CPUs' leases of the newest
+	 * bucket (for a burst cap; rl_usage_add) */
+	__u64 bucket_pkts;
+	__u64 bucket_pending;
 };
 
 /* rl_lease.state: 0 none; a lease granted but not yet confirmed; held */
@@ -170,9 +179,15 @@ RL_INLINE void rl_usage_add(struct rl_usage *u, const struct rl_state *o,
 			p = ap;
 		if (ab != RL_LEASE_UNLIMITED && ab > b)
 			b = ab;
+		/* A CPU passes only on a lease of its newest bucket: one
+		 * of ours (or a newer one, counted as ours, which we leave
+		 * soon) is what it passed or may pass there, for a burst.
+		 * Passes under an older rules generation are not seen. */
+		u->bucket_pkts += p;
 		if (state == RL_LEASE_PENDING) {
 			u->pending_pkts += p - passed_p;
 			u->pending_bytes += b - passed_b;
+			u->bucket_pending += p - passed_p;
 		}
 	}
 	u->pkts += p;
@@ -195,6 +210,31 @@ RL_INLINE void rl_usage_history(struct rl_usage *u, const struct rl_history *h,
 		return;
 	}
 	rl_hist_usage(h, bucket, nbuckets, &u->pkts, &u->bytes);
+}
+
+/*
+ * A burst cap (b->burst) as usage: after the others are summed into `u`,
+ * what they used of the window is raised to what leaves this CPU no more
+ * than the burst's free part of the newest bucket, so that the lease, its
+ * free bounds and the fast path's drops (until the next bucket: a lease
+ * is for one bucket) all take the lesser of the two. Only for a budget
+ * whose pkts is limited (within_quota gives a burst-only rule the largest
+ * budget).
+ */
+RL_INLINE void rl_usage_burst(struct rl_usage *u, const struct rl_budget *b)
+{
+	__u64 floor, floor_held, held;
+
+	if (!b->burst || b->pkts == RL_UNLIMITED || b->pkts + u->bucket_pkts < b->burst)
+		return;
+	floor = b->pkts - b->burst + u->bucket_pkts;
+	floor_held = floor > u->bucket_pending ? floor - u->bucket_pending : 0;
+	held = u->pkts - u->pending_pkts;
+	if (floor_held > held)
+		held = floor_held;
+	if (floor > u->pkts)
+		u->pkts = floor;
+	u->pending_pkts = u->pkts - held;
 }
 
 /* Free part of one dimension of a budget; RL_UNLIMITED stays unlimited. */

@@ -8,7 +8,7 @@
  * One rule judges each packet: the most specific one.
  *  - Among the scoped rules whose scope the packet is in, the one of the
  *    longest prefix, then of the narrowest scope (rl_scope_rank), then of
- *    the lowest scope index.
+ *    the lowest port range.
  *  - That rule judges the packet instead of the unscoped rule covering the
  *    source, unless the unscoped rule has a longer prefix and allows or
  *    blocks everything (rl_scoped_judges): an allow-listed host or a
@@ -83,7 +83,7 @@ RL_INLINE void rl_parse_l4(void *data, void *end, struct rl_l4 *l4)
 			return;
 		next = ip6->nexthdr;
 		c.pos = ip6 + 1;
-#pragma unroll
+RL_UNROLL
 		for (i = 0; i < RL_MAX_EXT_HDRS; i++) {
 			if (!rl_ipv6_ext(next) || later)
 				break;
@@ -170,16 +170,17 @@ RL_INLINE int rl_scope_matches(const struct rl_scope *s, const struct rl_l4 *l4)
 	return 1;
 }
 
-/* Of two scoped rules the packet is in (prefix length, scope rank, scope
- * index), does the first judge rather than the second? */
-RL_INLINE int rl_scoped_better(__u32 plen, __u32 rank, __u32 idx,
-			       __u32 best_plen, __u32 best_rank, __u32 best_idx)
+/* Of two scoped rules the packet is in (prefix length, scope rank, first
+ * port: equal ranks that both match are overlapping ranges of one width),
+ * does the first judge rather than the second? */
+RL_INLINE int rl_scoped_better(__u32 plen, __u32 rank, __u32 lo,
+			       __u32 best_plen, __u32 best_rank, __u32 best_lo)
 {
 	if (plen != best_plen)
 		return plen > best_plen;
 	if (rank != best_rank)
 		return rank > best_rank;
-	return idx < best_idx;
+	return lo < best_lo;
 }
 
 /* Does unscoped rule `u` pass everything (no budget of any kind) or block

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -50,8 +51,23 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	if (!CHECK_EQ(rl_loader_prepare(f->skel->obj, &f->skel->rodata->settings,
 					&f->s), 0, "loader prepare"))
 		return false;
+	if (getenv("RL_VERIFIER_STATS")) {
+		/* the verifier's work on the program as loaded here (its
+		 * settings fixed): how near its 1,000,000 instructions */
+		static char vlog[1 << 16];
+
+		bpf_program__set_log_buf(f->skel->progs.xdp_ratelimit, vlog, sizeof(vlog));
+		bpf_program__set_log_level(f->skel->progs.xdp_ratelimit, 4);
+	}
 	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program"))
 		return false;
+	if (getenv("RL_VERIFIER_STATS")) {
+		size_t n;
+		const char *l = strstr(bpf_program__log_buf(f->skel->progs.xdp_ratelimit,
+							    &n), "processed");
+
+		fprintf(stderr, "  verifier: %s", l ? l : "(no statistics)\n");
+	}
 	if (!CHECK_EQ(rl_maps_from_obj(f->skel->obj, &f->m), 0, "maps"))
 		return false;
 	if (!CHECK(rl_loader_init(&f->m, &f->s, RL_UNLIMITED, RL_UNLIMITED, err,

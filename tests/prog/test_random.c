@@ -97,7 +97,12 @@ static struct ref classify(const __u8 *p, size_t len)
 		r.kind = REF_V4;
 		memcpy(r.src, p + off + 12, 4);
 	} else if (proto == 0x86dd) {
+		static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
 		if (len < off + 40 || p[off] >> 4 != 6)
+			return r;
+		/* a multicast or IPv4-mapped source cannot be a sender */
+		if (p[off + 8] == 0xff || !memcmp(p + off + 8, mapped, 12))
 			return r;
 		r.kind = REF_V6;
 		memcpy(r.src, p + off + 8, 16);

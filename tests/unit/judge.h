@@ -68,6 +68,7 @@ static inline int judge_remote(struct rl_state *all, struct rl_history *h,
 	for (int pass = 0; pass < 2; pass++) {
 		sum_others(&acc, all, h, remote, ncpus, self, now, width, nb,
 			   gen, js);
+		rl_usage_burst(&acc, b);	/* none: no change */
 		if (pass == 0) {
 			ans = rl_quota_refresh(st, b, &acc, len, gen, ncpus);
 			if (ans != RL_FITS)

@@ -138,8 +138,8 @@ TEST(verified_for_exactly_one_ttl)
 
 TEST(newcomer_applies_only_to_new_sources)
 {
-	struct rl_budget none = { RL_UNLIMITED, RL_UNLIMITED };
-	struct rl_budget pk = { 10, RL_UNLIMITED }, by = { RL_UNLIMITED, 1000 };
+	struct rl_budget none = { RL_UNLIMITED, RL_UNLIMITED, 0 };
+	struct rl_budget pk = { 10, RL_UNLIMITED, 0 }, by = { RL_UNLIMITED, 1000, 0 };
 
 	CHECK(!rl_newcomer_applies(&none, 0), "no budget: never");
 	CHECK(rl_newcomer_applies(&pk, 0), "unverified: new");

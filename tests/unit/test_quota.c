@@ -239,7 +239,7 @@ TEST(quota_idle_leases_bound)
 	for (uint32_t ncpus = 2; ncpus <= 8; ncpus *= 2) {
 		struct rl_state *all = calloc(ncpus, sizeof(*all));
 		struct rl_history h = { 0 };
-		struct rl_budget b = { Q, UNL };
+		struct rl_budget b = { Q, UNL, 0 };
 		uint64_t per_bucket[10 * 30 + 1] = { 0 }, lo = Q, hi = 0;
 		uint64_t T0 = 1000 * w, step = w * nb / (2 * Q);
 		uint32_t self = 0;
@@ -283,7 +283,7 @@ TEST(quota_single_cpu_edge)
 		for (uint64_t n = 1; n <= 300; n += n < 20 ? 1 : 37) {
 			struct rl_state *all = calloc(ncpus, sizeof(*all));
 			struct rl_history h = { 0 };
-			struct rl_budget b = { n, UNL };
+			struct rl_budget b = { n, UNL, 0 };
 			uint64_t passed = 0;
 
 			for (uint64_t i = 0; i < 2 * n + 5; i++) {
@@ -322,7 +322,7 @@ TEST(quota_over_alone_reads_no_cpu)
 	const uint64_t w = 100 * RL_NSEC_PER_MSEC;
 	struct rl_state all[4];
 	struct rl_history h = { 0 };
-	struct rl_budget b = { 5, UNL };
+	struct rl_budget b = { 5, UNL, 0 };
 	struct judge_stats js = { 0 };
 	uint64_t passed = 0;
 
@@ -362,7 +362,7 @@ TEST(quota_aggregate_many_sources)
 		uint32_t nsrc = (uint32_t)rng_range(&s, 1, rng_range(&s, 0, 1) ? 8 : 2000);
 		uint32_t self = (uint32_t)rng_range(&s, 0, ncpus - 1);
 		struct qcfg c;
-		struct rl_budget sb, ab;
+		struct rl_budget sb = { 0 }, ab = { 0 };
 		struct rl_state *src = calloc((size_t)nsrc * ncpus, sizeof(*src));
 		struct rl_state *agg = calloc(ncpus, sizeof(*agg));
 		struct rl_history *sh = calloc(nsrc, sizeof(*sh)), ah = { 0 };
@@ -375,7 +375,7 @@ TEST(quota_aggregate_many_sources)
 		random_budget(&s, &c, &sb);
 		random_budget(&s, &c, &ab);
 		if (run % 4 == 0)
-			sb = (struct rl_budget){ UNL, UNL };	/* aggregate only */
+			sb = (struct rl_budget){ UNL, UNL, 0 };	/* aggregate only */
 		if (run % 4 == 1 && ab.pkts == UNL)
 			ab.pkts = rng_range(&s, 1, 50);
 		for (uint32_t i = 0; i < nsrc; i++)
@@ -771,7 +771,7 @@ TEST(quota_multi_cpu_bound)
 			uint32_t nb = (uint32_t)rng_range(&s, 1, RL_MAX_BUCKETS);
 			uint64_t width = rng_range(&s, 1, 1000) * RL_NSEC_PER_MSEC;
 			uint64_t minlen = rng_range(&s, 60, 1500), maxlen;
-			struct rl_budget b = { UNL, UNL };
+			struct rl_budget b = { UNL, UNL, 0 };
 			double mult = (double)rng_range(&s, 5, 40) / 10;
 			uint64_t rs = rng_next(&s);
 			struct mresult r;
@@ -855,7 +855,7 @@ TEST(quota_refresh_held_up)
 	const uint32_t nb = 10, gen = 1;
 
 	for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
-		struct rl_budget b = { budgets[i], UNL };
+		struct rl_budget b = { budgets[i], UNL, 0 };
 		struct rl_state all[2];
 		struct rl_history h = { 0 };
 		struct rl_usage stale = { 0 }, fresh = { 0 };

@@ -114,7 +114,7 @@ TEST(remote_share_in_lease)
 {
 	struct rl_state st = { 0 };
 	struct rl_history h = { 0 };
-	struct rl_budget b = { 100, RL_UNLIMITED };
+	struct rl_budget b = { 100, RL_UNLIMITED, 0 };
 	struct rl_remote r = { 0 };
 
 	rl_remote_put(&r, 50, 60, 6000);

@@ -112,7 +112,7 @@ TEST(ban_by_own_answered_packets)
 TEST(proven_count_interleaved_cpus)
 {
 	struct rl_verified v = { 0 };
-	struct rl_budget b = { 10, RL_UNLIMITED };
+	struct rl_budget b = { 10, RL_UNLIMITED, 0 };
 
 	for (uint32_t i = 0; i < 10; i++)
 		rl_proven_add(&v, 7, LEN);
@@ -126,7 +126,7 @@ TEST(proven_count_interleaved_cpus)
 	rl_proven_add(&v, 7, LEN);	/* A, late, with its old window */
 	CHECK_EQ(v.proven_win, 7, "the late CPU restarts its window");
 	CHECK(v.proven_pkts <= 1, "and can only lose counts (%u)", v.proven_pkts);
-	struct rl_budget by = { RL_UNLIMITED, 3 * LEN };
+	struct rl_budget by = { RL_UNLIMITED, 3 * LEN, 0 };
 
 	memset(&v, 0, sizeof(v));
 	for (uint32_t i = 0; i < 3; i++)

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Rule scope (include/scope.h): the scoped rule that judges a packet
+ * instead of its source's unscoped rule, if any.
+ */
+#ifndef RL_SCOPE_BPF_H
+#define RL_SCOPE_BPF_H
+
+#include "maps.bpf.h"
+#include "scope.h"
+
+/* The best scoped rule of scope `idx` covering the source (RL_NO_RULE:
+ * none), its prefix length in `plen`. */
+static __always_inline __u32 scoped_lookup(__u32 idx, const struct rl_key *key,
+					   int v6, __u32 *plen)
+{
+	const struct rl_rule *r;
+	__u32 *id, slot;
+
+	if (v6) {
+		struct rl_lpm_scoped_v6 k = { .prefixlen = 32 + 128, .scope = idx };
+
+		__builtin_memcpy(k.addr, key->addr, 16);
+		id = bpf_map_lookup_elem(&scoped_v6, &k);
+	} else {
+		struct rl_lpm_scoped_v4 k = { .prefixlen = 32 + 32, .scope = idx };
+
+		__builtin_memcpy(k.addr, &key->addr[12], 4);
+		id = bpf_map_lookup_elem(&scoped_v4, &k);
+	}
+	if (!id)
+		return RL_NO_RULE;
+	slot = *id;
+	r = bpf_map_lookup_elem(&rules, &slot);
+	if (!r || !(r->flags & RL_RULE_F_USED))
+		return RL_NO_RULE;
+	*plen = r->prefixlen;
+	return slot;
+}
+
+/* The walk of the scopes in use (a bpf_loop callback: the verifier
+ * checks one scope, not RL_MAX_SCOPES of them): the best rule so far. */
+struct scope_walk {
+	struct rl_key key;
+	struct rl_l4 l4;
+	__u32 v6;
+	__u32 best;		/* slot, RL_NO_RULE: none yet */
+	__u32 best_plen;
+	__u32 best_rank;
+	__u32 best_lo;
+};
+
+static long scope_walk_one(__u32 i, struct scope_walk *w)
+{
+	const struct rl_scope *s = bpf_map_lookup_elem(&scopes, &i);
+	__u32 slot, plen = 0, rank, lo;
+
+	if (!s || !rl_scope_matches(s, &w->l4))
+		return 0;
+	rank = RL_READ(s->rank);
+	lo = RL_READ(s->dport_lo);
+	slot = scoped_lookup(i, &w->key, w->v6, &plen);
+	if (slot == RL_NO_RULE ||
+	    (w->best != RL_NO_RULE &&
+	     !rl_scoped_better(plen, rank, lo, w->best_plen, w->best_rank, w->best_lo)))
+		return 0;
+	w->best = slot;
+	w->best_plen = plen;
+	w->best_rank = rank;
+	w->best_lo = lo;
+	return 0;
+}
+
+/*
+ * The slot of the scoped rule that judges this packet instead of
+ * `rule_id`, the unscoped rule covering its source (RL_NO_RULE: none);
+ * RL_NO_RULE when none does. Only called once a scope is in use. A
+ * global function: the scopes are walked on its own stack, not the
+ * program's, and verified once.
+ */
+__noinline __u32 scoped_rule(struct xdp_md *ctx, const struct rl_key *key,
+			     __u32 rule_id, int v6)
+{
+	struct scope_walk w = { .best = RL_NO_RULE };
+	const struct rl_rule *u = NULL, *c;
+	struct rl_config *cfg;
+	__u32 zero = 0, n;
+
+	if (!ctx || !key)
+		return RL_NO_RULE;	/* cannot happen: the caller's pointers */
+	/* a scoped window of an IPv6 source holds 96 bits (scope.h) */
+	if (v6 && settings.v6_prefix > RL_SCOPED_MAX_V6_PREFIX)
+		return RL_NO_RULE;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return RL_NO_RULE;
+	n = RL_READ(cfg->scopes_used);
+	if (n > RL_MAX_SCOPES)
+		n = RL_MAX_SCOPES;
+	w.key = *key;
+	w.v6 = v6;
+	rl_parse_l4((void *)(long)ctx->data, (void *)(long)ctx->data_end, &w.l4);
+	bpf_loop(n, scope_walk_one, &w, 0);
+	if (w.best == RL_NO_RULE)
+		return RL_NO_RULE;
+	c = bpf_map_lookup_elem(&rules, &w.best);
+	if (!c)
+		return RL_NO_RULE;
+	if (rule_id != RL_NO_RULE) {
+		u = bpf_map_lookup_elem(&rules, &rule_id);
+		if (u && !(u->flags & RL_RULE_F_USED))
+			u = NULL;
+	}
+	return rl_scoped_judges(u, c) ? w.best : RL_NO_RULE;
+}
+#endif /* RL_SCOPE_BPF_H */

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Rule scope and burst in the program (include/scope.h, quota.h
+ * rl_usage_burst): crafted SYN, SYN-ACK, ACK, UDP/53, ICMP echo, IPv6
+ * extension headers and fragments against the common setups (an
+ * allow-listed host, a blocked prefix, new connections per source, DNS
+ * per source, an ICMP cap, an overall rate), on IPv4 and IPv6. Scoped
+ * rules are written into the maps here as `quota set` writes them: the
+ * program is under test, not the CLI.
+ */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include "fixture.h"
+#include "../harness.h"
+#include "ratelimit.h"
+#include "scope.h"
+#include "../gen/frames.h"
+#include <bpf/bpf.h>
+
+#define V4	"198.18.0.7"
+#define V4B	"198.18.0.8"
+#define V6	"2001:db8:7::1"
+#define V6B	"2001:db8:8::1"
+
+/* Slots from the top: rl_rule_set() takes the lowest free ones. */
+static __u32 next_slot = RL_MAX_RULES - 1;
+
+/* A scoped rule `prefix` (one family) with scope `sc` in entry `idx` of
+ * `scopes`: --pps pps (RL_UNLIMITED: none), --burst burst (0: none). */
+static bool scoped(struct fixture *f, const char *prefix, __u32 idx,
+		   struct rl_scope sc, __u64 pps, __u64 burst)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = pps };
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+	struct rl_config cfg;
+	struct rl_rule r;
+	__u32 zero = 0, slot = next_slot--;
+
+	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0, "%s", err))
+		return false;
+	sc.rank = rl_scope_rank(&sc);
+	if (!CHECK(bpf_map_update_elem(f->m.scopes, &idx, &sc, BPF_ANY) == 0, "scope"))
+		return false;
+	rl_rule_init(&r, &p);
+	rl_rule_apply(&r, &c, f->s.window_ns);
+	r.burst = burst;
+	r.scope = idx + 1;
+	if (!CHECK(bpf_map_update_elem(f->m.rules, &slot, &r, BPF_ANY) == 0, "rule"))
+		return false;
+	if (p.v6) {
+		struct rl_lpm_scoped_v6 k = { .prefixlen = 32 + p.len, .scope = idx };
+
+		memcpy(k.addr, p.addr, 16);
+		if (!CHECK(bpf_map_update_elem(f->m.scoped_v6, &k, &slot, BPF_ANY) == 0,
+			   "trie"))
+			return false;
+	} else {
+		struct rl_lpm_scoped_v4 k = { .prefixlen = 32 + p.len, .scope = idx };
+
+		memcpy(k.addr, p.addr, 4);
+		if (!CHECK(bpf_map_update_elem(f->m.scoped_v4, &k, &slot, BPF_ANY) == 0,
+			   "trie"))
+			return false;
+	}
+	if (!CHECK(bpf_map_lookup_elem(f->m.config, &zero, &cfg) == 0, "config"))
+		return false;
+	if (cfg.scopes_used < idx + 1)
+		cfg.scopes_used = idx + 1;
+	cfg.rules_gen += 2;
+	return CHECK(bpf_map_update_elem(f->m.config, &zero, &cfg, BPF_ANY) == 0,
+		     "config");
+}
+
+static const struct rl_scope SYN = { .proto = 6, .flags = RL_SCOPE_F_SYN };
+static const struct rl_scope DNS = { .proto = 17, .flags = RL_SCOPE_F_DPORT,
+				     .dport_lo = 53, .dport_hi = 53 };
+static const struct rl_scope UDP = { .proto = 17 };
+static const struct rl_scope ICMP = { .proto = 1 };
+static const struct rl_scope ICMP6 = { .proto = 58 };
+
+/* Extension headers before the upper layer (IPv6 only). */
+#define EXT_NONE	0
+#define FRAG_LATER	(1 << 8)	/* a fragment after the first */
+#define FRAG_FIRST	(1 << 9)	/* a first fragment (offset 0, more) */
+
+/*
+ * A frame from `src` to HOST_ADDR with upper-layer protocol `proto`
+ * (TCP: `flags`; TCP and UDP: to port `dport`; ICMP: an echo request),
+ * behind `ext & 0xff` IPv6 destination options headers and, with
+ * FRAG_*, a fragment header (IPv4: the header's fragment offset).
+ */
+static void frame_l4(struct frame *fr, const char *src, __u8 proto,
+		     __u16 dport, __u8 flags, int ext)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	int nopt = ext & 0xff, i;
+	__u8 *p = fr->data, *l3, *l4, *next;
+	size_t l4len = proto == 6 ? 20 : 8;
+
+	memset(fr->data, 0, sizeof(fr->data));
+	memset(p, 0x02, 12);
+	tg_put16(p + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	l3 = p + ETH_HLEN;
+	if (v6) {
+		l3[0] = 0x60;
+		l3[7] = 64;
+		CHECK(inet_pton(AF_INET6, src, l3 + 8) == 1, "%s", src);
+		CHECK(inet_pton(AF_INET6, HOST_ADDR(src), l3 + 24) == 1, "dst");
+		next = &l3[6];
+		l4 = l3 + 40;
+		for (i = 0; i < nopt; i++) {	/* destination options, 8 bytes */
+			*next = 60;
+			next = &l4[0];
+			l4[1] = 0;
+			l4[2] = 1;	/* PadN of 4 */
+			l4[3] = 4;
+			l4 += 8;
+		}
+		if (ext & (FRAG_LATER | FRAG_FIRST)) {
+			*next = 44;
+			next = &l4[0];
+			tg_put16(l4 + 2, ext & FRAG_LATER ? (185 << 3) : 1);
+			l4 += 8;
+		}
+		*next = proto;
+		tg_put16(l3 + 4, (l4 - l3 - 40) + l4len);
+	} else {
+		l3[0] = 0x45;
+		l3[8] = 64;
+		l3[9] = proto;
+		CHECK(inet_pton(AF_INET, src, l3 + 12) == 1, "%s", src);
+		CHECK(inet_pton(AF_INET, HOST_ADDR(src), l3 + 16) == 1, "dst");
+		if (ext & FRAG_LATER)
+			tg_put16(l3 + 6, 185);	/* offset 1480 */
+		if (ext & FRAG_FIRST)
+			tg_put16(l3 + 6, 0x2000);	/* more fragments */
+		l4 = l3 + 20;
+		tg_put16(l3 + 2, 20 + l4len);
+	}
+	if (proto == 6) {
+		tg_put16(l4, PEER_PORT);
+		tg_put16(l4 + 2, dport);
+		l4[12] = 5 << 4;
+		l4[13] = flags;
+	} else if (proto == 17) {
+		tg_put16(l4, PEER_PORT);
+		tg_put16(l4 + 2, dport);
+		tg_put16(l4 + 4, 8);
+	} else {
+		l4[0] = proto == 58 ? 128 : 8;	/* echo request */
+	}
+	fr->len = (l4 - p) + l4len;
+	if (fr->len < 60)
+		fr->len = 60;
+}
+
+static int send_l4(struct fixture *f, const char *src, __u8 proto, __u16 dport,
+		   __u8 flags, int ext, int n, __u64 now)
+{
+	struct frame fr;
+
+	frame_l4(&fr, src, proto, dport, flags, ext);
+	return fixture_send(f, &fr, n, 0, now);
+}
+
+static int syns(struct fixture *f, const char *src, int n, __u64 now)
+{
+	return send_l4(f, src, 6, HOST_PORT, TCP_SYN, EXT_NONE, n, now);
+}
+
+static bool open_fixture(struct fixture *f)
+{
+	next_slot = RL_MAX_RULES - 1;
+	if (!fixture_open(f, NULL))
+		return false;
+	fixture_hold(f);
+	return true;
+}
+
+/* "Every source: 5 new TCP connections a window, 1000 packets in all":
+ * SYNs are held to 5, the rest of a connection is not counted as new. */
+TEST(scope_syn_per_source)
+{
+	const char *srcs[] = { V4, V6 };
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_pps(&f, "default", 1000), "default");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn v4");
+	CHECK(scoped(&f, "::/0", 0, SYN, 5, 0), "syn v6");
+	for (int i = 0; i < 2; i++) {
+		const char *s = srcs[i];
+
+		CHECK_EQ(syns(&f, s, 20, T0), 5, "syns(&f, s, 20, T0)");
+		CHECK_EQ(send_l4(&f, s, 6, HOST_PORT, TCP_ACK, EXT_NONE, 200, T0), 200, "send_l4(&f, s, 6, HOST_PORT, TCP_ACK, EXT_NONE, 200, T0)");
+		CHECK_EQ(send_l4(&f, s, 6, HOST_PORT, TCP_SYN | TCP_ACK, EXT_NONE, 10, T0),
+			 10, "send_l4(&f, s, 6, HOST_PORT, TCP_SYN | TCP_ACK, EXT_NONE, 10, T0)");
+		CHECK_EQ(send_l4(&f, s, 6, HOST_PORT, TCP_RST, EXT_NONE, 10, T0), 10, "send_l4(&f, s, 6, HOST_PORT, TCP_RST, EXT_NONE, 10, T0)");
+		/* a SYN's window is its own; the next window takes 5 again */
+		CHECK_EQ(syns(&f, s, 20, T0 + 2 * NSEC_S), 5, "syns(&f, s, 20, T0 + 2 * NSEC_S)");
+	}
+	/* another source has its own SYN window */
+	CHECK_EQ(syns(&f, V4B, 20, T0), 5, "syns(&f, V4B, 20, T0)");
+	fixture_close(&f);
+}
+
+/* The scoped window lives under its own key in `sources`: the source's
+ * and the rule's, never an address a packet can carry. */
+TEST(scope_window_key_is_scoped)
+{
+	struct rl_source v[RL_MAX_CPUS > 256 ? 256 : RL_MAX_CPUS];
+	struct fixture f;
+	struct rl_key k = { 0 }, src = { 0 }, back;
+	__u32 slot;
+	__u8 a4[4];
+
+	if (!open_fixture(&f))
+		return;
+	slot = next_slot;
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn");
+	CHECK_EQ(syns(&f, V4, 7, T0), 5, "syns(&f, V4, 7, T0)");
+	inet_pton(AF_INET, V4, a4);
+	rl_v4_mapped(src.addr, a4);
+	rl_scoped_key(&k, &src, slot, 0);
+	CHECK(rl_key_scoped(&k), "scoped key");
+	CHECK_EQ(rl_scoped_source(&k, &back), slot, "rl_scoped_source(&k, &back)");
+	CHECK(memcmp(back.addr, src.addr, 16) == 0, "decodes to the source");
+	CHECK(libbpf_num_possible_cpus() <= 256, "cpus");
+	CHECK_EQ(bpf_map_lookup_elem(f.m.sources, &k, v), 0, "bpf_map_lookup_elem(f.m.sources, &k, v)");
+	CHECK_EQ(v[0].passed_pkts, 5, "v[0].passed_pkts");
+	CHECK_EQ(v[0].dropped_pkts, 2, "v[0].dropped_pkts");
+	/* the source itself took no entry: only SYNs were sent */
+	CHECK(bpf_map_lookup_elem(f.m.sources, &src, v) != 0, "no plain entry");
+	fixture_close(&f);
+}
+
+/* A multicast IPv6 source is malformed (ipv6_rcv drops it too): it could
+ * otherwise name a scoped window's key and spend another source's quota. */
+TEST(scope_multicast_source_is_malformed)
+{
+	struct rl_counters before, after;
+	struct fixture f;
+	struct frame fr;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn");
+	frame_l4(&fr, "ff04:fff::c612:7", 6, HOST_PORT, TCP_SYN, EXT_NONE);
+	before = fixture_totals(&f);
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 0, "fixture_send(&f, &fr, 3, 0, T0)");
+	after = fixture_totals(&f);
+	CHECK_EQ(after.malformed_pkts - before.malformed_pkts, 3, "after.malformed_pkts - before.malformed_pkts");
+	/* the victim's SYN window is whole */
+	CHECK_EQ(syns(&f, V4, 20, T0), 5, "syns(&f, V4, 20, T0)");
+	fixture_close(&f);
+}
+
+/* DNS per source under an overall UDP rule: the port rule (narrower)
+ * judges port 53, the UDP rule the rest; and the most specific prefix. */
+TEST(scope_dns_narrowest_scope)
+{
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(scoped(&f, "0.0.0.0/0", 0, UDP, 50, 0), "udp");
+	CHECK(scoped(&f, "0.0.0.0/0", 1, DNS, 3, 0), "dns");
+	CHECK(scoped(&f, "::/0", 1, DNS, 4, 0), "dns v6");
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 3, "send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0)");
+	CHECK_EQ(send_l4(&f, V4, 17, 54, 0, EXT_NONE, 100, T0), 50, "send_l4(&f, V4, 17, 54, 0, EXT_NONE, 100, T0)");
+	CHECK_EQ(send_l4(&f, V6, 17, 53, 0, EXT_NONE, 10, T0), 4, "send_l4(&f, V6, 17, 53, 0, EXT_NONE, 10, T0)");
+	/* no IPv6 UDP rule: port 54 over IPv6 is unscoped, and no rule */
+	CHECK_EQ(send_l4(&f, V6, 17, 54, 0, EXT_NONE, 100, T0), 100, "send_l4(&f, V6, 17, 54, 0, EXT_NONE, 100, T0)");
+	/* TCP to port 53 is in no scope */
+	CHECK_EQ(send_l4(&f, V4, 6, 53, TCP_SYN, EXT_NONE, 10, T0), 10, "send_l4(&f, V4, 6, 53, TCP_SYN, EXT_NONE, 10, T0)");
+	fixture_close(&f);
+}
+
+/* An ICMP cap: echo requests of one source held to 2, per family. */
+TEST(scope_icmp_cap)
+{
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_pps(&f, "default", 1000), "default");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, ICMP, 2, 0), "icmp");
+	CHECK(scoped(&f, "::/0", 1, ICMP6, 3, 0), "icmpv6");
+	CHECK_EQ(send_l4(&f, V4, 1, 0, 0, EXT_NONE, 10, T0), 2, "send_l4(&f, V4, 1, 0, 0, EXT_NONE, 10, T0)");
+	CHECK_EQ(send_l4(&f, V6, 58, 0, 0, EXT_NONE, 10, T0), 3, "send_l4(&f, V6, 58, 0, 0, EXT_NONE, 10, T0)");
+	CHECK_EQ(send_l4(&f, V4, 17, 9, 0, EXT_NONE, 10, T0), 10, "send_l4(&f, V4, 17, 9, 0, EXT_NONE, 10, T0)");
+	fixture_close(&f);
+}
+
+/* An allow-listed host and a blocked prefix are never overridden by a
+ * scoped rule of a shorter prefix; a plain limit of a longer prefix is
+ * (the default's SYN limit still holds it); a longer scoped prefix beats
+ * a shorter one. */
+TEST(scope_composes_with_allow_and_block)
+{
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_pps(&f, "default", 1000), "default");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn");
+	CHECK(scoped(&f, "::/0", 0, SYN, 5, 0), "syn6");
+	CHECK(fixture_pps(&f, "198.18.0.9", RL_UNLIMITED), "allow");
+	CHECK(fixture_pps(&f, "2001:db8:9::/64", RL_UNLIMITED), "allow6");
+	CHECK(fixture_pps(&f, "198.18.5.0/24", 0), "block");
+	CHECK(fixture_pps(&f, "2001:db8:5::/48", 0), "block6");
+	CHECK(fixture_pps(&f, "198.18.6.0/24", 100), "limit");
+	CHECK(scoped(&f, "198.18.0.10", 0, SYN, 8, 0), "longer syn");
+
+	CHECK_EQ(syns(&f, "198.18.0.9", 40, T0), 40, "syns(&f, \"198.18.0.9\", 40, T0)");
+	CHECK_EQ(syns(&f, "2001:db8:9::1", 40, T0), 40, "syns(&f, \"2001:db8:9::1\", 40, T0)");
+	CHECK_EQ(syns(&f, "198.18.5.1", 10, T0), 0, "syns(&f, \"198.18.5.1\", 10, T0)");
+	CHECK_EQ(syns(&f, "2001:db8:5::1", 10, T0), 0, "syns(&f, \"2001:db8:5::1\", 10, T0)");
+	CHECK_EQ(syns(&f, "198.18.6.1", 20, T0), 5, "syns(&f, \"198.18.6.1\", 20, T0)");
+	CHECK_EQ(send_l4(&f, "198.18.6.1", 6, HOST_PORT, TCP_ACK, EXT_NONE, 150, T0),
+		 100, "send_l4(&f, \"198.18.6.1\", 6, HOST_PORT, TCP_ACK, EXT_NONE, 150, T0)");
+	CHECK_EQ(syns(&f, "198.18.0.10", 20, T0), 8, "syns(&f, \"198.18.0.10\", 20, T0)");
+	CHECK_EQ(syns(&f, V4, 20, T0), 5, "syns(&f, V4, 20, T0)");
+	fixture_close(&f);
+}
+
+/* IPv6 extension headers before TCP are looked through; a chain too long
+ * to read, and a fragment after the first, are in the scope of every rule
+ * of their protocol (or of every rule): never passed unjudged. */
+TEST(scope_ipv6_ext_headers_and_fragments)
+{
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(scoped(&f, "::/0", 0, SYN, 5, 0), "syn6");
+	CHECK(scoped(&f, "::/0", 1, DNS, 3, 0), "dns6");
+	CHECK(scoped(&f, "0.0.0.0/0", 1, DNS, 3, 0), "dns4");
+	/* two destination options headers, then a SYN: in scope */
+	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_SYN, 2, 20, T0), 5, "send_l4(&f, V6, 6, HOST_PORT, TCP_SYN, 2, 20, T0)");
+	/* first fragment with its TCP header: read */
+	CHECK_EQ(send_l4(&f, V6B, 6, HOST_PORT, TCP_SYN, FRAG_FIRST, 20, T0), 5, "send_l4(&f, V6B, 6, HOST_PORT, TCP_SYN, FRAG_FIRST, 20, T0)");
+	CHECK_EQ(send_l4(&f, V6B, 6, HOST_PORT, TCP_ACK, FRAG_FIRST, 20, T0), 20, "send_l4(&f, V6B, 6, HOST_PORT, TCP_ACK, FRAG_FIRST, 20, T0)");
+	/* later UDP fragments: in the DNS scope, whatever their port */
+	CHECK_EQ(send_l4(&f, "2001:db8:20::1", 17, 9999, 0, FRAG_LATER, 10, T0), 3, "send_l4(&f, \"2001:db8:20::1\", 17, 9999, 0, FRAG_LATER, 10, T0)");
+	CHECK_EQ(send_l4(&f, "198.18.0.20", 17, 9999, 0, FRAG_LATER, 10, T0), 3, "send_l4(&f, \"198.18.0.20\", 17, 9999, 0, FRAG_LATER, 10, T0)");
+	CHECK_EQ(send_l4(&f, "198.18.0.21", 17, 9999, 0, FRAG_FIRST, 10, T0), 10, "send_l4(&f, \"198.18.0.21\", 17, 9999, 0, FRAG_FIRST, 10, T0)");
+	/* a chain longer than RL_MAX_EXT_HDRS: the protocol is unknown, so
+	 * every scope's best rule judges it (the DNS rule: narrowest) */
+	CHECK_EQ(send_l4(&f, "2001:db8:21::1", 6, HOST_PORT, TCP_ACK,
+			 RL_MAX_EXT_HDRS + 1, 10, T0), 3, "send_l4(&f, \"2001:db8:21::1\", 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0)");
+	fixture_close(&f);
+}
+
+/* --burst: at most N a bucket, all CPUs together, under the window's
+ * budget; a burst alone (no --pps) caps too. */
+TEST(burst_caps_each_bucket)
+{
+	const __u64 bucket = NSEC_S / 10;	/* the default 1 s in 10 */
+	int cpus[8], n = fixture_cpus(cpus, 8);
+	struct rl_rule_change c = { .have_pps = true, .pps = 30 };
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+	struct rl_rule r;
+	struct frame fr;
+	struct fixture f;
+	__u32 slot = 0;
+	__u64 total = 0;
+	int got;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_pps(&f, "198.18.0.0/24", 30), "rule");
+	/* the rule's slot: the only one, set burst 4 in place */
+	CHECK(rl_parse_prefix("198.18.0.0/24", &p, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(bpf_map_lookup_elem(f.m.rules, &slot, &r), 0, "bpf_map_lookup_elem(f.m.rules, &slot, &r)");
+	CHECK(r.prefixlen == 24, "slot 0 is the rule");
+	r.burst = 4;
+	CHECK_EQ(bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY), 0, "bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY)");
+	frame_udp(&fr, V4, 100, 0);
+	for (int b = 0; b < 10; b++) {
+		__u64 t = T0 + b * bucket + 1000;
+		int passed = 0;
+
+		for (int i = 0; i < 12; i++) {
+			got = fixture_run(&f, fr.data, fr.len, cpus[i % n], t + i);
+			passed += got == XDP_PASS;
+		}
+		CHECK(passed <= 4, "bucket %d: %d passed, burst 4", b, passed);
+		CHECK(b >= 7 || passed == 4, "bucket %d: %d passed", b, passed);
+		total += passed;
+	}
+	/* 7 buckets of 4 and the window's 30 in all */
+	CHECK_EQ(total, 30, "total");
+
+	/* --pps unlimited --burst 3: 3 a bucket, every bucket */
+	c.pps = RL_UNLIMITED;
+	CHECK(fixture_rule(&f, "198.18.1.0/24", &c), "rule 2");
+	slot = 1;
+	CHECK_EQ(bpf_map_lookup_elem(f.m.rules, &slot, &r), 0, "bpf_map_lookup_elem(f.m.rules, &slot, &r)");
+	CHECK(r.prefixlen == 24 && r.addr[2] == 1, "slot 1 is rule 2");
+	r.burst = 3;
+	r.pkt_budget = RL_MAX_BUDGET;	/* as quota set gives --burst alone */
+	CHECK_EQ(bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY), 0, "bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY)");
+	frame_udp(&fr, "198.18.1.7", 100, 0);
+	for (int b = 0; b < 20; b++) {
+		__u64 t = T0 + 100 * NSEC_S + b * bucket + 1000;
+		int passed = 0;
+
+		for (int i = 0; i < 10; i++)
+			passed += fixture_run(&f, fr.data, fr.len, cpus[i % n],
+					      t + i) == XDP_PASS;
+		CHECK_EQ(passed, 3, "passed");
+	}
+	fixture_close(&f);
+}
+
+/* A scoped rule's ban bans the source itself (ban_source decodes the
+ * scoped key), and only by its answered connection's packets. */
+TEST(scope_ban_bans_the_source)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 3, .have_ban = true,
+				    .ban_ns = 10 * NSEC_S };
+	struct rl_scope web = { .proto = 6, .flags = RL_SCOPE_F_DPORT,
+				.dport_lo = HOST_PORT, .dport_hi = HOST_PORT };
+	struct rl_key src = { 0 };
+	struct rl_ban ban;
+	struct rl_rule r;
+	struct fixture f;
+	__u32 slot;
+	__u8 a4[4];
+
+	if (!open_fixture(&f))
+		return;
+	slot = next_slot;
+	CHECK(scoped(&f, "0.0.0.0/0", 0, web, 3, 0), "web");
+	/* the ban of --ban 10s, on the scoped rule */
+	CHECK_EQ(bpf_map_lookup_elem(f.m.rules, &slot, &r), 0, "bpf_map_lookup_elem(f.m.rules, &slot, &r)");
+	rl_rule_apply(&r, &c, f.s.window_ns);
+	CHECK_EQ(bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY), 0, "bpf_map_update_elem(f.m.rules, &slot, &r, BPF_ANY)");
+	{
+		struct rl_config cfg;
+		__u32 zero = 0;
+
+		CHECK_EQ(bpf_map_lookup_elem(f.m.config, &zero, &cfg), 0, "bpf_map_lookup_elem(f.m.config, &zero, &cfg)");
+		cfg.bans_used = 1;
+		cfg.rules_gen += 2;
+		CHECK_EQ(bpf_map_update_elem(f.m.config, &zero, &cfg, BPF_ANY), 0, "bpf_map_update_elem(f.m.config, &zero, &cfg, BPF_ANY)");
+	}
+	/* forged copies (no answered connection) are held, never ban */
+	CHECK_EQ(send_l4(&f, V4, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10, T0), 3, "send_l4(&f, V4, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10, T0)");
+	inet_pton(AF_INET, V4, a4);
+	rl_v4_mapped(src.addr, a4);
+	CHECK(bpf_map_lookup_elem(f.m.bans, &src, &ban) != 0, "no ban from forgeries");
+	/* the host answers V4: its own packets over the quota ban it */
+	CHECK(fixture_answer(&f, V4, 0, T0 + 2 * NSEC_S), "answer");
+	CHECK_EQ(send_l4(&f, V4, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10,
+			 T0 + 2 * NSEC_S + 1), 3, "send_l4(&f, V4, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10, T0 + 2 * NSEC_S + 1)");
+	CHECK_EQ(bpf_map_lookup_elem(f.m.bans, &src, &ban), 0, "bpf_map_lookup_elem(f.m.bans, &src, &ban)");
+	/* banned: UDP of the source, in no scope, drops too */
+	CHECK_EQ(send_l4(&f, V4, 17, 9, 0, EXT_NONE, 5, T0 + 3 * NSEC_S), 0, "send_l4(&f, V4, 17, 9, 0, EXT_NONE, 5, T0 + 3 * NSEC_S)");
+	fixture_close(&f);
+}
