@@ -53,6 +53,7 @@ struct tg_state {
 #define TG_IPV4_HLEN		20
 #define TG_IPV6_HLEN		40
 #define TG_UDP_HLEN		8
+#define TG_TCP_HLEN		20
 #define TG_MAX_VLANS		2	/* what trafficgen sends */
 #define TG_BUILD_MAX_VLANS	3	/* what the builder makes: a third tag is not IP */
 #define TG_MIN_FRAME		60	/* Ethernet minimum without FCS */
@@ -62,6 +63,9 @@ struct tg_state {
 #define TG_ETH_P_8021Q		0x8100
 #define TG_ETH_P_8021AD		0x88a8
 #define TG_IPPROTO_UDP		17
+#define TG_IPPROTO_TCP		6
+#define TG_TCP_DPORT		80
+#define TG_TCP_SYN		0x02
 #define TG_TTL			64
 #define TG_UDP_SPORT		9000
 #define TG_UDP_DPORT		9	/* discard */
@@ -71,6 +75,7 @@ struct tg_state {
 #define TG_IPV4_CSUM_OFF	10
 #define TG_IPV6_SADDR_OFF	8
 #define TG_UDP_CSUM_OFF		6
+#define TG_TCP_CSUM_OFF		16
 
 #ifndef __bpf__
 #include <arpa/inet.h>
@@ -90,6 +95,7 @@ struct tg_frame_spec {
 	__u8 src[16];
 	__u8 dst[16];
 	unsigned int size;		/* whole frame, Ethernet header included */
+	int tcp_syn;			/* a TCP SYN to TG_TCP_DPORT, not UDP */
 };
 
 static inline unsigned int tg_l3_off(unsigned int nvlans)
@@ -101,6 +107,12 @@ static inline unsigned int tg_headers_len(unsigned int nvlans, int ipv6)
 {
 	return tg_l3_off(nvlans) + (ipv6 ? TG_IPV6_HLEN : TG_IPV4_HLEN) +
 	       TG_UDP_HLEN;
+}
+
+/* The same for a TCP SYN (tg_frame_spec tcp_syn). */
+static inline unsigned int tg_headers_len_tcp(unsigned int nvlans, int ipv6)
+{
+	return tg_headers_len(nvlans, ipv6) - TG_UDP_HLEN + TG_TCP_HLEN;
 }
 
 static inline void tg_put16(__u8 *p, __u16 v)
@@ -129,9 +141,12 @@ static inline __u16 tg_csum_fold(__u32 sum)
 }
 
 /*
- * Build a UDP frame of s->size bytes (zero payload) into buf, which holds
- * at least that many, with valid checksums for s->src (the IPv4 UDP
- * checksum is left 0, "none"). Fills the offsets and csum_base of set.
+ * Build a UDP frame (or, with s->tcp_syn, a TCP SYN) of s->size bytes
+ * (zero payload) into buf, which holds at least that many, with valid
+ * checksums for s->src (the IPv4 UDP checksum is left 0, "none"). Fills
+ * the offsets and csum_base of set. The program rewrites one checksum with
+ * the source: over IPv4 the header's, so a SYN's TCP checksum holds for
+ * s->src only (what XDP and netfilter's early hooks see does not check it).
  */
 static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 				  struct tg_settings *set)
@@ -139,6 +154,7 @@ static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 	unsigned int l3 = tg_l3_off(s->nvlans);
 	unsigned int l3_len = s->size - l3;
 	unsigned int i, udp, udp_len;
+	__u8 proto = s->tcp_syn ? TG_IPPROTO_TCP : TG_IPPROTO_UDP;
 	__u8 *p = buf;
 	__u32 sum;
 
@@ -161,7 +177,7 @@ static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 		p[0] = 0x45;			/* version 4, 5 words */
 		tg_put16(p + 2, l3_len);
 		p[8] = TG_TTL;
-		p[9] = TG_IPPROTO_UDP;
+		p[9] = proto;
 		memcpy(p + 16, s->dst, 4);
 		/* Everything but the source address and the checksum. */
 		set->csum_base = tg_csum_add(0, p, TG_IPV4_HLEN);
@@ -174,11 +190,36 @@ static inline void tg_build_frame(const struct tg_frame_spec *s, __u8 *buf,
 		udp = l3 + TG_IPV6_HLEN;
 		p[0] = 0x60;			/* version 6 */
 		tg_put16(p + 4, l3_len - TG_IPV6_HLEN);
-		p[6] = TG_IPPROTO_UDP;
+		p[6] = proto;
 		p[7] = TG_TTL;
 		memcpy(p + 24, s->dst, 16);
 	}
 	udp_len = s->size - udp;
+	if (s->tcp_syn) {
+		__u8 pseudo[12] = { 0 };
+		unsigned int at = s->ipv6 ? TG_IPV6_SADDR_OFF : TG_IPV4_SADDR_OFF;
+
+		tg_put16(buf + udp, TG_UDP_SPORT);
+		tg_put16(buf + udp + 2, TG_TCP_DPORT);
+		buf[udp + 12] = 5 << 4;		/* 20 header bytes */
+		buf[udp + 13] = TG_TCP_SYN;
+		tg_put16(buf + udp + 14, 65535);
+		/* pseudo-header: length and protocol, then both addresses */
+		tg_put16(pseudo + (s->ipv6 ? 2 : 10), udp_len);
+		pseudo[s->ipv6 ? 7 : 9] = TG_IPPROTO_TCP;
+		sum = tg_csum_add(0, pseudo, s->ipv6 ? 8 : 12);
+		sum = tg_csum_add(sum, s->dst, s->ipv6 ? 16 : 4);
+		sum = tg_csum_add(sum, buf + udp, TG_TCP_HLEN);
+		if (s->ipv6) {
+			set->csum_base = sum;
+			set->csum_off = udp + TG_TCP_CSUM_OFF;
+			memcpy(p + TG_IPV6_SADDR_OFF, s->src, 16);
+			set->src_off = l3 + TG_IPV6_SADDR_OFF;
+		}
+		sum = tg_csum_add(sum, p + at, s->ipv6 ? 16 : 4);
+		tg_put16(buf + udp + TG_TCP_CSUM_OFF, tg_csum_fold(sum));
+		return;
+	}
 	tg_put16(buf + udp, TG_UDP_SPORT);
 	tg_put16(buf + udp + 2, TG_UDP_DPORT);
 	tg_put16(buf + udp + 4, udp_len);

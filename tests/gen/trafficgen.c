@@ -71,6 +71,7 @@ struct tg_opts {
 	__u16 vlan[TG_MAX_VLANS];
 	__u64 sources;
 	bool random;
+	bool tcp_syn;			/* --tcp-syn: TCP SYNs, not UDP */
 	__u64 seed;
 	unsigned int size;		/* 0: smallest that fits */
 	__u64 count;			/* 0: no limit */
@@ -94,7 +95,7 @@ static volatile sig_atomic_t stop;
 static const char short_usage[] =
 	"Usage: trafficgen --dev IFACE [--src ADDR] [--sources N] [--random] [--seed S]\n"
 	"                  [--dst ADDR] [--dst-mac MAC] [--src-mac MAC] [--vlan ID]...\n"
-	"                  [--size BYTES] [--ipv6-step-bits N] [--hex FRAME]\n"
+	"                  [--size BYTES] [--ipv6-step-bits N] [--tcp-syn] [--hex FRAME]\n"
 	"                  [--count N] [--duration SECONDS] [--rate PPS] [--burst N]\n"
 	"                  [--cpu CPU] [--json] [--verbose]\n";
 
@@ -103,7 +104,7 @@ static void usage(void)
 	printf("%s", short_usage);
 	printf(
 "\n"
-"Send UDP frames out of IFACE with BPF_PROG_TEST_RUN live frames (XDP_TX).\n"
+"Send UDP frames (or TCP SYNs) out of IFACE with BPF_PROG_TEST_RUN live frames (XDP_TX).\n"
 "The peer of a veth IFACE receives them only if it has an XDP program.\n"
 "\n"
 "Frame:\n"
@@ -122,6 +123,8 @@ static void usage(void)
 "  --size BYTES        frame length with Ethernet header, no FCS (default %d or\n"
 "                      the headers, at most %d; a veth receiver drops frames\n"
 "                      longer than its MTU + 18)\n"
+"  --tcp-syn           TCP SYNs to port 80 instead of UDP (over IPv4 their TCP\n"
+"                      checksum holds for the first source only)\n"
 "  --hex FRAME         send this raw frame (hex digits, ':' or spaces allowed)\n"
 "                      instead of building one; no frame options with it\n"
 "\n"
@@ -235,13 +238,14 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 		OPT_SRC = 256, OPT_SOURCES, OPT_RANDOM, OPT_SEED, OPT_DST,
 		OPT_DST_MAC, OPT_SRC_MAC, OPT_VLAN, OPT_SIZE, OPT_COUNT,
 		OPT_DURATION, OPT_RATE, OPT_BURST, OPT_CPU, OPT_HEX,
-		OPT_STEP_BITS, OPT_JSON, OPT_DEV,
+		OPT_STEP_BITS, OPT_JSON, OPT_DEV, OPT_TCP_SYN,
 	};
 	static const struct option longopts[] = {
 		{ "dev",		required_argument, NULL, OPT_DEV },
 		{ "src",		required_argument, NULL, OPT_SRC },
 		{ "sources",		required_argument, NULL, OPT_SOURCES },
 		{ "random",		no_argument,	   NULL, OPT_RANDOM },
+		{ "tcp-syn",		no_argument,	   NULL, OPT_TCP_SYN },
 		{ "seed",		required_argument, NULL, OPT_SEED },
 		{ "dst",		required_argument, NULL, OPT_DST },
 		{ "dst-mac",		required_argument, NULL, OPT_DST_MAC },
@@ -285,6 +289,10 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 			break;
 		case OPT_RANDOM:
 			o->random = true;
+			o->frame_opts = true;
+			break;
+		case OPT_TCP_SYN:
+			o->tcp_syn = true;
 			o->frame_opts = true;
 			break;
 		case OPT_SEED:
@@ -371,7 +379,7 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 	}
 	if (o->hex && o->frame_opts) {
 		err("--hex sends the frame as given: no --src, --dst, --sources, "
-		    "--random, --ipv6-step-bits, --vlan, --size or MAC options");
+		    "--random, --tcp-syn, --ipv6-step-bits, --vlan, --size or MAC options");
 		return -1;
 	}
 	return 0;
@@ -587,10 +595,14 @@ static int setup_frame(const struct tg_opts *o, __u8 *frame, unsigned int *len,
 	}
 	if (setup_addresses(o, &spec, set))
 		return -1;
+	spec.tcp_syn = o->tcp_syn;
 	spec.size = tg_frame_size(o->size, o->nvlans, spec.ipv6);
+	if (spec.size && o->tcp_syn && spec.size < tg_headers_len_tcp(o->nvlans, spec.ipv6))
+		spec.size = o->size ? 0 : tg_headers_len_tcp(o->nvlans, spec.ipv6);
 	if (!spec.size) {
-		err("--size %u is shorter than the headers (%u bytes)",
-		    o->size, tg_headers_len(o->nvlans, spec.ipv6));
+		err("--size %u is shorter than the headers (%u bytes)", o->size,
+		    o->tcp_syn ? tg_headers_len_tcp(o->nvlans, spec.ipv6) :
+				 tg_headers_len(o->nvlans, spec.ipv6));
 		return -1;
 	}
 	spec.nvlans = o->nvlans;
