@@ -88,6 +88,9 @@ CASE_LABEL = {
     "f": "xdp-ratelimit, table 65,536",
     "g": "xdp-ratelimit, table 65,536 + aggregate",
     "h": "xdp-ratelimit, table 65,536 + newcomer budget",
+    "s": "(s) SYNs: xdp-ratelimit --proto tcp --syn --pps 1",
+    "t": "(t) SYNs: nftables meter on tcp flags syn",
+    "u": "(u) SYNs: iptables hashlimit -p tcp --syn",
 }
 GROUP_LABEL = {
     "v4_1": "1 source (IPv4)",

@@ -139,25 +139,27 @@ pair() {	# N T R
 
 # ---- receivers --------------------------------------------------------
 # nftables: per-source meter with `limit rate over` in the prerouting hook
-# at raw priority (the earliest IP hook), IPv4 and IPv6.
+# at raw priority (the earliest IP hook), IPv4 and IPv6; on the packets
+# $match4 / $match6 select (default: all).
 nft_meter() {	# NS RATE [BURST]: RATE as nft writes it, e.g. 1/second
 	local burst=${3:+ burst $3 packets}
 	in_ns "$1" nft -f - <<EOF
 table ip rlb {
 	chain pre {
 		type filter hook prerouting priority raw; policy accept;
-		meter m4 size 2097152 { ip saddr limit rate over $2$burst } drop
+		${match4:-} meter m4 size 2097152 { ip saddr limit rate over $2$burst } drop
 	}
 }
 table ip6 rlb {
 	chain pre {
 		type filter hook prerouting priority raw; policy accept;
-		meter m6 size 2097152 { ip6 saddr limit rate over $2$burst } drop
+		${match6:-} meter m6 size 2097152 { ip6 saddr limit rate over $2$burst } drop
 	}
 }
 EOF
 }
-# iptables hashlimit per source in raw PREROUTING (its earliest hook)
+# iptables hashlimit per source in raw PREROUTING (its earliest hook), on
+# the packets $hl_match selects (default: all)
 # (a new table name each time: a rule reuses an existing table of its name)
 hl_n=0
 # EXPIRE: ms before an idle source is forgotten (default 10 s: a limit of
@@ -166,7 +168,8 @@ hashlimit() {	# NS RATE [BURST [EXPIRE]]: RATE as iptables writes it, e.g. 1/sec
 	local t
 	hl_n=$((hl_n + 1))
 	for t in iptables ip6tables; do
-		in_ns "$1" "$t" -t raw -A PREROUTING -m hashlimit --hashlimit-mode srcip \
+		# shellcheck disable=SC2086
+		in_ns "$1" "$t" -t raw -A PREROUTING ${hl_match:-} -m hashlimit --hashlimit-mode srcip \
 			--hashlimit-above "$2" ${3:+--hashlimit-burst "$3"} \
 			${4:+--hashlimit-htable-expire "$4"} \
 			--hashlimit-name "rlb${t:0:3}$hl_n" \
@@ -239,7 +242,11 @@ newns "$tx" || die "namespaces"
 #   f: b with a small table (65,536) against 1,000,000 spoofed sources
 #   g: f with an aggregate budget on the rule the flood matches
 #   h: f with a newcomer budget instead
-recv_cases="a m b c d e"
+#   s, t, u: TCP SYNs (trafficgen --tcp-syn) against a SYN-scoped rule:
+#      s xdp-ratelimit `quota set default --proto tcp --syn --pps 1` beside
+#      --default-pps 1, t an nftables meter on `tcp flags syn`, u
+#      hashlimit `-p tcp --syn`
+recv_cases="a m b c d e s t u"
 case " $groups " in *" v6_1m "*)
 	recv_cases="$recv_cases B D E"
 	[ "$big_dry_run" = 1 ] && recv_cases="$recv_cases C" ;;
@@ -254,6 +261,8 @@ rl_setup() {	# CASE
 	local n=${id}-$1 d=${id}r$1
 	case $1 in
 	b|f) in_ns "$n" "$cli" attach "$d" --default-pps 1 ;;
+	s) in_ns "$n" "$cli" attach "$d" --default-pps 1 &&
+	   in_ns "$n" "$cli" quota set default --proto tcp --syn --pps 1 --iface "$d" ;;
 	c) in_ns "$n" "$cli" attach "$d" --default-pps 1 --dry-run ;;
 	B) in_ns "$n" "$cli" attach "$d" --window 1m --default-bps 2 --max-sources 1048576 ;;
 	C) in_ns "$n" "$cli" attach "$d" --window 1m --default-bps 2 --max-sources 1048576 \
@@ -274,7 +283,7 @@ rx_start() {	# CASE...: namespaces, veth pairs, xdp-ratelimit in the background
 		[[ " $recv_cases " = *" $c "* ]] && [ ! -e "/run/netns/$n" ] || continue
 		newns "$n" && pair "$n" "${id}t$c" "${id}r$c" ||
 			die "cannot create namespace $n"
-		case $c in [bcfghBC])
+		case $c in [bcfghsBC])
 			rl_setup "$c" &
 			setups+=("$!:$c")
 			bg+=("$!") ;;
@@ -352,9 +361,13 @@ for c in $recv_cases; do
 	case $c in
 	a) in_ns "$n" "$bench" xdp "${id}r$c" drop ;;
 	m) in_ns "$n" "$bench" xdp "${id}r$c" minimal ;;
-	[bcfghBC]) ;;
+	[bcfghsBC]) ;;
 	d) in_ns "$n" "$bench" xdp "${id}r$c" pass && nft_meter "$n" 1/second ;;
 	e) in_ns "$n" "$bench" xdp "${id}r$c" pass && hashlimit "$n" 1/sec ;;
+	t) in_ns "$n" "$bench" xdp "${id}r$c" pass &&
+	   match4="ip protocol tcp tcp flags & (syn | ack) == syn" \
+	   match6="ip6 nexthdr tcp tcp flags & (syn | ack) == syn" nft_meter "$n" 1/second ;;
+	u) in_ns "$n" "$bench" xdp "${id}r$c" pass && hl_match="-p tcp --syn" hashlimit "$n" 1/sec ;;
 	D) in_ns "$n" "$bench" xdp "${id}r$c" pass && nft_meter "$n" 1/minute 1 ;;
 	E) in_ns "$n" "$bench" xdp "${id}r$c" pass && hashlimit "$n" 1/min 1 120000 ;;
 	esac || die "setting up receiver $c failed"
@@ -371,7 +384,7 @@ fi
 
 group_cases() {
 	case $1 in
-	v4_1|v4_1024) echo "a m b c d e" ;;
+	v4_1|v4_1024) echo "a m b c d e s t u" ;;
 	v6_1) echo "a b d" ;;
 	v6_1m) echo "a B $([ "$big_dry_run" = 1 ] && echo C) D E" ;;
 	spoof) echo "a f g h d" ;;
@@ -398,7 +411,7 @@ tp_run() {	# GROUP CASE SECONDS REP [TRAFFIC]
 	read -r r0 p0 d0 < <("$bench" counters "$n" "${id}r$c") || r0=
 	# shellcheck disable=SC2046
 	t=$(in_ns "$tx" "$gen" --dev "${id}t$c" --cpu "$cpu" "${lim[@]}" --json \
-		$(group_traffic "${5:-$1}")) || { say "throughput: generator failed ($1 $c)"; return; }
+		$(group_traffic "${5:-$1}") $(case $c in [stu]) echo --tcp-syn ;; esac)) || { say "throughput: generator failed ($1 $c)"; return; }
 	read -r r1 p1 d1 < <("$bench" counters "$n" "${id}r$c") || r1=
 	[ -n "$r0" ] && [ -n "$r1" ] || { say "throughput: counters of $c unreadable"; return; }
 	[ "$4" = warm ] && return

@@ -18,10 +18,12 @@
  *  - Packets in no scope are judged by the unscoped rule, as without scopes.
  *
  * A packet whose TCP or UDP header cannot be read (a fragment after the
- * first; an IPv6 chain of more than RL_MAX_EXT_HDRS extension headers, or
- * a cut one) is in the scope of every rule of its protocol (of every rule,
- * when even the protocol is unknown): it cannot slip past a port or SYN
- * limit by hiding its header.
+ * first, a first fragment that ends inside the header, as in the tiny
+ * fragment attack of RFC 1858; an IPv6 chain of more than RL_MAX_EXT_HDRS
+ * extension headers, or a cut one) is in the scope of every rule of its
+ * protocol (of every rule, when even the protocol is unknown): it cannot
+ * slip past a port or SYN limit by hiding its header. The price: a real
+ * client's TCP fragments (rare: TCP sets DF) count against a SYN rule.
  *
  * A scoped rule's window of a source lives in `sources` beside the source's
  * own, under a key of its own (rl_scoped_key): ff00::/8, which no packet's
@@ -64,6 +66,7 @@ RL_INLINE void rl_parse_l4(void *data, void *end, struct rl_l4 *l4)
 {
 	struct rl_cursor c = { .pos = data };
 	int proto = rl_parse_eth(&c, end);
+	int left;	/* bytes of the IP payload after the headers read */
 	__u8 next, *h;
 	int i, later = 0;
 
@@ -75,6 +78,7 @@ RL_INLINE void rl_parse_l4(void *data, void *end, struct rl_l4 *l4)
 			return;
 		next = iph->protocol;
 		later = (iph->frag_off & RL_HTONS(0x1fff)) != 0;
+		left = (int)(RL_HTONS(iph->tot_len) & 0xffff) - iph->ihl * 4;
 		c.pos += iph->ihl * 4;
 	} else if (proto == RL_HTONS(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = c.pos;
@@ -83,6 +87,7 @@ RL_INLINE void rl_parse_l4(void *data, void *end, struct rl_l4 *l4)
 			return;
 		next = ip6->nexthdr;
 		c.pos = ip6 + 1;
+		left = RL_HTONS(ip6->payload_len) & 0xffff;
 RL_UNROLL
 		for (i = 0; i < RL_MAX_EXT_HDRS; i++) {
 			if (!rl_ipv6_ext(next) || later)
@@ -94,8 +99,10 @@ RL_UNROLL
 				/* offset in bits 3-15 of bytes 2-3 */
 				later = (h[2] << 5 | h[3] >> 3) != 0;
 				c.pos = h + 8;
+				left -= 8;
 			} else {
 				c.pos = h + (h[1] + 1) * 8;
+				left -= (h[1] + 1) * 8;
 			}
 			next = h[0];
 		}
@@ -108,13 +115,15 @@ RL_UNROLL
 	l4->known = RL_L4_PROTO;
 	if (later)
 		return;
+	/* a header cut by the IP length, not only by the frame: a first
+	 * fragment may end inside it (the rest, its flags, in the next) */
 	h = c.pos;
 	if (next == 6) {
-		if ((void *)(h + 14) > end)
+		if ((void *)(h + 14) > end || left < 14)
 			return;
 		l4->tcp_flags = h[13];
 	} else if (next == 17) {
-		if ((void *)(h + 4) > end)
+		if ((void *)(h + 4) > end || left < 4)
 			return;
 	} else {
 		l4->known = RL_L4_FULL;

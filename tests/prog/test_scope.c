@@ -83,6 +83,8 @@ static const struct rl_scope ICMP6 = { .proto = 58 };
 #define EXT_NONE	0
 #define FRAG_LATER	(1 << 8)	/* a fragment after the first */
 #define FRAG_FIRST	(1 << 9)	/* a first fragment (offset 0, more) */
+#define FRAG_TINY	(1 << 10)	/* IPv4: a first fragment ending 8 bytes
+					 * into TCP (RFC 1858), the frame padded */
 
 /*
  * A frame from `src` to HOST_ADDR with upper-layer protocol `proto`
@@ -137,6 +139,10 @@ static void frame_l4(struct frame *fr, const char *src, __u8 proto,
 			tg_put16(l3 + 6, 0x2000);	/* more fragments */
 		l4 = l3 + 20;
 		tg_put16(l3 + 2, 20 + l4len);
+		if (ext & FRAG_TINY) {
+			tg_put16(l3 + 6, 0x2000);
+			tg_put16(l3 + 2, 20 + 8);
+		}
 	}
 	if (proto == 6) {
 		tg_put16(l4, PEER_PORT);
@@ -338,6 +344,7 @@ TEST(scope_ipv6_ext_headers_and_fragments)
 	CHECK(scoped(&f, "::/0", 0, SYN, 5, 0), "syn6");
 	CHECK(scoped(&f, "::/0", 1, DNS, 3, 0), "dns6");
 	CHECK(scoped(&f, "0.0.0.0/0", 1, DNS, 3, 0), "dns4");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn4");
 	/* two destination options headers, then a SYN: in scope */
 	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_SYN, 2, 20, T0), 5, "send_l4(&f, V6, 6, HOST_PORT, TCP_SYN, 2, 20, T0)");
 	/* first fragment with its TCP header: read */
@@ -347,6 +354,12 @@ TEST(scope_ipv6_ext_headers_and_fragments)
 	CHECK_EQ(send_l4(&f, "2001:db8:20::1", 17, 9999, 0, FRAG_LATER, 10, T0), 3, "send_l4(&f, \"2001:db8:20::1\", 17, 9999, 0, FRAG_LATER, 10, T0)");
 	CHECK_EQ(send_l4(&f, "198.18.0.20", 17, 9999, 0, FRAG_LATER, 10, T0), 3, "send_l4(&f, \"198.18.0.20\", 17, 9999, 0, FRAG_LATER, 10, T0)");
 	CHECK_EQ(send_l4(&f, "198.18.0.21", 17, 9999, 0, FRAG_FIRST, 10, T0), 10, "send_l4(&f, \"198.18.0.21\", 17, 9999, 0, FRAG_FIRST, 10, T0)");
+	/* a tiny first fragment whose flags are in the next: in scope, its
+	 * padding is not read as flags */
+	CHECK_EQ(send_l4(&f, "198.18.0.22", 6, HOST_PORT, 0, FRAG_TINY, 10, T0), 5,
+		 "tiny first fragments: in the SYN scope");
+	CHECK_EQ(send_l4(&f, "198.18.0.23", 6, HOST_PORT, TCP_ACK, FRAG_LATER, 10, T0), 5,
+		 "later TCP fragments: in the SYN scope");
 	/* a chain longer than RL_MAX_EXT_HDRS: the protocol is unknown, so
 	 * every scope's best rule judges it (the DNS rule: narrowest) */
 	CHECK_EQ(send_l4(&f, "2001:db8:21::1", 6, HOST_PORT, TCP_ACK,

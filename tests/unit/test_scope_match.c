@@ -184,12 +184,13 @@ static size_t eth(__u8 *b, __u16 type)
 TEST(scope_parse_l4_frames)
 {
 	__u8 b[512];
-	struct rl_l4 v;
+	struct rl_l4 v = { 0 };
 	size_t o;
 
 	/* IPv4 TCP SYN to 443 */
 	o = eth(b, ETH_P_IP);
 	b[o] = 0x45;
+	b[o + 3] = 40;		/* total length */
 	b[o + 9] = 6;
 	b[o + 20 + 2] = 443 >> 8;
 	b[o + 20 + 3] = 443 & 0xff;
@@ -200,6 +201,15 @@ TEST(scope_parse_l4_frames)
 	/* cut before the flags: the protocol only */
 	rl_parse_l4(b, b + o + 20 + 13, &v);
 	CHECK(v.known == RL_L4_PROTO && v.proto == 6, "cut TCP");
+	/* a first fragment whose IP length ends inside the TCP header (RFC
+	 * 1858's tiny fragment, flags in the next one), the frame padded:
+	 * the padding is not read as flags */
+	b[o + 3] = 28;
+	b[o + 6] = 0x20;	/* more fragments */
+	b[o + 20 + 13] = 0;
+	rl_parse_l4(b, b + o + 46, &v);
+	CHECK(v.known == RL_L4_PROTO && v.proto == 6, "tiny first fragment");
+	b[o + 3] = 40;
 	/* a later fragment */
 	b[o + 6] = 0;
 	b[o + 7] = 185;
@@ -212,6 +222,7 @@ TEST(scope_parse_l4_frames)
 
 		o = eth(b, ETH_P_IPV6);
 		b[o] = 0x60;
+		b[o + 5] = (__u8)(8 * n + 8);	/* payload length */
 		b[o + 6] = n ? 60 : 17;
 		p = b + o + 40;
 		for (int i = 0; i < n; i++, p += 8)
@@ -228,6 +239,7 @@ TEST(scope_parse_l4_frames)
 	/* IPv6 fragment header: first fragment read, later one not */
 	o = eth(b, ETH_P_IPV6);
 	b[o] = 0x60;
+	b[o + 5] = 16;
 	b[o + 6] = 44;
 	b[o + 40] = 17;
 	b[o + 43] = 1;		/* offset 0, more fragments */
