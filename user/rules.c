@@ -228,6 +228,37 @@ void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table)
 	rule_from_map(r, table);
 }
 
+int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out)
+{
+	struct rl_scope table[RL_MAX_SCOPES];
+	int err;
+
+	if (slot >= RL_MAX_RULES)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(m->rules, &slot, out))
+		return -errno;
+	if (!(out->flags & RL_RULE_F_USED))
+		return -ENOENT;
+	err = scopes_read(m, table);
+	if (err)
+		return err;
+	rule_from_map(out, table);
+	return 0;
+}
+
+void rl_rule_text(const struct rl_rule *r, char *buf, size_t len)
+{
+	char pfx[RL_PREFIX_STRLEN], scope[RL_SCOPE_STRLEN];
+	struct rl_prefix p;
+	struct rl_scope s;
+
+	rl_rule_prefix(r, &p);
+	rl_format_prefix(&p, pfx, sizeof(pfx));
+	rl_rule_scope_get(r, &s);
+	rl_scope_text(&s, scope, sizeof(scope));
+	snprintf(buf, len, "%s%s%s", pfx, scope[0] ? " " : "", scope);
+}
+
 static int free_slot(const struct rl_maps *m)
 {
 	struct rl_rule r;

@@ -156,6 +156,15 @@ const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
 int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
 void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table);
 
+/* The rule in slot `slot` as userspace holds it (the rule of a scoped
+ * window: rl_scoped_source), or -ENOENT when the slot holds none. */
+int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out);
+
+/* How views name a rule (userspace form): its prefix, then its scope
+ * ("0.0.0.0/0 tcp syn"). */
+#define RL_RULE_STRLEN	(RL_PREFIX_STRLEN + RL_SCOPE_STRLEN)
+void rl_rule_text(const struct rl_rule *r, char *buf, size_t len);
+
 /* A rule's prefix in rl_prefix form. */
 void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p);
 

@@ -282,3 +282,60 @@ TEST(prometheus_escapes_label_values)
 	CHECK(strstr(doc, "\n# TYPE xdp_ratelimit_packets_total counter\n"), "TYPE: %s", doc);
 	free(doc);
 }
+
+/* A scoped rule's window is a row of its own: its key prints as the
+ * source, its rule with the scope (table), "scope" in JSON and a scope
+ * label in Prometheus; a source's own row has none. */
+TEST(stats_scoped_window_rows)
+{
+	struct rl_stats_source src[2] = {
+		{ .has_rule = true, .rule = "0.0.0.0/0", .scope = "tcp syn", .tracked = true },
+		{ .has_rule = true, .rule = "0.0.0.0/0", .tracked = true },
+	};
+	struct rl_stats_iface s = { .name = "eth0", .src = src, .nsrc = 2 };
+	struct rl_stats_view v = { .ifs = &s, .n = 1 };
+	struct rl_key own = { .addr = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 7 } };
+	struct rl_key v6 = { .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 } };
+	char addr[RL_SOURCE_STRLEN], *doc = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	s.set.v6_prefix = 64;
+	rl_scoped_key(&src[0].sum.key, &own, 5, 0);
+	src[1].sum.key = own;
+	rl_stats_format_source(&src[0].sum.key, 64, addr, sizeof(addr));
+	CHECK(!strcmp(addr, "198.18.0.7"), "IPv4 scoped key as its source: %s", addr);
+	rl_scoped_key(&v6, &v6, 9, 1);
+	rl_stats_format_source(&v6, 64, addr, sizeof(addr));
+	CHECK(!strcmp(addr, "2001:db8:1:2::/64"), "IPv6 scoped key as its source: %s", addr);
+
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	CHECK_EQ(rl_stats_print_prometheus(f, &v), 0, "printed");
+	fclose(f);
+	CHECK(strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",scope=\"tcp syn\",verdict=\"passed\"}") &&
+	      strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",verdict=\"passed\"}"),
+	      "Prometheus: %s", doc);
+	free(doc);
+
+	doc = NULL;
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	CHECK_EQ(rl_stats_print_json(f, &v), 0, "printed");
+	fclose(f);
+	CHECK(strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": \"tcp syn\"") &&
+	      strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": null"),
+	      "JSON: %s", doc);
+	free(doc);
+
+	doc = NULL;
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	rl_stats_print_table(f, &v);
+	fclose(f);
+	CHECK(strstr(doc, "198.18.0.7  0.0.0.0/0 tcp syn "), "table: %s", doc);
+	free(doc);
+}
