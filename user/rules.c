@@ -152,23 +152,34 @@ static int scope_acquire(const struct rl_maps *m, const struct rl_scope *want)
 {
 	struct rl_scope table[RL_MAX_SCOPES];
 	bool used[RL_MAX_SCOPES];
+	struct rl_config cfg;
 	int idx, err;
 	__u32 key;
 
 	err = scopes_read(m, table);
-	if (!err)
-		err = scopes_in_use(m, used);
 	if (err)
 		return err;
-	idx = rl_scope_pick(table, used, want);
-	if (idx < 0)
-		return -EMLINK;
-	key = (__u32)idx;
-	if (!rl_scope_same(&table[idx], want) &&
-	    bpf_map_update_elem(m->scopes, &key, want, BPF_ANY))
-		return -errno;
-	used[idx] = true;
-	err = scopes_used_write(m, rl_scopes_used(used));
+	/* an entry that holds it already, without the scan of every rule
+	 * that finding a free one takes (a restore writes many rules) */
+	for (idx = 0; idx < RL_MAX_SCOPES; idx++)
+		if (rl_scope_any(&table[idx]) && rl_scope_same(&table[idx], want))
+			break;
+	if (idx == RL_MAX_SCOPES) {
+		err = scopes_in_use(m, used);
+		if (err)
+			return err;
+		idx = rl_scope_pick(table, used, want);
+		if (idx < 0)
+			return -EMLINK;
+		key = (__u32)idx;
+		if (bpf_map_update_elem(m->scopes, &key, want, BPF_ANY))
+			return -errno;
+	}
+	err = rl_config_read(m, &cfg);
+	if (!err && cfg.scopes_used < (__u32)idx + 1) {
+		cfg.scopes_used = (__u32)idx + 1;
+		err = rl_config_write(m, &cfg);
+	}
 	return err ? err : idx;
 }
 

@@ -192,3 +192,64 @@ test_scope_ipv6_prefix() {
 	fresh --ipv6-prefix 96 && quota default --proto tcp --syn --pps 5
 	result scope_default_tracked_96 $? "quota set default --proto tcp --syn on /96"
 }
+
+# ---- the maps: one `scopes` entry per scope, the lowest free, freed with ------------
+# its last rule; config.scopes_used; the scoped tries
+# Entries of `scopes` in use, as "INDEX:PROTO:FLAGS:LO-HI" words.
+scope_entries() {
+	bpftool -j map dump pinned "$pins/$vrx/scopes" | jq -r '.[] | (.formatted // .) |
+		select(.value.rank != 0) |
+		"\(.key):\(.value.proto):\(.value.flags):\(.value.dport_lo)-\(.value.dport_hi)"' |
+		paste -sd ' '
+}
+scopes_used() {
+	bpftool -j map dump pinned "$pins/$vrx/config" | jq -r '.[0] | (.formatted // .) | .value.scopes_used'
+}
+scoped_tries() {	# "FAMILY:PREFIXLEN:SCOPE" of every scoped trie entry
+	local f
+	for f in v4 v6; do
+		bpftool -j map dump pinned "$pins/$vrx/scoped_$f" | jq -r --arg f "$f" '.[] |
+			(.formatted // .) | "\($f):\(.key.prefixlen):\(.key.scope)"'
+	done | sort | paste -sd ' '
+}
+test_scope_maps() {
+	fresh && quota default --pps 1000 && quota default --proto tcp --syn --pps 5 ||
+		{ result scope_maps 1 "attach or quota set"; return; }
+	local e u t why=()
+	e=$(scope_entries) u=$(scopes_used) t=$(scoped_tries)
+	[ "$e" = "0:6:1:0-0" ] && [ "$u" = 1 ] && [ "$t" = "v4:32:0 v6:32:0" ] ||
+		why+=("default tcp syn: entries '$e', scopes_used $u, tries '$t'")
+	quota 198.18.38.0/24 --proto udp --dport 53 --pps 5 &&
+		quota 198.18.39.0/24 --proto tcp --syn --pps 5
+	e=$(scope_entries) u=$(scopes_used) t=$(scoped_tries)
+	[ "$e" = "0:6:1:0-0 1:17:2:53-53" ] && [ "$u" = 2 ] &&
+		[ "$t" = "v4:32:0 v4:56:0 v4:56:1 v6:32:0" ] ||
+		why+=("two scopes: entries '$e', scopes_used $u, tries '$t'")
+	rl quota del default --proto tcp --syn --iface "$vrx" >/dev/null
+	e=$(scope_entries) u=$(scopes_used)
+	[ "$e" = "0:6:1:0-0 1:17:2:53-53" ] && [ "$u" = 2 ] ||
+		why+=("entry 0 still used by the /24: '$e', scopes_used $u")
+	rl quota del 198.18.39.0/24 --proto tcp --syn --iface "$vrx" >/dev/null
+	e=$(scope_entries) u=$(scopes_used)
+	[ "$e" = "1:17:2:53-53" ] && [ "$u" = 2 ] ||
+		why+=("entry 0 freed with its last rule: '$e', scopes_used $u")
+	quota 198.18.40.0/24 --proto icmp --pps 5
+	e=$(scope_entries) u=$(scopes_used)
+	[ "$e" = "0:1:0:0-0 1:17:2:53-53" ] && [ "$u" = 2 ] ||
+		why+=("the lowest free entry: '$e', scopes_used $u")
+	rl quota del 198.18.38.0/24 --proto udp --dport 53 --iface "$vrx" >/dev/null
+	e=$(scope_entries) u=$(scopes_used)
+	[ "$e" = "0:1:0:0-0" ] && [ "$u" = 1 ] ||
+		why+=("the highest freed: '$e', scopes_used $u")
+	rl quota del 198.18.40.0/24 --proto icmp --iface "$vrx" >/dev/null
+	e=$(scope_entries) u=$(scopes_used) t=$(scoped_tries)
+	[ -z "$e" ] && [ "$u" = 0 ] && [ -z "$t" ] ||
+		why+=("none left: '$e', scopes_used $u, tries '$t'")
+	result scope_maps "${#why[@]}" "${why[*]}"
+	# restore brings the maps to the file's scopes the same way
+	rl restore - >/dev/null <<<"$(rl save --iface "$vrx")
+quota set 198.18.41.0/24 --proto tcp --dport 80 --syn --pps 5 --iface $vrx"
+	e=$(scope_entries) u=$(scopes_used) t=$(scoped_tries)
+	[ "$e" = "0:6:3:80-80" ] && [ "$u" = 1 ] && [ "$t" = "v4:56:0" ]
+	result scope_maps_restore $? "entries '$e', scopes_used $u, tries '$t'"
+}
