@@ -151,8 +151,7 @@ static int window_key(struct agent *a, const struct rl_key *key, char *buf,
 
 	rl_stats_format_source(key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
 	if (!rl_key_scoped(key)) {
-		snprintf(buf, len, "xrl:{%s|%s}:%llu", a->o->fleet, src,
-			 (unsigned long long)a->width);
+		rl_sync_window_key(a->o->fleet, src, NULL, a->width, buf, len);
 		return 0;
 	}
 	slot = rl_scoped_source(key, &source);
@@ -167,8 +166,8 @@ static int window_key(struct agent *a, const struct rl_key *key, char *buf,
 	}
 	if (a->rule_state[slot] != RULE_NAMED)
 		return -1;
-	snprintf(buf, len, "xrl:{%s|%s}|%s:%llu", a->o->fleet, src,
-		 a->rule_text[slot], (unsigned long long)a->width);
+	rl_sync_window_key(a->o->fleet, src, a->rule_text[slot], a->width,
+			   buf, len);
 	return 0;
 }
 
