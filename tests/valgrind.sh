@@ -113,6 +113,10 @@ run_cli quota_bad_rate 2 quota set 198.18.0.0/15 --pps -1
 run_cli quota_no_limit 2 quota set 198.18.0.0/15
 run_cli quota_bad_ban 2 quota set 198.18.0.0/15 --ban 25h
 run_cli quota_bad_new_pps 2 quota set 198.18.0.0/15 --new-pps lots
+run_cli quota_bad_proto 2 quota set 198.18.0.0/15 --proto sctp --pps 1
+run_cli quota_bad_dport 2 quota set 198.18.0.0/15 --proto udp --dport 2000-1000 --pps 1
+run_cli quota_bad_syn 2 quota set 198.18.0.0/15 --syn --pps 1
+run_cli quota_bad_burst 2 quota set 198.18.0.0/15 --burst 0
 run_cli ban_no_subcommand 2 ban
 run_cli ban_bad_address 2 ban del 198.18.300.1
 run_cli ban_list_sibling_option 2 ban list --new-pps 1
@@ -160,6 +164,10 @@ else
 	run_cli quota_set_allow 0 --in-ns quota set 198.18.0.7 --pps unlimited --iface "$va"
 	run_cli quota_set_default 0 --in-ns quota set default --pps 200 --iface "$va"
 	run_cli quota_set_ban 0 --in-ns quota set 198.18.0.0/24 --new-pps 1k --new-bps 10M --ban 1m --iface "$va"
+	run_cli quota_set_scoped 0 --in-ns quota set default --proto tcp --syn --pps 20 --burst 5 --iface "$va"
+	run_cli quota_set_scoped_dport 0 --in-ns quota set 198.18.0.0/24 --proto udp --dport 53-54 --pps 5 --iface "$va"
+	run_cli quota_del_scoped 0 --in-ns quota del 198.18.0.0/24 --proto udp --dport 53-54 --iface "$va"
+	run_cli quota_del_scoped_none 1 --in-ns quota del 198.18.0.0/24 --proto icmp --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
 	# events follows the frames below (limited, banned) until SIGTERM

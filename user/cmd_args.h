@@ -33,6 +33,10 @@ struct rl_quota_args {
 	bool json;
 	struct rl_prefix prefix;
 	struct rl_rule_change change;
+	/* --proto, --dport, --syn as given, and the scope they make
+	 * (rank 0: unscoped) once the operands are parsed */
+	struct rl_scope_opts scope_opts;
+	struct rl_scope scope;
 };
 
 /*

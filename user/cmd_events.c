@@ -27,6 +27,7 @@
 #include "iface.h"
 #include "json_writer.h"
 #include "pin.h"
+#include "rules.h"
 #include "stats_view.h"
 #include "values.h"
 
@@ -119,10 +120,29 @@ static void time_text(__u64 mono_ns, bool utc, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03ld%s", s, ts.tv_nsec / 1000000, utc ? "Z" : "");
 }
 
+/* The scope of the window an event is about: a scoped rule's window has
+ * a key of its own, with the rule's slot in it (include/scope.h); "" for
+ * a source's own window. */
+static void event_scope(const struct follower *fl, const struct rl_event *e,
+			char *buf, size_t len)
+{
+	struct rl_key source;
+	struct rl_rule r;
+	struct rl_scope s;
+
+	buf[0] = '\0';
+	if (!rl_key_scoped(&e->key) ||
+	    rl_rule_read_slot(&fl->ifc.m, rl_scoped_source(&e->key, &source), &r))
+		return;
+	rl_rule_scope_get(&r, &s);
+	rl_scope_text(&s, buf, len);
+}
+
 static void print_event(void *ctx, const struct rl_event *e)
 {
 	struct follower *fl = ctx;
 	char when[48], addr[RL_SOURCE_STRLEN], rule[RL_PREFIX_STRLEN], dur[32];
+	char scope[RL_SCOPE_STRLEN];
 	bool has_rule = e->rule_flags & RL_EVENT_F_RULE;
 	bool banned = e->type == RL_EVENT_BANNED;
 	__u64 ban_ns = e->until_ns - e->time_ns;
@@ -131,6 +151,7 @@ static void print_event(void *ctx, const struct rl_event *e)
 	rl_stats_format_source(&e->key, fl->ifc.cfg.set.v6_prefix, addr, sizeof(addr));
 	rl_format_rule_prefix(e->rule_flags & RL_RULE_F_V6, e->rule_prefixlen,
 			      e->rule_addr, rule, sizeof(rule));
+	event_scope(fl, e, scope, sizeof(scope));
 	if (fl->json) {
 		struct rl_json j;
 
@@ -144,6 +165,10 @@ static void print_event(void *ctx, const struct rl_event *e)
 			rl_json_string_field(&j, "rule", rule);
 		else
 			rl_json_null_field(&j, "rule");
+		if (scope[0])
+			rl_json_string_field(&j, "scope", scope);
+		else
+			rl_json_null_field(&j, "scope");
 		if (banned)
 			rl_json_uint_field(&j, "ban_ms", ban_ns / RL_NSEC_PER_MSEC);
 		rl_json_object_end(&j);
@@ -153,8 +178,9 @@ static void print_event(void *ctx, const struct rl_event *e)
 	/* columns as wide as their common values (one interface: its name
 	 * is as wide on every line) */
 	rl_format_duration(ban_ns - ban_ns % RL_NSEC_PER_MSEC, dur, sizeof(dur));
-	printf("%s  %s  %-8s  %-18s  %s%s%s\n", when, fl->name, event_names[e->type],
-	       addr, has_rule ? rule : "-", banned ? " for " : "", banned ? dur : "");
+	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when, fl->name, event_names[e->type],
+	       addr, has_rule ? rule : "-", scope[0] ? " " : "", scope,
+	       banned ? " for " : "", banned ? dur : "");
 }
 
 /* ---- the program's state, for the sweeps (event_follow.h) ---- */

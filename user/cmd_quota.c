@@ -18,10 +18,20 @@
 #include "values.h"
 
 enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
-       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_IFACE, OPT_JSON };
+       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_PROTO, OPT_DPORT,
+       OPT_SYN, OPT_IFACE, OPT_JSON };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
+
+/* The scope of a rule: set and del name a rule by PREFIX and these. */
+#define OPT_QUOTA_SCOPE \
+	{ OPT_PROTO, "proto", "PROTO", \
+	  "scope the rule to one protocol: tcp, udp, icmp, icmpv6 or a number 0-255" }, \
+	{ OPT_DPORT, "dport", "PORT[-PORT]", \
+	  "scope it to destination ports 1-65535 (with --proto tcp or udp)" }, \
+	{ OPT_SYN, "syn", NULL, \
+	  "scope it to new connections: SYN without ACK (with --proto tcp)" }
 
 static const struct rl_opt set_opts[] = {
 	{ OPT_PPS, "pps", "RATE|unlimited",
@@ -39,11 +49,15 @@ static const struct rl_opt set_opts[] = {
 	{ OPT_BAN, "ban", "DURATION|0",
 	  "ban a source dropped for its own --pps/--bps for DURATION "
 	  "(1ms to 1440m, a day; 0: no bans)" },
+	{ OPT_BURST, "burst", "N|unlimited",
+	  "packets a source may pass in one bucket of the window at most" },
+	OPT_QUOTA_SCOPE,
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
 
 static const struct rl_opt del_opts[] = {
+	OPT_QUOTA_SCOPE,
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
@@ -72,6 +86,45 @@ static int parse_ban(const char *s, __u64 *ns)
 	return 0;
 }
 
+/* --burst: packets per bucket, 1 to RL_MAX_BUDGET, or unlimited (0). */
+static int parse_burst(const char *s, __u64 *burst)
+{
+	char err[RL_ERR_LEN];
+
+	if (!strcmp(s, "unlimited")) {
+		*burst = 0;
+		return 0;
+	}
+	if (rl_parse_uint(s, "a burst", 1, RL_MAX_BUDGET, burst, err, sizeof(err)))
+		return rl_usage_err("quota set: --burst: '%s' is not a burst: allowed: a whole number of packets from 1 to %llu, or unlimited",
+				    s, (unsigned long long)RL_MAX_BUDGET);
+	return 0;
+}
+
+/* --proto, --dport, --syn: each on its own; together in scope_operand. */
+static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
+		     const char *arg)
+{
+	char err[RL_ERR_LEN];
+
+	switch (id) {
+	case OPT_PROTO:
+		so->proto_set = true;
+		if (rl_scope_parse_proto(arg, &so->proto, err, sizeof(err)))
+			return rl_usage_err("%s: --proto: %s", p->path, err);
+		return 0;
+	case OPT_DPORT:
+		so->dport_set = true;
+		if (rl_scope_parse_dport(arg, &so->dport_lo, &so->dport_hi,
+					 err, sizeof(err)))
+			return rl_usage_err("%s: --dport: %s", p->path, err);
+		return 0;
+	default:	/* OPT_SYN */
+		so->syn = true;
+		return 0;
+	}
+}
+
 static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
 	struct rl_quota_args *a = cfg;
@@ -87,6 +140,13 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_JSON:
 		a->json = true;
 		return 0;
+	case OPT_PROTO:
+	case OPT_DPORT:
+	case OPT_SYN:
+		return scope_opt(p, &a->scope_opts, id, arg);
+	case OPT_BURST:
+		ch->have_burst = true;
+		return parse_burst(arg, &ch->burst);
 	case OPT_PPS:
 		val = &ch->pps, have = &ch->have_pps;
 		break;
@@ -130,8 +190,10 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 				    p->path, p->path, is_set ? " --pps 1000" : "");
 	if (rl_parse_prefix(argv[0], &a->prefix, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
+	if (rl_scope_check(&a->scope_opts, &a->scope, err, sizeof(err)))
+		return rl_usage_err("%s: %s", p->path, err);
 	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban");
+		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban, --burst");
 	return 0;
 }
 
@@ -139,6 +201,7 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 static int quota_change(const char *verb, const struct rl_quota_args *a)
 {
 	char err[RL_ERR_LEN], name[IF_NAMESIZE], buf[RL_PREFIX_STRLEN];
+	char scope[RL_SCOPE_STRLEN + 1] = "";
 	struct rl_iface ifc;
 	int ret;
 
@@ -157,15 +220,20 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 		return rl_fail("quota %s: %s", verb, err);
 	}
 	if (!strcmp(verb, "set"))
-		ret = rl_rule_set(&ifc.m, &ifc.cfg.set, &a->prefix, &a->change,
-				  err, sizeof(err));
+		ret = rl_rule_set_scoped(&ifc.m, &ifc.cfg.set, &a->prefix,
+					 &a->scope, &a->change, err, sizeof(err));
 	else
-		ret = rl_rule_del(&ifc.m, &a->prefix, err, sizeof(err));
+		ret = rl_rule_del_scoped(&ifc.m, &a->prefix, &a->scope, err,
+					 sizeof(err));
 	rl_iface_close(&ifc);
 	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
 	rl_format_prefix(&a->prefix, buf, sizeof(buf));
-	printf("%s: rule %s %s\n", name, buf,
+	if (rl_scope_any(&a->scope)) {
+		scope[0] = ' ';
+		rl_scope_text(&a->scope, scope + 1, sizeof(scope) - 1);
+	}
+	printf("%s: rule %s%s %s\n", name, buf, scope,
 	       !strcmp(verb, "set") ? "set" : "deleted");
 	return RL_EXIT_OK;
 }
@@ -180,6 +248,37 @@ struct rule_list {
 static void limit_json(struct rl_json *j, const char *name, __u64 v)
 {
 	rl_json_uint_or_null_field(j, name, v != RL_UNLIMITED, v);
+}
+
+/* proto, dport, syn (null when the rule has no such restriction) and
+ * burst: xdp-ratelimit(8) JSON. */
+static void scope_json(struct rl_json *j, const struct rl_rule *r)
+{
+	struct rl_scope s;
+	char ports[16];
+	const char *name;
+
+	rl_rule_scope_get(r, &s);
+	name = rl_proto_name(s.proto);
+	rl_json_name(j, "proto");
+	if (!rl_scope_any(&s))
+		rl_json_null(j);
+	else if (name)
+		rl_json_string(j, name);
+	else
+		rl_json_uint(j, s.proto);
+	rl_json_name(j, "dport");
+	if (s.flags & RL_SCOPE_F_DPORT) {
+		rl_scope_dport_text(&s, ports, sizeof(ports));
+		rl_json_string(j, ports);
+	} else {
+		rl_json_null(j);
+	}
+	if (s.flags & RL_SCOPE_F_SYN)
+		rl_json_bool_field(j, "syn", true);
+	else
+		rl_json_null_field(j, "syn");
+	rl_json_uint_or_null_field(j, "burst", r->burst, r->burst);
 }
 
 static void rules_json(struct rl_json *j, const void *ctx)
@@ -207,6 +306,7 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		limit_json(j, "new_bps", r->new_bps);
 		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
 					   r->ban_ns / RL_NSEC_PER_MSEC);
+		scope_json(j, r);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
@@ -214,8 +314,8 @@ static void rules_json(struct rl_json *j, const void *ctx)
 }
 
 /* The columns of quota list: the prefix, a limit per rule field, the ban. */
-enum { COL_PREFIX, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS, COL_NEW_PPS,
-       COL_NEW_BPS, COL_BAN, NR_COLS };
+enum { COL_PREFIX, COL_SCOPE, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS,
+       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, NR_COLS };
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
@@ -227,10 +327,21 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		[COL_NEW_PPS] = r->new_pps, [COL_NEW_BPS] = r->new_bps,
 	};
 	struct rl_prefix p;
+	struct rl_scope s;
 
 	if (col == COL_PREFIX) {
 		rl_rule_prefix(r, &p);
 		rl_format_prefix(&p, buf, len);
+	} else if (col == COL_SCOPE) {
+		rl_rule_scope_get(r, &s);
+		rl_scope_text(&s, buf, len);
+		if (!buf[0])
+			snprintf(buf, len, "-");
+	} else if (col == COL_BURST) {
+		if (r->burst)
+			snprintf(buf, len, "%llu", (unsigned long long)r->burst);
+		else
+			snprintf(buf, len, "-");
 	} else if (col == COL_BAN) {
 		if (r->ban_ns)
 			rl_format_duration(r->ban_ns, buf, len);
@@ -246,9 +357,10 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 static void rules_table(const void *ctx)
 {
 	static const struct rl_table_col cols[NR_COLS] = {
-		{ "PREFIX", true }, { "PPS", false }, { "BPS", false },
-		{ "AGGREGATE_PPS", false }, { "AGGREGATE_BPS", false },
-		{ "NEW_PPS", false }, { "NEW_BPS", false }, { "BAN", false },
+		{ "PREFIX", true }, { "SCOPE", true }, { "PPS", false },
+		{ "BPS", false }, { "AGGREGATE_PPS", false },
+		{ "AGGREGATE_BPS", false }, { "NEW_PPS", false },
+		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
 	};
 	const struct rule_list *l = ctx;
 
@@ -331,7 +443,12 @@ const struct rl_cmd rl_cmd_quota = {
 		"during a spoofed flood. --ban DURATION bans a source whose packet is\n"
 		"dropped for its own --pps/--bps: all its packets drop for DURATION (see\n"
 		"'xdp-ratelimit ban'). The default rule's aggregate and newcomer budgets\n"
-		"are one window for IPv4 and IPv6 together.\n",
+		"are one window for IPv4 and IPv6 together.\n"
+		"\n"
+		"--proto, --dport and --syn scope a rule to part of a source's traffic,\n"
+		"judged in a window of its own per source; a rule is its PREFIX and its\n"
+		"scope, and 'del' names it by both. --burst N caps what a source passes\n"
+		"in one bucket of the window ('unlimited' removes the cap).\n",
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
@@ -342,6 +459,9 @@ const struct rl_cmd rl_cmd_quota = {
 		"  xdp-ratelimit quota set 198.18.0.0/15 --pps 100 --aggregate-pps 10k\n"
 		"  xdp-ratelimit quota set default --pps 100 --new-pps 2k --ban 1m\n"
 		"  xdp-ratelimit quota set 198.18.0.7 --pps unlimited\n"
+		"  xdp-ratelimit quota set default --proto tcp --syn --pps 20 --burst 5\n"
+		"  xdp-ratelimit quota set default --proto udp --dport 53 --pps 50\n"
+		"  xdp-ratelimit quota del default --proto tcp --syn\n"
 		"  xdp-ratelimit quota del 198.18.0.0/15\n",
 	.subcmds = (const struct rl_cmd *const[]){
 		&quota_set_cmd, &quota_del_cmd, &quota_list_cmd, NULL,

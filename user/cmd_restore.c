@@ -101,29 +101,53 @@ static struct target *attached_target(struct plan *pl, const char *name,
 
 /* ---- the rule set wanted, line by line ----------------------------------- */
 
-static struct rl_rule *model_find(struct target *t, const struct rl_prefix *p)
+static struct rl_rule *model_find(struct target *t, const struct rl_prefix *p,
+				  const struct rl_scope *scope)
 {
 	struct rl_rule probe;
 
 	rl_rule_init(&probe, p);
+	rl_rule_scope_put(&probe, scope);
 	for (int i = 0; i < t->n; i++)
-		if (rl_rule_same_prefix(&t->rules[i], &probe))
+		if (rl_rule_same_key(&t->rules[i], &probe))
 			return &t->rules[i];
 	return NULL;
 }
 
+/* Does the rule set use more scopes than the maps hold? Then the file
+ * is refused before anything changes. */
+static bool model_scopes_fit(const struct target *t)
+{
+	struct rl_scope seen[RL_MAX_SCOPES], s;
+	int n = 0, k;
+
+	for (int i = 0; i < t->n; i++) {
+		rl_rule_scope_get(&t->rules[i], &s);
+		if (!rl_scope_any(&s))
+			continue;
+		for (k = 0; k < n && !rl_scope_same(&seen[k], &s); k++)
+			;
+		if (k < n)
+			continue;
+		if (n == RL_MAX_SCOPES)
+			return false;
+		seen[n++] = s;
+	}
+	return true;
+}
+
 /* quota set, as it would change the rules so far. */
 static int model_set(struct target *t, const struct rl_prefix *p,
-		     const struct rl_rule_change *c)
+		     const struct rl_scope *scope, const struct rl_rule_change *c)
 {
 	struct rl_prefix each[2];
 	char err[RL_ERR_LEN];
 	int n = rl_prefix_expand(p, each);
 
-	if (rl_rule_check(&t->set, p, c, err, sizeof(err)))
+	if (rl_rule_check(&t->set, p, scope, c, err, sizeof(err)))
 		return rl_fail("%s", err);
 	for (int i = 0; i < n; i++) {
-		struct rl_rule *r = model_find(t, &each[i]);
+		struct rl_rule *r = model_find(t, &each[i], scope);
 
 		if (!r) {
 			if (t->n == RL_MAX_RULES)
@@ -131,20 +155,25 @@ static int model_set(struct target *t, const struct rl_prefix *p,
 					       RL_MAX_RULES, t->name);
 			r = &t->rules[t->n++];
 			rl_rule_init(r, &each[i]);
+			rl_rule_scope_put(r, scope);
 		}
 		rl_rule_apply(r, c, t->set.window_ns);
 	}
+	if (!model_scopes_fit(t))
+		return rl_fail("more than %u scopes for %s: rules may have %u different scopes (--proto with its --dport and --syn) at most",
+			       RL_MAX_SCOPES, t->name, RL_MAX_SCOPES);
 	return RL_EXIT_OK;
 }
 
-static int model_del(struct target *t, const struct rl_prefix *p)
+static int model_del(struct target *t, const struct rl_prefix *p,
+		     const struct rl_scope *scope)
 {
+	char buf[RL_PREFIX_STRLEN], text[RL_SCOPE_STRLEN + 1] = "";
 	struct rl_prefix each[2];
-	char buf[RL_PREFIX_STRLEN];
 	int n = rl_prefix_expand(p, each), found = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct rl_rule *r = model_find(t, &each[i]);
+		struct rl_rule *r = model_find(t, &each[i], scope);
 
 		if (!r)
 			continue;
@@ -154,8 +183,12 @@ static int model_del(struct target *t, const struct rl_prefix *p)
 	if (found)
 		return RL_EXIT_OK;
 	rl_format_prefix(p, buf, sizeof(buf));
-	return rl_fail("quota del: no rule for %s in the lines above (a rules file gives the whole rule set of %s, starting from none)",
-		       buf, t->name);
+	if (rl_scope_any(scope)) {
+		text[0] = ' ';
+		rl_scope_text(scope, text + 1, sizeof(text) - 1);
+	}
+	return rl_fail("quota del: no rule for %s%s in the lines above (a rules file gives the whole rule set of %s, starting from none)",
+		       buf, text, t->name);
 }
 
 /* ---- checking each line --------------------------------------------------- */
@@ -246,7 +279,8 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 	t->attach_line = true;
 	/* what attach --default-pps/--default-bps would set */
 	if (rl_rule_change_default(&def, a->def_pps, a->def_bps))
-		return model_set(t, &(struct rl_prefix){ .is_default = true }, &def);
+		return model_set(t, &(struct rl_prefix){ .is_default = true },
+				 &(struct rl_scope){ 0 }, &def);
 	return RL_EXIT_OK;
 }
 
@@ -300,8 +334,8 @@ static int check_quota(struct plan *pl, const struct rl_file_line *l)
 	if (!t)
 		return RL_EXIT_FAIL;
 	if (!strcmp(l->cmd.path, RL_FILE_QUOTA_DEL))
-		return model_del(t, &q->prefix);
-	return model_set(t, &q->prefix, &q->change);
+		return model_del(t, &q->prefix, &q->scope);
+	return model_set(t, &q->prefix, &q->scope, &q->change);
 }
 
 static int plan_build(struct plan *pl, const struct rl_rules_file *rf)

@@ -76,15 +76,19 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 /*
  * `sync` is the agent's, never read by the program: bound to it all the
  * same, so that it is among the program's maps, as every pinned map must
- * be (user/iface.c).
+ * be (user/iface.c). So are the scope maps, which a program that does not
+ * judge scopes (before the one that does) leaves unread; binding a map
+ * the program reads already changes nothing.
  */
 static int bind_sync_map(struct bpf_object *obj, const struct rl_maps *m)
 {
+	const int fds[] = { m->sync, m->scopes, m->scoped_v4, m->scoped_v6 };
 	struct bpf_program *p;
 
 	bpf_object__for_each_program(p, obj)
-		if (bpf_prog_bind_map(bpf_program__fd(p), m->sync, NULL))
-			return -errno;
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (bpf_prog_bind_map(bpf_program__fd(p), fds[i], NULL))
+				return -errno;
 	return 0;
 }
 

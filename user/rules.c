@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "newcomer.h"
+#include "rule_scope.h"
 #include "rules.h"
 #include "settings.h"
 
@@ -27,13 +28,31 @@ void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p)
 typedef union {
 	struct rl_lpm_v4 v4;
 	struct rl_lpm_v6 v6;
+	struct rl_lpm_scoped_v4 sv4;
+	struct rl_lpm_scoped_v6 sv6;
 } lpm_key_t;
 
-/* The LPM key of a prefix; returns the trie's fd. */
+/* No scope: the index an unscoped rule's lookups pass. */
+#define NO_SCOPE	(-1)
+
+/* The LPM key of a prefix, in the tries of scope `sidx` (NO_SCOPE: the
+ * unscoped ones); returns the trie's fd. */
 static int lpm_key(const struct rl_maps *m, const struct rl_prefix *p,
-		   lpm_key_t *k)
+		   int sidx, lpm_key_t *k)
 {
 	memset(k, 0, sizeof(*k));
+	if (sidx != NO_SCOPE && p->v6) {
+		k->sv6.prefixlen = 32 + p->len;
+		k->sv6.scope = (__u32)sidx;
+		memcpy(k->sv6.addr, p->addr, 16);
+		return m->scoped_v6;
+	}
+	if (sidx != NO_SCOPE) {
+		k->sv4.prefixlen = 32 + p->len;
+		k->sv4.scope = (__u32)sidx;
+		memcpy(k->sv4.addr, p->addr, 4);
+		return m->scoped_v4;
+	}
 	if (p->v6) {
 		k->v6.prefixlen = p->len;
 		memcpy(k->v6.addr, p->addr, 16);
@@ -44,12 +63,18 @@ static int lpm_key(const struct rl_maps *m, const struct rl_prefix *p,
 	return m->rules_v4;
 }
 
-/* Slot of the rule for exactly this prefix, or -ENOENT. */
+/* The scope index of a rule as the maps hold it (rl_rule.scope: 1 + it). */
+static int map_scope(const struct rl_rule *r)
+{
+	return r->scope ? (int)r->scope - 1 : NO_SCOPE;
+}
+
+/* Slot of the rule for exactly this prefix in scope `sidx`, or -ENOENT. */
 static int find_exact(const struct rl_maps *m, const struct rl_prefix *p,
-		      struct rl_rule *rule)
+		      int sidx, struct rl_rule *rule)
 {
 	lpm_key_t k;
-	int fd = lpm_key(m, p, &k);
+	int fd = lpm_key(m, p, sidx, &k);
 	__u32 id;
 
 	/* an LPM lookup returns the longest match: check it is this prefix */
@@ -59,7 +84,8 @@ static int find_exact(const struct rl_maps *m, const struct rl_prefix *p,
 		return -errno;
 	if (!(rule->flags & RL_RULE_F_USED) || rule->prefixlen != p->len ||
 	    !!(rule->flags & RL_RULE_F_V6) != p->v6 ||
-	    memcmp(rule->addr, p->addr, p->v6 ? 16 : 4))
+	    memcmp(rule->addr, p->addr, p->v6 ? 16 : 4) ||
+	    map_scope(rule) != sidx)
 		return -ENOENT;
 	return (int)id;
 }
@@ -77,7 +103,171 @@ static bool slot_live(const struct rl_maps *m, __u32 id, const struct rl_rule *r
 	if (!(r->flags & RL_RULE_F_USED))
 		return false;
 	rl_rule_prefix(r, &p);
-	return find_exact(m, &p, &again) == (int)id;
+	return find_exact(m, &p, map_scope(r), &again) == (int)id;
+}
+
+/* ---- scopes: entries of `scopes`, shared by the rules of one scope ---- */
+
+static int scopes_read(const struct rl_maps *m, struct rl_scope *table)
+{
+	for (__u32 i = 0; i < RL_MAX_SCOPES; i++)
+		if (bpf_map_lookup_elem(m->scopes, &i, &table[i]))
+			return -errno;
+	return 0;
+}
+
+/* Which entries of `scopes` the live rules use. */
+static int scopes_in_use(const struct rl_maps *m, bool *used)
+{
+	struct rl_rule r;
+
+	memset(used, 0, RL_MAX_SCOPES * sizeof(*used));
+	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
+		if (bpf_map_lookup_elem(m->rules, &id, &r))
+			return -errno;
+		if (r.scope && r.scope <= RL_MAX_SCOPES && slot_live(m, id, &r))
+			used[r.scope - 1] = true;
+	}
+	return 0;
+}
+
+static int scopes_used_write(const struct rl_maps *m, __u32 n)
+{
+	struct rl_config cfg;
+	int err = rl_config_read(m, &cfg);
+
+	if (err || cfg.scopes_used == n)
+		return err;
+	cfg.scopes_used = n;
+	return rl_config_write(m, &cfg);
+}
+
+/*
+ * The entry of scope `want`, written (and counted in config.scopes_used)
+ * before any trie entry refers to it, so that the program never finds a
+ * scoped rule whose scope it does not read. -EMLINK when all
+ * RL_MAX_SCOPES entries hold other scopes in use.
+ */
+static int scope_acquire(const struct rl_maps *m, const struct rl_scope *want)
+{
+	struct rl_scope table[RL_MAX_SCOPES];
+	bool used[RL_MAX_SCOPES];
+	struct rl_config cfg;
+	int idx, err;
+	__u32 key;
+
+	err = scopes_read(m, table);
+	if (err)
+		return err;
+	/* an entry that holds it already, without the scan of every rule
+	 * that finding a free one takes (a restore writes many rules) */
+	for (idx = 0; idx < RL_MAX_SCOPES; idx++)
+		if (rl_scope_any(&table[idx]) && rl_scope_same(&table[idx], want))
+			break;
+	if (idx == RL_MAX_SCOPES) {
+		err = scopes_in_use(m, used);
+		if (err)
+			return err;
+		idx = rl_scope_pick(table, used, want);
+		if (idx < 0)
+			return -EMLINK;
+		key = (__u32)idx;
+		if (bpf_map_update_elem(m->scopes, &key, want, BPF_ANY))
+			return -errno;
+	}
+	err = rl_config_read(m, &cfg);
+	if (!err && cfg.scopes_used < (__u32)idx + 1) {
+		cfg.scopes_used = (__u32)idx + 1;
+		err = rl_config_write(m, &cfg);
+	}
+	return err ? err : idx;
+}
+
+/* The entry of scope `want`, as it is: NO_SCOPE when none holds it. */
+static int scope_find(const struct rl_maps *m, const struct rl_scope *want)
+{
+	struct rl_scope table[RL_MAX_SCOPES];
+	int err = scopes_read(m, table);
+
+	if (err)
+		return err;
+	for (int i = 0; i < RL_MAX_SCOPES; i++)
+		if (rl_scope_any(&table[i]) && rl_scope_same(&table[i], want))
+			return i;
+	return NO_SCOPE;
+}
+
+/* Free the entries no rule uses any more, after their rules are gone
+ * from the tries. */
+static int scopes_collect(const struct rl_maps *m)
+{
+	static const struct rl_scope none;
+	struct rl_scope table[RL_MAX_SCOPES];
+	bool used[RL_MAX_SCOPES];
+	int err = scopes_read(m, table);
+
+	if (!err)
+		err = scopes_in_use(m, used);
+	if (!err)
+		err = scopes_used_write(m, rl_scopes_used(used));
+	for (__u32 i = 0; i < RL_MAX_SCOPES && !err; i++)
+		if (!used[i] && rl_scope_any(&table[i]) &&
+		    bpf_map_update_elem(m->scopes, &i, &none, BPF_ANY))
+			err = -errno;
+	return err;
+}
+
+/* A rule read from `rules` in the form userspace holds (rule_scope.h). */
+static void rule_from_map(struct rl_rule *r, const struct rl_scope *table)
+{
+	int sidx = map_scope(r);
+
+	if (sidx == NO_SCOPE || sidx >= RL_MAX_SCOPES) {
+		rl_rule_scope_put(r, &(struct rl_scope){ 0 });
+		return;
+	}
+	rl_rule_scope_put(r, &table[sidx]);
+}
+
+int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table)
+{
+	return scopes_read(m, table);
+}
+
+void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table)
+{
+	rule_from_map(r, table);
+}
+
+int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out)
+{
+	struct rl_scope table[RL_MAX_SCOPES];
+	int err;
+
+	if (slot >= RL_MAX_RULES)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(m->rules, &slot, out))
+		return -errno;
+	if (!(out->flags & RL_RULE_F_USED))
+		return -ENOENT;
+	err = scopes_read(m, table);
+	if (err)
+		return err;
+	rule_from_map(out, table);
+	return 0;
+}
+
+void rl_rule_text(const struct rl_rule *r, char *buf, size_t len)
+{
+	char pfx[RL_PREFIX_STRLEN], scope[RL_SCOPE_STRLEN];
+	struct rl_prefix p;
+	struct rl_scope s;
+
+	rl_rule_prefix(r, &p);
+	rl_format_prefix(&p, pfx, sizeof(pfx));
+	rl_rule_scope_get(r, &s);
+	rl_scope_text(&s, scope, sizeof(scope));
+	snprintf(buf, len, "%s%s%s", pfx, scope[0] ? " " : "", scope);
 }
 
 static int free_slot(const struct rl_maps *m)
@@ -141,7 +331,7 @@ static bool other_default_set(const struct rl_maps *m, const struct rl_prefix *p
 	struct rl_prefix other = { .v6 = !p->v6 };
 	struct rl_rule r;
 
-	return find_exact(m, &other, &r) >= 0;
+	return find_exact(m, &other, NO_SCOPE, &r) >= 0;
 }
 
 /* Do two rules have the same aggregate and newcomer budgets? */
@@ -168,10 +358,10 @@ static int default_share(const struct rl_maps *m)
 	int id4, id6, err;
 	bool apart;
 
-	id6 = find_exact(m, &p6, &r6);
+	id6 = find_exact(m, &p6, NO_SCOPE, &r6);
 	if (id6 < 0)
 		return id6 == -ENOENT ? 0 : id6;
-	id4 = find_exact(m, &p4, &r4);
+	id4 = find_exact(m, &p4, NO_SCOPE, &r4);
 	if (id4 < 0 && id4 != -ENOENT)
 		return id4;
 	apart = id4 >= 0 && !same_budgets(&r4, &r6);
@@ -189,7 +379,8 @@ static int default_share(const struct rl_maps *m)
 bool rl_rule_change_any(const struct rl_rule_change *c)
 {
 	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps ||
-	       c->have_new_pps || c->have_new_bps || c->have_ban;
+	       c->have_new_pps || c->have_new_bps || c->have_ban ||
+	       c->have_burst;
 }
 
 /* A rule that bans (`bans`): the program looks every source up in `bans`
@@ -229,8 +420,13 @@ const struct rl_rule_opt rl_rule_opts[] = {
 	RULE_OPT("new-pps", new_pps, RATE),
 	RULE_OPT("new-bps", new_bps, RATE),
 	RULE_OPT("ban", ban_ns, DURATION),
+	RULE_OPT("burst", burst, COUNT),
 	{ NULL }
 };
+
+/* The scope is part of what names a rule, not a limit: save writes it as
+ * rl_scope_opts_text() gives it. */
+const char *const rl_rule_scope_opts[] = { "proto", "dport", "syn", NULL };
 
 static __u64 *opt_field(struct rl_rule *r, const struct rl_rule_opt *o)
 {
@@ -244,7 +440,7 @@ __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o)
 
 static __u64 opt_unset(const struct rl_rule_opt *o)
 {
-	return o->kind == RL_RULE_OPT_RATE ? RL_UNLIMITED : 0;
+	return o->kind == RL_RULE_OPT_RATE ? RL_UNLIMITED : 0;	/* COUNT too */
 }
 
 bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o)
@@ -279,6 +475,8 @@ void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 		r->new_bps = c->new_bps;
 	if (c->have_ban)
 		r->ban_ns = c->ban_ns;
+	if (c->have_burst)
+		r->burst = c->burst;
 	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
 	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);
@@ -297,19 +495,30 @@ void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 static int put_rule(const struct rl_maps *m, const struct rl_rule *r,
 		    __u32 id, bool fresh)
 {
+	struct rl_rule w = *r;	/* as the maps hold it: the scope's index */
+	struct rl_scope scope;
+	int fd, ret, sidx = NO_SCOPE;
 	struct rl_prefix p;
 	lpm_key_t k;
-	int fd, ret;
 
 	rl_rule_prefix(r, &p);
-	if (fresh && (p.len || !other_default_set(m, &p))) {
-		ret = reset_aggregate(m, rl_budget_slot(id, r));
+	rl_rule_scope_get(r, &scope);
+	w.scope = 0;
+	w.pad = 0;
+	if (rl_scope_any(&scope)) {
+		sidx = scope_acquire(m, &scope);
+		if (sidx < 0)
+			return sidx;
+		w.scope = (__u32)sidx + 1;
+	}
+	if (fresh && (p.len || w.scope || !other_default_set(m, &p))) {
+		ret = reset_aggregate(m, rl_budget_slot(id, &w));
 		if (ret)
 			return ret;
 	}
-	if (bpf_map_update_elem(m->rules, &id, r, BPF_ANY))
+	if (bpf_map_update_elem(m->rules, &id, &w, BPF_ANY))
 		return -errno;
-	fd = lpm_key(m, &p, &k);
+	fd = lpm_key(m, &p, sidx, &k);
 	if (bpf_map_update_elem(fd, &k, &id, BPF_ANY))
 		return -errno;
 	return 0;
@@ -317,12 +526,12 @@ static int put_rule(const struct rl_maps *m, const struct rl_rule *r,
 
 /* The prefix first (the rule stops applying), then its slot. */
 static int del_rule(const struct rl_maps *m, const struct rl_prefix *p,
-		    __u32 id)
+		    int sidx, __u32 id)
 {
 	struct rl_rule zero = {};
 	lpm_key_t k;
 
-	if (bpf_map_delete_elem(lpm_key(m, p, &k), &k))
+	if (bpf_map_delete_elem(lpm_key(m, p, sidx, &k), &k))
 		return -errno;
 	if (bpf_map_update_elem(m->rules, &id, &zero, BPF_ANY))
 		return -errno;
@@ -330,14 +539,22 @@ static int del_rule(const struct rl_maps *m, const struct rl_prefix *p,
 }
 
 static int set_one(const struct rl_maps *m, const struct rl_settings *s,
-		   const struct rl_prefix *p, const struct rl_rule_change *c,
-		   char *err, size_t errlen)
+		   const struct rl_prefix *p, const struct rl_scope *scope,
+		   const struct rl_rule_change *c, char *err, size_t errlen)
 {
+	int id, ret, sidx = NO_SCOPE;
 	struct rl_rule rule;
-	int id, ret;
 	bool fresh;
 
-	id = find_exact(m, p, &rule);
+	if (rl_scope_any(scope)) {
+		sidx = scope_find(m, scope);
+		if (sidx < NO_SCOPE) {
+			id = sidx;
+			goto fail;
+		}
+	}
+	id = sidx == NO_SCOPE && rl_scope_any(scope) ? -ENOENT :
+	     find_exact(m, p, sidx, &rule);
 	fresh = id == -ENOENT;
 	if (fresh) {
 		if (!rl_rule_change_any(c)) {
@@ -356,8 +573,15 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 	}
 	if (id < 0)
 		goto fail;
+	rl_rule_scope_put(&rule, scope);	/* the form put_rule takes */
 	rl_rule_apply(&rule, c, s->window_ns);
 	ret = put_rule(m, &rule, id, fresh);
+	if (ret == -EMLINK) {
+		snprintf(err, errlen,
+			 "all %u scopes are in use (a scope is a --proto with its --dport and --syn): delete the rules of a scope, or scope this rule as an existing one",
+			 RL_MAX_SCOPES);
+		return ret;
+	}
 	if (ret) {
 		id = ret;
 		goto fail;
@@ -381,7 +605,8 @@ int rl_prefix_expand(const struct rl_prefix *p, struct rl_prefix out[2])
 }
 
 int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
-		  const struct rl_rule_change *c, char *err, size_t errlen)
+		  const struct rl_scope *scope, const struct rl_rule_change *c,
+		  char *err, size_t errlen)
 {
 	char buf[RL_PREFIX_STRLEN];
 	int ret;
@@ -389,6 +614,16 @@ int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
 	ret = rl_budgets_fit(c, s->window_ns, "", err, errlen);
 	if (ret)
 		return ret;
+	/* a scoped window's key holds 96 bits of an IPv6 source
+	 * (include/scope.h rl_scoped_key) */
+	if (scope && rl_scope_any(scope) && (p->v6 || p->is_default) &&
+	    s->v6_prefix > RL_SCOPED_MAX_V6_PREFIX) {
+		rl_format_prefix(p, buf, sizeof(buf));
+		snprintf(err, errlen,
+			 "a scoped rule for %s covers IPv6 sources, which this interface tracks by /%u: scoped rules need --ipv6-prefix %u or shorter (detach and attach again with it), or scope an IPv4 prefix only",
+			 buf, s->v6_prefix, RL_SCOPED_MAX_V6_PREFIX);
+		return -EINVAL;
+	}
 	if (!p->v6 || p->len <= s->v6_prefix)
 		return 0;
 	rl_format_prefix(p, buf, sizeof(buf));
@@ -402,10 +637,26 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		const struct rl_prefix *p, const struct rl_rule_change *c,
 		char *err, size_t errlen)
 {
+	return rl_rule_set_scoped(m, s, p, NULL, c, err, errlen);
+}
+
+int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
+		char *err, size_t errlen)
+{
+	return rl_rule_del_scoped(m, p, NULL, err, errlen);
+}
+
+int rl_rule_set_scoped(const struct rl_maps *m, const struct rl_settings *s,
+		       const struct rl_prefix *p, const struct rl_scope *scope,
+		       const struct rl_rule_change *c, char *err, size_t errlen)
+{
+	static const struct rl_scope none;
 	struct rl_prefix each[2];
 	int n, ret;
 
-	ret = rl_rule_check(s, p, c, err, errlen);
+	if (!scope)
+		scope = &none;
+	ret = rl_rule_check(s, p, scope, c, err, errlen);
 	if (ret)
 		return ret;
 	ret = note_bans(m, c->have_ban && c->ban_ns);
@@ -415,10 +666,11 @@ int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		goto fail;
 	n = rl_prefix_expand(p, each);
 	for (int i = 0; i < n; i++) {
-		ret = set_one(m, s, &each[i], c, err, errlen);
+		ret = set_one(m, s, &each[i], scope, c, err, errlen);
 		if (ret) {
 			/* reported; the change is over, as far as it got
 			 * (should this fail too, status reports it cut short) */
+			(void)scopes_collect(m);
 			(void)mark_change(m, false);
 			return ret;
 		}
@@ -435,34 +687,45 @@ fail:
 	return ret;
 }
 
-int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
-		char *err, size_t errlen)
+int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
+		       const struct rl_scope *scope, char *err, size_t errlen)
 {
+	char buf[RL_PREFIX_STRLEN], text[RL_SCOPE_STRLEN] = "";
+	int n, id, found = 0, ret, sidx = NO_SCOPE;
 	struct rl_prefix each[2];
-	char buf[RL_PREFIX_STRLEN];
 	struct rl_rule rule;
-	int n, id, found = 0, ret;
 
 	ret = mark_change(m, true);
 	if (ret) {
 		id = ret;
 		goto fail;
 	}
+	if (scope && rl_scope_any(scope)) {
+		sidx = scope_find(m, scope);
+		if (sidx < NO_SCOPE) {
+			id = sidx;
+			goto fail;
+		}
+	}
 	n = rl_prefix_expand(p, each);
 	for (int i = 0; i < n; i++) {
-		id = find_exact(m, &each[i], &rule);
+		if (sidx == NO_SCOPE && scope && rl_scope_any(scope))
+			break;	/* no entry holds the scope: no rule has it */
+		id = find_exact(m, &each[i], sidx, &rule);
 		if (id == -ENOENT)
 			continue;
 		if (id < 0)
 			goto fail;
 		found++;
-		ret = del_rule(m, &each[i], id);
+		ret = del_rule(m, &each[i], sidx, id);
 		if (ret) {
 			id = ret;
 			goto fail;
 		}
 	}
 	ret = p->len ? 0 : default_share(m);
+	if (!ret)
+		ret = scopes_collect(m);
 	if (!ret)
 		ret = mark_change(m, false);	/* also when nothing was found */
 	if (ret) {
@@ -471,9 +734,13 @@ int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 	}
 	if (!found) {
 		rl_format_prefix(p, buf, sizeof(buf));
+		if (scope && rl_scope_any(scope)) {
+			text[0] = ' ';
+			rl_scope_text(scope, text + 1, sizeof(text) - 1);
+		}
 		snprintf(err, errlen,
-			 "no rule for %s (see 'xdp-ratelimit quota list')",
-			 buf);
+			 "no rule for %s%s (see 'xdp-ratelimit quota list')",
+			 buf, text);
 		return -ENOENT;
 	}
 	return 0;
@@ -491,10 +758,17 @@ bool rl_rule_same_prefix(const struct rl_rule *a, const struct rl_rule *b)
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
+bool rl_rule_same_key(const struct rl_rule *a, const struct rl_rule *b)
+{
+	return rl_rule_same_prefix(a, b) && a->scope == b->scope &&
+	       a->pad == b->pad;
+}
+
 /* A live rule and its slot. */
 struct live_rule {
-	struct rl_rule r;
+	struct rl_rule r;	/* as userspace holds it (rule_scope.h) */
 	__u32 id;
+	int sidx;		/* its scope's index in the maps */
 	bool kept;		/* wanted as it is, or rewritten in place */
 };
 
@@ -502,7 +776,7 @@ static int find_live(const struct live_rule *live, int n,
 		     const struct rl_rule *r)
 {
 	for (int i = 0; i < n; i++)
-		if (rl_rule_same_prefix(&live[i].r, r))
+		if (rl_rule_same_key(&live[i].r, r))
 			return i;
 	return -1;
 }
@@ -520,12 +794,12 @@ static int replace_apply(const struct rl_maps *m, struct live_rule *live,
 	/* the default's windows stay while any half of it was set, even
 	 * one deleted below */
 	for (int i = 0; i < nlive; i++)
-		had_default |= !live[i].r.prefixlen;
+		had_default |= !live[i].r.prefixlen && !live[i].r.scope;
 	for (int i = 0; i < nlive; i++) {
 		if (live[i].kept)
 			continue;
 		rl_rule_prefix(&live[i].r, &p);
-		ret = del_rule(m, &p, live[i].id);
+		ret = del_rule(m, &p, live[i].sidx, live[i].id);
 		if (ret)
 			return ret;
 		used[live[i].id] = false;
@@ -544,7 +818,8 @@ static int replace_apply(const struct rl_maps *m, struct live_rule *live,
 				return -ENOSPC;
 			used[next] = true;
 			ret = put_rule(m, &want[i], next,
-				       want[i].prefixlen || !had_default);
+				       want[i].prefixlen || want[i].scope ||
+				       !had_default);
 		}
 		if (ret)
 			return ret;
@@ -566,9 +841,14 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 	struct live_rule *live = calloc(RL_MAX_RULES, sizeof(*live));
 	bool *used = calloc(RL_MAX_RULES, sizeof(*used));
 	int nlive = 0, changes = 0, ret = -ENOMEM;
+	struct rl_scope table[RL_MAX_SCOPES];
 	struct rl_rule r;
+	int sidx;
 
 	if (!live || !used)
+		goto out;
+	ret = scopes_read(m, table);
+	if (ret)
 		goto out;
 	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
 		if (bpf_map_lookup_elem(m->rules, &id, &r)) {
@@ -580,7 +860,10 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		/* compared with the wanted rules without the flag that
 		 * default_share() keeps */
 		r.flags &= ~RL_RULE_F_APART;
-		live[nlive++] = (struct live_rule){ .r = r, .id = id };
+		sidx = map_scope(&r);
+		rule_from_map(&r, table);
+		live[nlive++] = (struct live_rule){ .r = r, .id = id,
+						    .sidx = sidx };
 		used[id] = true;
 	}
 	for (int i = 0; i < n; i++) {
@@ -607,6 +890,8 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		ret = replace_apply(m, live, nlive, used, want, n);
 	if (!ret)
 		ret = default_share(m);
+	if (!ret || ret == -EMLINK || ret == -ENOSPC)
+		(void)scopes_collect(m);
 	/* over, as far as it got (as in rl_rule_set) */
 	if (mark_change(m, false) && !ret)
 		ret = -EIO;
@@ -614,6 +899,9 @@ out:
 	if (ret == -ENOSPC)
 		snprintf(err, errlen, "more than %u rules: the rule slots are full",
 			 RL_MAX_RULES);
+	else if (ret == -EMLINK)
+		snprintf(err, errlen, "more than %u scopes: rules may have %u different scopes (--proto with its --dport and --syn) at most",
+			 RL_MAX_SCOPES, RL_MAX_SCOPES);
 	else if (ret < 0)
 		snprintf(err, errlen, "cannot update the rule maps: %s",
 			 strerror(-ret));
@@ -626,24 +914,36 @@ int rl_rule_cmp(const void *a, const void *b)
 {
 	const struct rl_rule *x = a, *y = b;
 	int xv6 = !!(x->flags & RL_RULE_F_V6), yv6 = !!(y->flags & RL_RULE_F_V6);
+	int c;
 
 	if (xv6 != yv6)
 		return xv6 - yv6;
 	if (x->prefixlen != y->prefixlen)
 		return x->prefixlen < y->prefixlen ? -1 : 1;
-	return memcmp(x->addr, y->addr, sizeof(x->addr));
+	c = memcmp(x->addr, y->addr, sizeof(x->addr));
+	if (c)
+		return c;
+	/* unscoped first, then by scope (packed: rule_scope.h) */
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	return x->pad < y->pad ? -1 : x->pad > y->pad;
 }
 
 int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max)
 {
+	struct rl_scope table[RL_MAX_SCOPES];
+	int n = 0, err = scopes_read(m, table);
 	struct rl_rule r;
-	int n = 0;
 
+	if (err)
+		return err;
 	for (__u32 id = 0; id < RL_MAX_RULES && n < max; id++) {
 		if (bpf_map_lookup_elem(m->rules, &id, &r))
 			return -errno;
-		if (slot_live(m, id, &r))
-			out[n++] = r;
+		if (!slot_live(m, id, &r))
+			continue;
+		rule_from_map(&r, table);
+		out[n++] = r;
 	}
 	qsort(out, n, sizeof(*out), rl_rule_cmp);
 	return n;
@@ -657,7 +957,7 @@ int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
 	__u32 id;
 
 	memcpy(p.addr, v6 ? key->addr : key->addr + 12, v6 ? 16 : 4);
-	if (bpf_map_lookup_elem(lpm_key(m, &p, &k), &k, &id))
+	if (bpf_map_lookup_elem(lpm_key(m, &p, NO_SCOPE, &k), &k, &id))
 		return -ENOENT;
 	if (bpf_map_lookup_elem(m->rules, &id, out))
 		return -errno;

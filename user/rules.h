@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "maps.h"
+#include "rule_scope.h"
 #include "values.h"
 
 /* Fields of `quota set`: only those with have_* are changed. A value of
@@ -22,6 +23,9 @@ struct rl_rule_change {
 	/* newcomer budget and ban (ban_ns 0: no bans) */
 	bool have_new_pps, have_new_bps, have_ban;
 	__u64 new_pps, new_bps, ban_ns;
+	/* --burst: packets per bucket, 0 for none */
+	bool have_burst;
+	__u64 burst;
 };
 
 /* Does the change name any field? */
@@ -40,6 +44,7 @@ bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps);
 enum rl_rule_opt_kind {
 	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
 	RL_RULE_OPT_DURATION,	/* DURATION|0; unset: 0 */
+	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
 };
 
 struct rl_rule_opt {
@@ -49,6 +54,9 @@ struct rl_rule_opt {
 };
 
 extern const struct rl_rule_opt rl_rule_opts[];	/* ends with { NULL } */
+/* The options of quota set that give a rule's scope rather than a limit
+ * (ends with NULL): save writes them with rl_scope_opts_text(). */
+extern const char *const rl_rule_scope_opts[];
 
 /* A rule's value for an option, and whether the option would be given. */
 __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o);
@@ -59,21 +67,28 @@ void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p);
 /* Apply a change to a rule as `quota set` does, budgets for window_ns. */
 void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 		   __u64 window_ns);
-/* Whether `p` may have a rule changed by `c` on an interface with
- * settings `s` (its budgets fit the window's counters, an IPv6 prefix is
- * no longer than the tracking prefix): 0 or -EINVAL with what to do in err. */
+/* Whether `p` may have a rule of `scope` (NULL: none) changed by `c` on an
+ * interface with settings `s` (its budgets fit the window's counters, an
+ * IPv6 prefix is no longer than the tracking prefix, a scope covering IPv6
+ * has room for its sources in a scoped window's key): 0 or -EINVAL with
+ * what to do in err. */
 int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
-		  const struct rl_rule_change *c, char *err, size_t errlen);
+		  const struct rl_scope *scope, const struct rl_rule_change *c,
+		  char *err, size_t errlen);
 /* The prefixes a PREFIX stands for: itself, or default's 0.0.0.0/0 and
  * ::/0. Returns how many (1 or 2). */
 int rl_prefix_expand(const struct rl_prefix *p, struct rl_prefix out[2]);
-/* Do two rules have the same prefix? */
+/* Do two rules have the same prefix? And the same prefix and scope (two
+ * rules as userspace holds them: rule_scope.h), which names a rule? */
 bool rl_rule_same_prefix(const struct rl_rule *a, const struct rl_rule *b);
-/* The order of rl_rule_list: IPv4 first, then prefix length, address. */
+bool rl_rule_same_key(const struct rl_rule *a, const struct rl_rule *b);
+/* The order of rl_rule_list: IPv4 first, then prefix length, address,
+ * scope (unscoped first). */
 int rl_rule_cmp(const void *a, const void *b);
 
 /*
- * Make the rules exactly `want` (n rules, any order, each prefix once) in
+ * Make the rules exactly `want` (n rules as userspace holds them, any
+ * order, each prefix and scope once) in
  * one change: rules absent from it are deleted, changed ones rewritten in
  * their slot (keeping their aggregate and newcomer windows; the default's
  * shared windows stay while either half of it was set), new ones added; a
@@ -86,14 +101,24 @@ int rl_rule_cmp(const void *a, const void *b);
 int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 		    int n, char *err, size_t errlen);
 
+/* quota set and del of the unscoped rule of `p`. */
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		const struct rl_prefix *p, const struct rl_rule_change *c,
 		char *err, size_t errlen);
 int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
 		char *err, size_t errlen);
+/* The same for the rule of `p` and `scope` (NULL or rank 0: unscoped). A
+ * scope is given an entry of `scopes` with its first rule and freed with
+ * its last. */
+int rl_rule_set_scoped(const struct rl_maps *m, const struct rl_settings *s,
+		       const struct rl_prefix *p, const struct rl_scope *scope,
+		       const struct rl_rule_change *c, char *err, size_t errlen);
+int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
+		       const struct rl_scope *scope, char *err, size_t errlen);
 
-/* All rules, IPv4 first, then by prefix length and address. Returns the
- * count (at most max) or a negative errno. */
+/* All rules as userspace holds them (rule_scope.h), IPv4 first, then by
+ * prefix length, address and scope. Returns the count (at most max) or a
+ * negative errno. */
 int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
 
 /* The rule that covers a tracked source (longest prefix), or -ENOENT. */
@@ -125,6 +150,20 @@ const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
 					const struct rl_key *key,
 					bool rule_cached, __u32 rule_id,
 					struct rl_rule *found);
+
+/* The `scopes` map (RL_MAX_SCOPES entries), and a rule read from `rules`
+ * turned into the form userspace holds (its scope's content). */
+int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
+void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table);
+
+/* The rule in slot `slot` as userspace holds it (the rule of a scoped
+ * window: rl_scoped_source), or -ENOENT when the slot holds none. */
+int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out);
+
+/* How views name a rule (userspace form): its prefix, then its scope
+ * ("0.0.0.0/0 tcp syn"). */
+#define RL_RULE_STRLEN	(RL_PREFIX_STRLEN + RL_SCOPE_STRLEN)
+void rl_rule_text(const struct rl_rule *r, char *buf, size_t len);
 
 /* A rule's prefix in rl_prefix form. */
 void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p);

@@ -185,7 +185,7 @@ static void write_limits(FILE *f, const struct rl_rule *r)
 		if (o->kind == RL_RULE_OPT_DURATION) {
 			rl_format_duration(v, d, sizeof(d));
 			fprintf(f, " --%s %s", o->name, d);
-		} else {
+		} else {	/* RATE, COUNT */
 			fprintf(f, " --%s %" PRIu64, o->name, (uint64_t)v);
 		}
 	}
@@ -201,36 +201,53 @@ static bool same_limits(const struct rl_rule *a, const struct rl_rule *b)
 	return true;
 }
 
+/* The half of the default of family `v6` with the scope of `like`. */
 static const struct rl_rule *find_default(const struct rl_rule *rules, int n,
-					  bool v6)
+					  bool v6, const struct rl_rule *like)
 {
 	for (int i = 0; i < n; i++)
-		if (rules[i].prefixlen == 0 && !!(rules[i].flags & RL_RULE_F_V6) == v6)
+		if (rules[i].prefixlen == 0 && !!(rules[i].flags & RL_RULE_F_V6) == v6 &&
+		    rules[i].scope == like->scope && rules[i].pad == like->pad)
 			return &rules[i];
 	return NULL;
+}
+
+/* Is r a half of the default (of its scope) that prints as `default`
+ * together with the other, which has the same limits? */
+static bool default_pair(const struct rl_rule *rules, int n,
+			 const struct rl_rule *r)
+{
+	const struct rl_rule *d4, *d6;
+
+	if (r->prefixlen)
+		return false;
+	d4 = find_default(rules, n, false, r);
+	d6 = find_default(rules, n, true, r);
+	return d4 && d6 && same_limits(d4, d6);
 }
 
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 			unsigned int prio, const struct rl_rule *rules, int n)
 {
-	const struct rl_rule *d4 = find_default(rules, n, false);
-	const struct rl_rule *d6 = find_default(rules, n, true);
-	bool one_default = d4 && d6 && same_limits(d4, d6);
-	char pfx[RL_PREFIX_STRLEN];
+	char pfx[RL_PREFIX_STRLEN], scope[RL_SCOPE_STRLEN * 2];
 	struct rl_prefix p;
+	struct rl_scope sc;
 
 	write_attach(f, iface, s, prio);
 	for (int i = 0; i < n; i++) {
 		const struct rl_rule *r = &rules[i];
+		bool pair = default_pair(rules, n, r);
 
-		if (one_default && r == d6)
-			continue;
+		if (pair && (r->flags & RL_RULE_F_V6))
+			continue;	/* printed with its IPv4 half */
 		rl_rule_prefix(r, &p);
-		p.is_default = one_default && r == d4;
+		p.is_default = pair;
 		rl_format_prefix(&p, pfx, sizeof(pfx));
+		rl_rule_scope_get(r, &sc);
+		rl_scope_opts_text(&sc, scope, sizeof(scope));
 		fprintf(f, "quota set %s", pfx);
 		write_limits(f, r);
-		fprintf(f, " --iface %s\n", iface);
+		fprintf(f, "%s --iface %s\n", scope, iface);
 	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -51,9 +51,10 @@ void rl_rules_file_where(const struct rl_rules_file *rf,
 /*
  * The lines that recreate one interface: `attach IFACE` with every attach
  * setting (the mode it runs in, `prio` its priority), then `quota set PREFIX ... --iface IFACE`
- * per rule with every limit the rule has (rl_rule_opts). The default rule
- * prints as `default` when its IPv4 and IPv6 halves agree. Rules as
- * rl_rule_list sorts them. 0, or -EIO when writing failed.
+ * per rule with every limit the rule has (rl_rule_opts) and its scope
+ * (rl_scope_opts_text). The default rule of a scope prints as `default`
+ * when its IPv4 and IPv6 halves agree. Rules as rl_rule_list sorts them
+ * (as userspace holds them: rule_scope.h). 0, or -EIO when writing failed.
  */
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 			unsigned int prio, const struct rl_rule *rules, int n);

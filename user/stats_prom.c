@@ -131,6 +131,10 @@ static void source_family(FILE *f, const struct rl_stats_view *v, bool bytes)
 				label_value(f, addr);
 				fputs(",rule=", f);
 				label_value(f, src->has_rule ? src->rule : "none");
+				if (src->scope[0]) {	/* a scoped window's row */
+					fputs(",scope=", f);
+					label_value(f, src->scope);
+				}
 				sample_end(f, d ? "dropped" : "passed",
 					   d ? (bytes ? sum->dropped_bytes : sum->dropped_pkts) :
 					   (bytes ? sum->passed_bytes : sum->passed_pkts));

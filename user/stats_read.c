@@ -28,9 +28,21 @@ static void source_rule(const struct rl_maps *m, struct rl_rule_cache *rc,
 	const struct rl_rule *rule;
 	struct rl_rule found;
 	struct rl_prefix p;
+	struct rl_key source;
+	struct rl_scope s;
 
-	rule = rl_rule_of_source(m, rc, &row->sum.key, row->rule_cached,
-				 row->rule_id, &found);
+	if (rl_key_scoped(&row->sum.key)) {
+		/* a scoped rule's window: the rule is in the key */
+		if (rl_rule_read_slot(m, rl_scoped_source(&row->sum.key, &source),
+				      &found))
+			return;
+		rl_rule_scope_get(&found, &s);
+		rl_scope_text(&s, src->scope, sizeof(src->scope));
+		rule = &found;
+	} else {
+		rule = rl_rule_of_source(m, rc, &row->sum.key, row->rule_cached,
+					 row->rule_id, &found);
+	}
 	if (!rule)
 		return;
 	src->has_rule = true;

@@ -14,7 +14,12 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
+	struct rl_key src;
 
+	if (rl_key_scoped(key)) {
+		(void)rl_scoped_source(key, &src);
+		key = &src;
+	}
 	if (rl_key_is_v4(key)) {
 		inet_ntop(AF_INET, key->addr + 12, a, sizeof(a));
 		snprintf(buf, len, "%s", a);
@@ -128,7 +133,8 @@ static void source_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_stats_format_source(&v->key, s->set.v6_prefix, buf, len);
 		break;
 	case SRC_RULE:
-		snprintf(buf, len, "%s", src->has_rule ? src->rule : "-");
+		snprintf(buf, len, "%s%s%s", src->has_rule ? src->rule : "-",
+			 src->scope[0] ? " " : "", src->scope);
 		break;
 	case SRC_PASSED_PKTS:
 		fmt_u64(buf, len, v->passed_pkts);
@@ -357,6 +363,10 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 		rl_json_string_field(j, "rule", src->rule);
 	else
 		rl_json_null_field(j, "rule");
+	if (src->scope[0])
+		rl_json_string_field(j, "scope", src->scope);
+	else
+		rl_json_null_field(j, "scope");
 	traffic_json(j, v->passed_pkts, v->passed_bytes, v->dropped_pkts,
 		     v->dropped_bytes);
 	rl_json_uint_field(j, "window_packets", v->window_pkts);

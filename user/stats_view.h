@@ -14,6 +14,7 @@
 #include <net/if.h>
 #include "bans.h"
 #include "maps.h"
+#include "rule_scope.h"
 #include "values.h"
 
 /* Per-second rates over the interval since the previous --watch frame;
@@ -29,6 +30,9 @@ struct rl_stats_source {
 	bool tracked;			/* has a window; else only refused */
 	bool has_rule;			/* some rule covers the source */
 	char rule[RL_PREFIX_STRLEN];	/* that rule's prefix */
+	/* a scoped rule's window of the source (its own row): the scope
+	 * text, "tcp syn"; "" for the source's own window */
+	char scope[RL_SCOPE_STRLEN];
 	struct rl_rates rates;
 	bool verified;			/* the host answered it (Verified sources) */
 	bool banned;			/* a ban holds, for ban_ms_left more */
@@ -63,7 +67,8 @@ struct rl_stats_view {
 };
 
 /* An IPv4 source as "198.18.0.7"; an IPv6 one as its tracked prefix
- * "2001:db8:1:2::/64", or the bare address when tracked per /128. */
+ * "2001:db8:1:2::/64", or the bare address when tracked per /128. A
+ * scoped window's key prints as its source (include/scope.h). */
 #define RL_SOURCE_STRLEN 64
 void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len);

@@ -23,7 +23,12 @@
  * the packet path waits for any of this.
  *
  * Key: xrl:{FLEET|SOURCE}:WIDTH (WIDTH the bucket width in ns, so that
- * hosts with other windows never mix), one hash per source. In a Redis
+ * hosts with other windows never mix), one hash per source; a scoped
+ * rule's window of the source (include/scope.h) is a hash of its own,
+ * xrl:{FLEET|SOURCE}|PREFIX SCOPE:WIDTH ("...|0.0.0.0/0 tcp syn:..."):
+ * named by the rule's prefix and scope, not by its slot, which differs
+ * between hosts, so each host files it under its own rule's window, and
+ * a host without that rule never asks for it. In a Redis
  * Cluster (sync_redis.h) the hash tag puts a source on one slot: its
  * commands go to the master of that slot, a pipeline per master and
  * batch; a source redirected (MOVED: the map is asked again; ASK: once,
@@ -44,6 +49,7 @@
 #include "iface.h"
 #include "pin.h"
 #include "remote.h"
+#include "rules.h"
 #include "stats_view.h"
 #include "sync_agent.h"
 #include "sync_redis.h"
@@ -56,7 +62,7 @@
 #define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
 #define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
 #define BACKOFF_MAX_NS		(5 * RL_NSEC_PER_SEC)
-#define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + 24)
+#define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + RL_RULE_STRLEN + 24)
 #define VAL_LEN			64
 #define PASSES			5	/* a source redirected more is an error */
 
@@ -92,6 +98,10 @@ struct agent {
 	void *keys, *vals;		/* READ_BATCH of each */
 	struct rl_sync_state st;
 	bool claimed;	/* the interface's sync state is ours (join) */
+	/* the rule of each slot as scoped windows' keys name it, read at
+	 * most once an interval (RULE_*) */
+	char (*rule_text)[RL_RULE_STRLEN];
+	__u8 *rule_state;
 	__u64 backoff, next_connect;
 	char err[RL_ERR_LEN];	/* what went wrong last */
 };
@@ -125,6 +135,40 @@ static __u64 clock_ns(clockid_t id)
 static int key_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+enum { RULE_UNREAD, RULE_NAMED, RULE_GONE };
+
+/* The Redis key of window `key` (see the top): 0, or -1 when it is a
+ * scoped window whose rule is gone (it is not synced). */
+static int window_key(struct agent *a, const struct rl_key *key, char *buf,
+		      size_t len)
+{
+	char src[RL_SOURCE_STRLEN];
+	struct rl_key source;
+	struct rl_rule r;
+	__u32 slot;
+
+	rl_stats_format_source(key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
+	if (!rl_key_scoped(key)) {
+		rl_sync_window_key(a->o->fleet, src, NULL, a->width, buf, len);
+		return 0;
+	}
+	slot = rl_scoped_source(key, &source);
+	if (slot >= RL_MAX_RULES)
+		return -1;
+	if (a->rule_state[slot] == RULE_UNREAD) {
+		a->rule_state[slot] = RULE_GONE;
+		if (!rl_rule_read_slot(&a->ifc.m, slot, &r) && r.scope) {
+			rl_rule_text(&r, a->rule_text[slot], RL_RULE_STRLEN);
+			a->rule_state[slot] = RULE_NAMED;
+		}
+	}
+	if (a->rule_state[slot] != RULE_NAMED)
+		return -1;
+	rl_sync_window_key(a->o->fleet, src, a->rule_text[slot], a->width,
+			   buf, len);
+	return 0;
 }
 
 /* ---- Redis ------------------------------------------------------------ */
@@ -290,12 +334,12 @@ static int queue_source(struct agent *a, const struct when *w,
 			struct pend *p, struct cmd *c, const char *ttl)
 {
 	const struct entry *e = p->e;
-	char src[RL_SOURCE_STRLEN];
 	int nf = 0;
 
-	rl_stats_format_source(&e->key, a->ifc.cfg.set.v6_prefix, src, sizeof(src));
-	snprintf(c->key, KEY_LEN, "xrl:{%s|%s}:%llu", a->o->fleet, src,
-		 (unsigned long long)a->width);
+	if (window_key(a, &e->key, c->key, KEY_LEN)) {
+		set_err(a, "the rule of a scoped window is gone");	/* exchange() skips those */
+		return -1;
+	}
 	if (p->node < 0)
 		p->node = rl_redis_route(&a->r, c->key, strlen(c->key));
 	if (p->node < 0) {
@@ -585,8 +629,9 @@ static int exchange(struct agent *a, const struct when *w)
 	}
 	if (pend_reserve(a))
 		return -1;
+	memset(a->rule_state, RULE_UNREAD, RL_MAX_RULES);
 	for (size_t i = 0; i < a->ncur; i++)
-		if (a->cur[i].active)
+		if (a->cur[i].active && !window_key(a, &a->cur[i].key, NULL, 0))
 			a->todo[ntodo++] = (struct pend){ .e = &a->cur[i], .node = -1 };
 	for (int pass = 0; ntodo; pass++) {
 		bool moved = false;
@@ -834,7 +879,9 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	a.ncpus = rl_ncpus();
 	a.keys = calloc(READ_BATCH, sizeof(struct rl_key));
 	a.vals = calloc((size_t)READ_BATCH * a.ncpus, vsz);
-	if (a.ncpus <= 0 || !a.keys || !a.vals ||
+	a.rule_text = calloc(RL_MAX_RULES, sizeof(*a.rule_text));
+	a.rule_state = calloc(RL_MAX_RULES, sizeof(*a.rule_state));
+	if (a.ncpus <= 0 || !a.keys || !a.vals || !a.rule_text || !a.rule_state ||
 	    bpf_obj_get_info_by_fd(a.ifc.m.config, &info, &len)) {
 		rl_err("sync: cannot set up: %s", strerror(errno ? errno : ENOMEM));
 		goto out;
@@ -890,6 +937,8 @@ out:
 	rl_iface_close(&a.ifc);
 	free(a.keys);
 	free(a.vals);
+	free(a.rule_text);
+	free(a.rule_state);
 	free(a.prev);
 	free(a.cur);
 	free(a.todo);

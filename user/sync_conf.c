@@ -104,6 +104,13 @@ int rl_sync_fleet_check(const char *name, char *err, size_t errlen)
 	return 0;
 }
 
+void rl_sync_window_key(const char *fleet, const char *source,
+			const char *rule, __u64 width_ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "xrl:{%s|%s}%s%s:%llu", fleet, source, rule ? "|" : "",
+		 rule ? rule : "", (unsigned long long)width_ns);
+}
+
 int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 			   size_t errlen)
 {

@@ -42,6 +42,16 @@ int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 			   size_t errlen);
 
 /*
+ * The Redis key of a window (user/sync_agent.c): a source's own,
+ * xrl:{FLEET|SOURCE}:WIDTH, or with `rule` (the text of a scoped rule,
+ * "0.0.0.0/0 tcp syn"; NULL: none) that rule's window of the source,
+ * xrl:{FLEET|SOURCE}|RULE:WIDTH, named by what names the rule on every
+ * host rather than by its slot, which differs between them.
+ */
+void rl_sync_window_key(const char *fleet, const char *source,
+			const char *rule, __u64 width_ns, char *buf, size_t len);
+
+/*
  * The password: the first line of `file` when given, else the
  * REDISCLI_AUTH environment variable (as redis-cli reads it), else none
  * (*out empty). 0, or -1 with err.

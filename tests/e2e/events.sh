@@ -68,7 +68,7 @@ test_events_flood() {
 	wait_line "$f" "\"limited\"" 30
 	out=$(jq -c --arg a "$a" 'select(.event == "limited" and .address == $a)' "$f")
 	jq -e --arg i "$vrx" --arg r "$rule" --argjson t "$t" -s 'length == 1 and
-		(.[0] | .ifname == $i and .rule == $r and keys == ["address", "event", "ifname", "rule", "time"] and
+		(.[0] | .ifname == $i and .rule == $r and keys == ["address", "event", "ifname", "rule", "scope", "time"] and .scope == null and
 		 (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$")) and
 		 (((.time | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) - $t | fabs) < 5))' <<<"$out" >/dev/null
 	result events_limited_json $? "limited lines of $a: $out"

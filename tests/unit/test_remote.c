@@ -10,6 +10,7 @@
 #include "remote.h"
 #include "judge.h"
 #include "sync_conf.h"
+#include "sync_slots.h"
 #include "harness.h"
 
 #define W	100000000ULL	/* bucket width: 100 ms */
@@ -175,4 +176,24 @@ TEST(sync_fleet_names_and_intervals)
 	CHECK(rl_sync_interval_check(999999, 1000000000, err, sizeof(err)) == -1, "under 1ms");
 	CHECK(rl_sync_interval_check(1000000001, 1000000000, err, sizeof(err)) == -1 &&
 	      strstr(err, "1s"), "over the window, naming it");
+}
+
+/* A scoped rule's window of a source is a key of its own, named by the
+ * rule's prefix and scope (the same on every host), in the source's hash
+ * slot. */
+TEST(sync_window_keys)
+{
+	char own[256], scoped[256], other[256];
+
+	rl_sync_window_key("f1", "198.18.0.7", NULL, 100000000, own, sizeof(own));
+	rl_sync_window_key("f1", "198.18.0.7", "0.0.0.0/0 tcp syn", 100000000,
+			   scoped, sizeof(scoped));
+	rl_sync_window_key("f1", "198.18.0.7", "0.0.0.0/0 udp dport 53", 100000000,
+			   other, sizeof(other));
+	CHECK(!strcmp(own, "xrl:{f1|198.18.0.7}:100000000"), "own: %s", own);
+	CHECK(!strcmp(scoped, "xrl:{f1|198.18.0.7}|0.0.0.0/0 tcp syn:100000000"),
+	      "scoped: %s", scoped);
+	CHECK(strcmp(scoped, other), "two scopes, two keys");
+	CHECK_EQ(rl_key_slot(scoped, strlen(scoped)), rl_key_slot(own, strlen(own)),
+		 "a source's windows share its hash slot");
 }

@@ -20,8 +20,8 @@ static const struct rl_cmd *quota_sub(const char *name)
 	return NULL;
 }
 
-/* A new option of quota set needs its row in rl_rule_opts, or save would
- * drop it. */
+/* A new option of quota set needs its row in rl_rule_opts (a limit) or
+ * rl_rule_scope_opts (the scope), or save would drop it. */
 TEST(rule_opts_cover_quota_set)
 {
 	const struct rl_cmd *set = quota_sub("set");
@@ -37,11 +37,31 @@ TEST(rule_opts_cover_quota_set)
 		opts++;
 		for (const struct rl_rule_opt *r = rl_rule_opts; r->name; r++)
 			found |= !strcmp(r->name, o->name);
-		CHECK(found, "quota set --%s has no row in rl_rule_opts: save would drop it", o->name);
+		for (const char *const *r = rl_rule_scope_opts; *r; r++)
+			found |= !strcmp(*r, o->name);
+		CHECK(found, "quota set --%s has no row in rl_rule_opts or rl_rule_scope_opts: save would drop it", o->name);
 	}
 	for (const struct rl_rule_opt *r = rl_rule_opts; r->name; r++)
 		rows++;
-	CHECK_EQ(rows, opts, "rows of rl_rule_opts, options of quota set");
+	for (const char *const *r = rl_rule_scope_opts; *r; r++)
+		rows++;
+	CHECK_EQ(rows, opts, "rows of rl_rule_opts and rl_rule_scope_opts, options of quota set");
+}
+
+/* quota del names a rule by its scope too: the same scope options. */
+TEST(rule_scope_opts_on_quota_del)
+{
+	const struct rl_cmd *del = quota_sub("del");
+
+	if (!CHECK(del, "quota del"))
+		return;
+	for (const char *const *r = rl_rule_scope_opts; *r; r++) {
+		bool found = false;
+
+		for (const struct rl_opt *o = del->opts; o->name; o++)
+			found |= !strcmp(o->name, *r);
+		CHECK(found, "quota del has no --%s", *r);
+	}
 }
 
 static char *write_file(const struct rl_settings *s, const struct rl_rule *rules,
@@ -92,8 +112,9 @@ TEST(save_attach_line_has_every_attach_option)
 	free(doc);
 }
 
-static void add_rule(struct rl_rule *rules, int *n, const char *prefix,
-		     const struct rl_rule_change *c, __u64 window_ns)
+static void add_scoped(struct rl_rule *rules, int *n, const char *prefix,
+		       const struct rl_scope *scope,
+		       const struct rl_rule_change *c, __u64 window_ns)
 {
 	struct rl_prefix p, each[2];
 	char err[RL_ERR_LEN];
@@ -104,14 +125,21 @@ static void add_rule(struct rl_rule *rules, int *n, const char *prefix,
 	k = rl_prefix_expand(&p, each);
 	for (int i = 0; i < k; i++) {
 		rl_rule_init(&rules[*n], &each[i]);
+		rl_rule_scope_put(&rules[*n], scope);
 		rl_rule_apply(&rules[(*n)++], c, window_ns);
 	}
+}
+
+static void add_rule(struct rl_rule *rules, int *n, const char *prefix,
+		     const struct rl_rule_change *c, __u64 window_ns)
+{
+	add_scoped(rules, n, prefix, &(struct rl_scope){ 0 }, c, window_ns);
 }
 
 /* save's lines, parsed as restore parses them, give back the same rules. */
 TEST(save_lines_read_back_as_the_same_rules)
 {
-	struct rl_rule rules[8], back[8];
+	struct rl_rule rules[16], back[16];
 	struct rl_rules_file rf;
 	struct rl_settings s;
 	int n = 0, nb = 0;
@@ -133,6 +161,22 @@ TEST(save_lines_read_back_as_the_same_rules)
 		.have_pps = true, .pps = 20, .have_new_pps = true, .new_pps = 100,
 		.have_new_bps = true, .new_bps = 1000000, .have_ban = true,
 		.ban_ns = 30 * RL_NSEC_PER_SEC }, s.window_ns);
+	struct rl_scope syn = rl_scope_of(6, RL_SCOPE_F_SYN, 0, 0),
+		dns = rl_scope_of(17, RL_SCOPE_F_DPORT, 53, 53),
+		range = rl_scope_of(6, RL_SCOPE_F_DPORT | RL_SCOPE_F_SYN, 1000, 2000),
+		gre = rl_scope_of(47, 0, 0, 0);
+
+	add_scoped(rules, &n, "default", &syn,
+		   &(struct rl_rule_change){ .have_pps = true, .pps = 20,
+		   .have_burst = true, .burst = 5 }, s.window_ns);
+	add_scoped(rules, &n, "198.18.0.0/15", &dns,
+		   &(struct rl_rule_change){ .have_pps = true, .pps = 50 }, s.window_ns);
+	add_scoped(rules, &n, "2001:db8::/32", &range,
+		   &(struct rl_rule_change){ .have_burst = true, .burst = 3 }, s.window_ns);
+	add_scoped(rules, &n, "198.18.0.7", &gre,
+		   &(struct rl_rule_change){ .have_pps = true, .pps = 0 }, s.window_ns);
+	add_rule(rules, &n, "198.18.0.8", &(struct rl_rule_change){
+		.have_pps = true, .pps = 7, .have_burst = true, .burst = 2 }, s.window_ns);
 	qsort(rules, n, sizeof(*rules), rl_rule_cmp);
 	doc = write_file(&s, rules, n);
 	if (!CHECK(doc, "written"))
@@ -140,7 +184,12 @@ TEST(save_lines_read_back_as_the_same_rules)
 	CHECK(strstr(doc, "quota set 0.0.0.0/0 --pps 100 --iface eth0\n") &&
 	      strstr(doc, "quota set ::/0 --pps 100 --bps 5000 --iface eth0\n") &&
 	      strstr(doc, "quota set 198.18.0.7/32 --pps unlimited --iface eth0\n") &&
-	      strstr(doc, "quota set 198.18.64.0/18 --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --iface eth0\n"),
+	      strstr(doc, "quota set 198.18.64.0/18 --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --iface eth0\n") &&
+	      strstr(doc, "quota set default --pps 20 --burst 5 --proto tcp --syn --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.0.0/15 --pps 50 --proto udp --dport 53 --iface eth0\n") &&
+	      strstr(doc, "quota set 2001:db8::/32 --burst 3 --proto tcp --dport 1000-2000 --syn --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.0.7/32 --pps 0 --proto 47 --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.0.8/32 --pps 7 --burst 2 --iface eth0\n"),
 	      "lines: %s", doc);
 	f = fmemopen(doc, strlen(doc), "r");
 	if (!CHECK(f && !rl_rules_file_read(f, "saved", &rf), "read back: %s", doc))
@@ -152,7 +201,7 @@ TEST(save_lines_read_back_as_the_same_rules)
 
 		rl_format_prefix(&q->prefix, pfx, sizeof(pfx));
 		CHECK(!strcmp(q->iface, "eth0"), "--iface of line %d", rf.lines[i].line);
-		add_rule(back, &nb, pfx, &q->change, s.window_ns);
+		add_scoped(back, &nb, pfx, &q->scope, &q->change, s.window_ns);
 	}
 	qsort(back, nb, sizeof(*back), rl_rule_cmp);
 	if (CHECK_EQ(nb, n, "rules read back"))
@@ -231,5 +280,62 @@ TEST(prometheus_escapes_label_values)
 	CHECK(strstr(doc, "\nxdp_ratelimit_sources_max{ifname=\"a\\\"b\\\\c\"} 7\n"),
 	      "escaped: %s", doc);
 	CHECK(strstr(doc, "\n# TYPE xdp_ratelimit_packets_total counter\n"), "TYPE: %s", doc);
+	free(doc);
+}
+
+/* A scoped rule's window is a row of its own: its key prints as the
+ * source, its rule with the scope (table), "scope" in JSON and a scope
+ * label in Prometheus; a source's own row has none. */
+TEST(stats_scoped_window_rows)
+{
+	struct rl_stats_source src[2] = {
+		{ .has_rule = true, .rule = "0.0.0.0/0", .scope = "tcp syn", .tracked = true },
+		{ .has_rule = true, .rule = "0.0.0.0/0", .tracked = true },
+	};
+	struct rl_stats_iface s = { .name = "eth0", .src = src, .nsrc = 2 };
+	struct rl_stats_view v = { .ifs = &s, .n = 1 };
+	struct rl_key own = { .addr = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 7 } };
+	struct rl_key v6 = { .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 } };
+	char addr[RL_SOURCE_STRLEN], *doc = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	s.set.v6_prefix = 64;
+	rl_scoped_key(&src[0].sum.key, &own, 5, 0);
+	src[1].sum.key = own;
+	rl_stats_format_source(&src[0].sum.key, 64, addr, sizeof(addr));
+	CHECK(!strcmp(addr, "198.18.0.7"), "IPv4 scoped key as its source: %s", addr);
+	rl_scoped_key(&v6, &v6, 9, 1);
+	rl_stats_format_source(&v6, 64, addr, sizeof(addr));
+	CHECK(!strcmp(addr, "2001:db8:1:2::/64"), "IPv6 scoped key as its source: %s", addr);
+
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	CHECK_EQ(rl_stats_print_prometheus(f, &v), 0, "printed");
+	fclose(f);
+	CHECK(strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",scope=\"tcp syn\",verdict=\"passed\"}") &&
+	      strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",verdict=\"passed\"}"),
+	      "Prometheus: %s", doc);
+	free(doc);
+
+	doc = NULL;
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	CHECK_EQ(rl_stats_print_json(f, &v), 0, "printed");
+	fclose(f);
+	CHECK(strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": \"tcp syn\"") &&
+	      strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": null"),
+	      "JSON: %s", doc);
+	free(doc);
+
+	doc = NULL;
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	rl_stats_print_table(f, &v);
+	fclose(f);
+	CHECK(strstr(doc, "198.18.0.7  0.0.0.0/0 tcp syn "), "table: %s", doc);
 	free(doc);
 }
