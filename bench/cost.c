@@ -202,6 +202,24 @@ static int verified_rule(struct rl_inst *r, bool ban)
 	});
 }
 
+/* quota set default --proto tcp --syn --pps HUGE_PPS beside the unscoped
+ * default of load time (scope_syn, scope_unscoped) */
+static int syn_rule(struct rl_inst *r)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = HUGE_PPS };
+	struct rl_scope syn = rl_scope_of(6, RL_SCOPE_F_SYN, 0, 0);
+	struct rl_prefix p = { .is_default = true };
+	char err[RL_ERR_LEN];
+
+	if (default_rule(r, &c))
+		return -1;
+	if (rl_rule_set_scoped(&r->m, &r->s, &p, &syn, &c, err, sizeof(err))) {
+		fprintf(stderr, "ratelimit-bench: quota set default --syn: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* A TCP segment SRC:SPORT -> DST:DPORT (IPv4), as the connection the
  * verified cases use (198.18.0.1:40000 and 198.18.255.1:80). */
 static void tcp_frame(struct bench_frame *fr, const char *src, const char *dst,
@@ -502,9 +520,10 @@ int bench_cost(int argc, char **argv)
 	};
 	int rounds = 11, cpu = 0, n = 0, opt, ret = 1;
 	double ms = 20;
-	struct cost_case cs[32];
+	struct cost_case cs[40];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
+	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	json_t *cases, *doc;
@@ -561,6 +580,10 @@ int bench_cost(int argc, char **argv)
 	    verified_rule(&rvn, false) || verified_rule(&rvb, true) ||
 	    answer(&rvn) || answer(&rvb))
 		goto out;
+	/* rule scope: a SYN under a SYN rule beside the unscoped default,
+	 * and a packet in no scope while the scope is in use */
+	if (load_rl(&rsc, RL_DEFAULT_MAX_SOURCES) || syn_rule(&rsc))
+		goto out;
 	/* events: the same flood with and without them (quota set default
 	 * --pps 1: one pass a window per source, then drops) */
 	bev = load_baselines_churn(1, 0, 0, EVENT_SOURCES, 1);
@@ -611,6 +634,13 @@ int bench_cost(int argc, char **argv)
 		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.1", 0,
 		 0 /* TC_ACT_OK */, -1);
 	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
+	add_case(cs, &n, "scope_syn", "a SYN under a SYN rule and an unscoped one",
+		 bpf_program__fd(rsc.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
+		 XDP_PASS, MIN_UNDER);
+	tcp_frame(&cs[n - 1].fr, "198.18.0.1", "198.18.255.1", 40000, 80, 0x02);
+	add_case(cs, &n, "scope_unscoped", "a packet in no scope, a SYN rule in use",
+		 bpf_program__fd(rsc.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
+		 XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "churn_driver", "churn driver -> XDP_PASS", churn_fd,
 		 "2001:db8::1", 0, XDP_PASS, -1);
 	cs[n - 1].tail_fd = pass_fd;
@@ -648,7 +678,7 @@ int bench_cost(int argc, char **argv)
 	}
 
 	/* hold every program that is test-run in the dispatcher */
-	int held[32], nheld = 0;
+	int held[40], nheld = 0;
 
 	for (int i = 0; i < n; i++) {
 		bool seen = !strncmp(cs[i].name, "egress_", 7);	/* tc: no dispatcher */
@@ -750,6 +780,14 @@ int bench_cost(int argc, char **argv)
 	json_object_set_new(doc, "verified_ban_vs_under",
 			    ratio_json(cs, find(cs, n, "verified_ban_rule"),
 				       find(cs, n, "under"), rounds));
+	/* rule scope: a SYN judged by a SYN rule (target 1.5), a packet in no
+	 * scope while scopes are in use, against one under one rule */
+	json_object_set_new(doc, "scope_syn_vs_under",
+			    ratio_json(cs, find(cs, n, "scope_syn"),
+				       find(cs, n, "under"), rounds));
+	json_object_set_new(doc, "scope_unscoped_vs_under",
+			    ratio_json(cs, find(cs, n, "scope_unscoped"),
+				       find(cs, n, "under"), rounds));
 	ret = bench_print_json(doc) ? 1 : 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -766,6 +804,8 @@ out:
 		ratelimit__destroy(rvn.skel);
 	if (rvb.skel)
 		ratelimit__destroy(rvb.skel);
+	if (rsc.skel)
+		ratelimit__destroy(rsc.skel);
 	if (rev.skel)
 		ratelimit__destroy(rev.skel);
 	if (roff.skel)

@@ -480,6 +480,10 @@ void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
 	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);
+	/* a burst caps a window budget (quota.h rl_usage_burst): --burst
+	 * alone gets the largest */
+	if (r->burst && r->pkt_budget == RL_UNLIMITED)
+		r->pkt_budget = RL_MAX_BUDGET;
 	r->byte_budget = rl_budget(r->bps, window_ns);
 	r->agg_pkt_budget = rl_budget(r->agg_pps, window_ns);
 	r->agg_byte_budget = rl_budget(r->agg_bps, window_ns);
