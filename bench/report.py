@@ -489,6 +489,25 @@ def main():
                "per-packet cost, a verified source under a rule with --ban (its "
                "answered connection looked up, its packet counted): %s x under a rule "
                "without (reported)" % fmt(r))
+    # rule scope: a SYN judged by a SYN rule beside an unscoped one, and a
+    # packet in no scope while scopes are in use, against one rule
+    r = (cost or {}).get("scope_syn_vs_under")
+    if r:
+        target("cost_scope_syn", r, r["median"] <= 1.5,
+               "per-packet cost, a SYN under a SYN rule and an unscoped rule: %s x "
+               "one rule (<= 1.5)" % fmt(r))
+    r = (cost or {}).get("scope_unscoped_vs_under")
+    if r:
+        target("cost_scope_unscoped", r, r["median"] <= 1.05,
+               "per-packet cost, a packet under an unscoped rule while a scope is in "
+               "use: %s x without scopes (<= 1.05)" % fmt(r))
+    for g in ("v4_1", "v4_1024"):
+        for c, who in (("t", "nftables"), ("u", "hashlimit")):
+            r = per_rep_ratio(tp_rows, (g, "s"), (g, c))
+            if r:
+                target("veth_syn_vs_%s_%s" % (who, g), r, None,
+                       "veth, %s, SYNs under a SYN-scoped rule: (s) at %s x %s (reported)"
+                       % (GROUP_LABEL[g].split(" (")[0], fmt(r), who))
     cs = {c["name"]: c for c in (cost or {}).get("cases", [])}
     if "egress_reply" in cs:
         e = cs["egress_reply"]["ns"]
