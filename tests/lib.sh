@@ -218,3 +218,26 @@ table_row() {	# TABLE HEADING KEY
 	[ -n "$hdr" ] && [ -n "$row" ] && aligned "$hdr" "$row" &&
 		awk '{ $1 = $1; print }' <<<"$row"
 }
+
+# nginx in the receiver's namespace on 198.19.1.1:8080, in the foreground of
+# its own process (in bg, ended by lib_cleanup), its files in DIR; SERVE is
+# the server block's content line, e.g. 'root DIR/www;'.
+start_nginx() {	# DIR SERVE
+	mkdir -p "$1" && cat >"$1/nginx.conf" <<EOF || return 1
+daemon off;
+worker_processes 1;
+pid $1/nginx.pid;
+error_log $1/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $1;
+	server {
+		listen 198.19.1.1:8080 backlog=4096;
+		$2
+	}
+}
+EOF
+	nsenter --net="/run/netns/$rx" nginx -c "$1/nginx.conf" -p "$1" &
+	bg+=($!)
+}

@@ -51,24 +51,8 @@ lib_setup_ns &&
 	lib_abort setup "cannot create namespaces and links"
 mac=$(mac_of "$vrx")
 
-# nginx on the server, in the foreground of its own process ($! is nginx)
-mkdir -p "$nginx_dir" && cat >"$nginx_dir/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $nginx_dir/nginx.pid;
-error_log $nginx_dir/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $nginx_dir;
-	server {
-		listen 198.19.1.1:8080 backlog=4096;
-		location / { return 200 "ok\n"; }
-	}
-}
-EOF
-nsenter --net="/run/netns/$rx" nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir" &
-bg+=($!)
+# nginx on the server: every request answered 200
+start_nginx "$nginx_dir" 'location / { return 200 "ok\n"; }' || lib_abort setup "nginx"
 trap 'lib_cleanup; rm -rf "$nginx_dir"' EXIT
 
 # What reached the server's stack (after XDP), by kind of source.

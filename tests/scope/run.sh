@@ -41,23 +41,7 @@ lib_setup_ns &&
 	lib_abort setup "cannot create namespaces and links"
 
 mkdir -p "$nginx_dir/www" && head -c 50M /dev/zero >"$nginx_dir/www/big" &&
-	cat >"$nginx_dir/nginx.conf" <<EOF || lib_abort setup "nginx config"
-daemon off;
-worker_processes 1;
-pid $nginx_dir/nginx.pid;
-error_log $nginx_dir/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $nginx_dir;
-	server {
-		listen 198.19.1.1:8080 backlog=4096;
-		root $nginx_dir/www;
-	}
-}
-EOF
-nsenter --net="/run/netns/$rx" nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir" &
-bg+=($!)
+	start_nginx "$nginx_dir" "root $nginx_dir/www;" || lib_abort setup "nginx"
 trap 'lib_cleanup; rm -rf "$nginx_dir"' EXIT
 up() { in_tx curl -s -o /dev/null -m 1 -r 0-0 http://198.19.1.1:8080/big; }
 within 50 up || lib_abort setup "nginx did not come up"
