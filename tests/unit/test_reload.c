@@ -14,7 +14,7 @@ static const struct rl_opt *opt_named(const struct rl_opt *opts, const char *nam
 	return NULL;
 }
 
-/* `reload IFACE [any attach setting]` (SPEC): an option of attach that
+/* `reload IFACE [any attach setting]` (xdp-ratelimit(8)): an option of attach that
  * reload lacks could be set at attach and never changed without a
  * detach. Same id (parsed by rl_attach_opt) and same argument. */
 TEST(reload_takes_every_attach_option)
