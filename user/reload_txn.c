@@ -106,12 +106,14 @@ static bool link_uses_stage(const char *iface, const char *stage)
 	return found;
 }
 
-int rl_reload_repair(const char *iface)
+/* The pids of the staging directories of dead reloads of `iface`: how
+ * many (at most max), or -errno. */
+static int stale_pids(const char *iface, int *pids, int max)
 {
-	char prefix[NAME_MAX + 1], name[NAME_MAX + 1];
-	int removed = 0, err = 0, n = 0, ret, pids[RL_MAX_IFACES];
+	char prefix[NAME_MAX + 1];
 	struct dirent *e;
 	size_t plen;
+	int n = 0;
 	DIR *d;
 
 	/* directory names say ':' for '.' (pin.c) */
@@ -123,8 +125,7 @@ int rl_reload_repair(const char *iface)
 	d = opendir(RL_PIN_ROOT);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	/* listed first: the repair renames in this directory */
-	while ((e = readdir(d)) && n < RL_MAX_IFACES) {
+	while ((e = readdir(d)) && n < max) {
 		int pid;
 
 		if (strncmp(e->d_name, prefix, plen))
@@ -135,6 +136,24 @@ int rl_reload_repair(const char *iface)
 		pids[n++] = pid;
 	}
 	closedir(d);
+	return n;
+}
+
+bool rl_reload_stale(const char *iface)
+{
+	int pid;
+
+	return stale_pids(iface, &pid, 1) > 0;
+}
+
+int rl_reload_repair(const char *iface)
+{
+	int removed = 0, err = 0, ret, pids[RL_MAX_IFACES];
+	int n = stale_pids(iface, pids, RL_MAX_IFACES);	/* listed first: the repair renames */
+	char name[NAME_MAX + 1];
+
+	if (n < 0)
+		return n;
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "%s" RL_RELOAD_TAG "%d", iface, pids[i]);
 		/* committed, not exchanged: forward */

@@ -18,6 +18,7 @@
 #define RL_RELOAD_TXN_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "maps.h"
 
@@ -35,6 +36,9 @@ int rl_reload_stage(const char *iface, const struct rl_maps *m, int link_fd,
  * unpin what was IFACE's. 0, or -errno with a message in err. */
 int rl_reload_swap(const char *iface, const char *stage, char *err,
 		   size_t errlen);
+
+/* Is a staging directory of a reload of `iface` that died left? */
+bool rl_reload_stale(const char *iface);
 
 /* Complete or undo the staging directories of reloads of `iface` that
  * died (call with the lock held): how many, or the first -errno. */
