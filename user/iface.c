@@ -214,9 +214,14 @@ __u32 rl_iface_pinned_layout(const char *iface)
 
 static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen)
 {
-	snprintf(err, errlen,
-		 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
-		 name, layout, RL_LAYOUT_VERSION);
+	if (layout >= RL_LAYOUT_OLDEST_CARRIED && layout < RL_LAYOUT_VERSION)
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): 'xdp-ratelimit reload %s' carries it over to this version, keeping its state",
+			 name, layout, RL_LAYOUT_VERSION, name);
+	else
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+			 name, layout, RL_LAYOUT_VERSION);
 	return -EPROTO;
 }
 

@@ -314,7 +314,8 @@ test_reload_from_layout7() {
 	rules0=$(in_rx "$old" quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)
 	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
 	id0=$(xdp_prog_id "$vrx")
-	rl quota list --iface "$vrx" >/dev/null 2>&1 && why+=("this CLI read layout-7 pins")
+	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-7 pins")
+	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
 	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 8"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
