@@ -112,7 +112,8 @@ static long collect_sources(int fd, struct recent **out)
 		}
 		r[n++] = e;
 	}
-	qsort(r, n, sizeof(*r), by_newest);
+	if (n)	/* r is NULL without rows */
+		qsort(r, n, sizeof(*r), by_newest);
 	ret = (long)n;
 out:
 	free(vals);
@@ -260,6 +261,7 @@ static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
 		       const struct rl_maps *nm, struct rl_carried *c)
 {
 	const struct rl_rule_change none = { 0 };
+	static const struct rl_rule empty;
 	struct rl_rule r;
 	long ret;
 
@@ -267,6 +269,8 @@ static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
 		memset(&r, 0, sizeof(r));	/* an older rule: zero-extended */
 		if (bpf_map_lookup_elem(old->m.rules, &id, &r))
 			return -errno;
+		if (!memcmp(&r, &empty, sizeof(r)))
+			continue;	/* the new array holds zeros already */
 		if (r.flags & RL_RULE_F_USED) {
 			rl_rule_apply(&r, &none, s->window_ns);	/* the budgets */
 			c->rules++;
@@ -364,7 +368,8 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 		}
 		n++;
 	}
-	qsort(r, n, sizeof(*r), by_answered);
+	if (n)
+		qsort(r, n, sizeof(*r), by_answered);
 	for (size_t i = 0; i < n && (__u64)done < s->max_sources; i++) {
 		if (!bpf_map_lookup_elem(nm->verified, &r[i].key, &have) &&
 		    have.answered_ns >= r[i].v.answered_ns)

@@ -280,7 +280,10 @@ test_reload_window_under_traffic() {
 	want=$(( p + d < 2 * q ? p + d : 2 * q ))
 	[ "$p" -ge $((want - 2 * b2)) ] && [ "$p" -le $((want + 2 * b2)) ] ||
 		why+=("the new program passed $p of $((p + d)), want $((want - 2 * b2))..$((want + 2 * b2))")
-	[ "$d" -gt 0 ] || why+=("the new program dropped nothing")
+	# beyond its budget it drops (a slow reload, as under the sanitizers,
+	# may leave it less than that to judge)
+	[ "$((p + d))" -gt 0 ] || why+=("the new program judged nothing before the sender ended")
+	[ "$((p + d))" -le $((2 * q + 2 * b2)) ] || [ "$d" -gt 0 ] || why+=("the new program dropped nothing")
 	# the old one: q per started second of what it judged at 2000 pps
 	want=$(( (jold + 1999) / 2000 * q ))
 	[ "$jold" -ge 1000 ] && [ "$pold" -ge $((q - b1)) ] && [ "$pold" -le $((want + 2 * b1)) ] ||
