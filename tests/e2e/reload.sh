@@ -105,6 +105,24 @@ test_reload_settings() {
 	result reload_settings "${#why[@]}" "${why[*]}"
 }
 
+# --default-pps/--default-bps set the default rule's rates as quota set
+# default does, in place and onto new maps, and nothing else.
+default_rates() {	# the default rule's halves: "PREFIX PPS BPS" each
+	rl quota list --iface "$vrx" --json |
+		jq -r '.interfaces[0].rules[] | select(.prefix | endswith("/0")) | "\(.prefix) \(.pps) \(.bps)"' | tr '\n' ' '
+}
+test_reload_default_rule() {
+	local why=() out
+	fresh --default-pps 10 && quota 198.18.48.0/24 --pps 5 || { result reload_default_rule 1 "attach"; return; }
+	out=$(rl reload "$vrx" --default-pps 20 2>&1) || why+=("in place: $out")
+	[ "$(default_rates)" = "0.0.0.0/0 20 null ::/0 20 null " ] || why+=("in place: $(default_rates)")
+	out=$(rl reload "$vrx" --window 2s --default-bps 1M 2>&1) || why+=("new maps: $out")
+	[ "$(default_rates)" = "0.0.0.0/0 20 1000000 ::/0 20 1000000 " ] || why+=("new maps: $(default_rates)")
+	rl quota list --iface "$vrx" --json | jq -e '.interfaces[0].rules[] | select(.prefix == "198.18.48.0/24" and .pps == 5)' >/dev/null ||
+		why+=("the other rule changed")
+	result reload_default_rule "${#why[@]}" "${why[*]}"
+}
+
 # --replies-via moves the egress hook: the filter of $vrx goes from $vrx
 # to the interfaces named, running the new program, and back; none is
 # left behind where it no longer belongs.
