@@ -8,7 +8,8 @@
 #
 # lib_init sets: out cli gen (absolute paths), id (TAG plus the shell's PID:
 # unique to the run), tx rx (namespaces), vtx vrx (the first veth pair's ends),
-# pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles.
+# pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles,
+# tmpdirs (removed at exit).
 # shellcheck shell=bash
 
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +23,7 @@ lib_init() {	# BUILD_DIR TAG
 	vtx=${id}a vrx=${id}b
 	pins=/sys/fs/bpf/xdp-ratelimit
 	passed=0 failed=0
-	bg=() tmpfiles=()
+	bg=() tmpfiles=() tmpdirs=()
 	rx_ifaces=("$vrx")	# receiving ends whose pins cleanup removes
 	trap lib_cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -43,6 +44,7 @@ lib_cleanup() {
 		rm -rf "${i:?}" "$i "* 2>/dev/null
 	done
 	[ ${#tmpfiles[@]} -eq 0 ] || rm -f "${tmpfiles[@]}"
+	[ ${#tmpdirs[@]} -eq 0 ] || rm -rf "${tmpdirs[@]}"
 }
 
 result() {	# NAME STATUS [why]: STATUS 0 is a pass
@@ -180,11 +182,12 @@ config_write() {	# IFACE BYTES
 }
 # Make IFACE's config say another layout version wrote it (0x63 in the
 # low byte of its layout field): prints the bytes written.
-config_bump_layout() {	# IFACE
+config_bump_layout() { config_set_layout "$1" 99; }	# IFACE
+config_set_layout() {	# IFACE LAYOUT (< 256): the layout field, by hand
 	local off bumped
 	off=$(config_offset layout)
 	[ -n "$off" ] || return 1
-	bumped=$(awk -v o="$off" '{ $(o + 1) = "0x63"; print }' <<<"$(config_bytes "$1")")
+	bumped=$(awk -v o="$off" -v l="$(printf '0x%02x' "$2")" '{ $(o + 1) = l; print }' <<<"$(config_bytes "$1")")
 	config_write "$1" "$bumped" && echo "$bumped"
 }
 

@@ -158,7 +158,8 @@ else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
 	run_cli attach_again 1 --in-ns attach "$va"
 	run_cli reload 0 --in-ns reload "$va" --pass-malformed --verified-ttl 5m
-	run_cli reload_window 1 --in-ns reload "$va" --window 2s
+	run_cli reload_new_maps 0 --in-ns reload "$va" --max-sources 2048
+	run_cli reload_mode 1 --in-ns reload "$va" --mode generic
 	run_cli quota_set_v4 0 --in-ns quota set 198.18.0.0/24 --pps 50 --aggregate-pps 1k --iface "$va"
 	run_cli quota_set_v6 0 --in-ns quota set 2001:db8::/32 --bps 1M --iface "$va"
 	run_cli quota_set_allow 0 --in-ns quota set 198.18.0.7 --pps unlimited --iface "$va"

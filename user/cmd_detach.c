@@ -11,6 +11,7 @@
 #include "attach_txn.h"
 #include "iface.h"
 #include "pin.h"
+#include "reload_txn.h"
 #include "values.h"
 #include "xdp_multi.h"
 
@@ -41,6 +42,12 @@ static int detach_run(void *cfg)
 	 * went with its process, or, from an older version, goes now with
 	 * the link pin) */
 	stale = rl_attach_repair(iface);
+	/* a reload that died with the link pinned in its staging directory:
+	 * completed or removed before the link pin of iface goes */
+	ret = rl_reload_repair(iface);
+	if (ret < 0)
+		return rl_fail("detach: cannot complete or remove what an interrupted reload left for %s (%s): remove it by hand with rm -r '%s/%s reloading '*",
+			       iface, strerror(-ret), RL_PIN_ROOT, iface);
 	if (stale < 0)
 		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",
 			       iface, strerror(-stale), RL_PIN_ROOT, iface);

@@ -16,9 +16,13 @@
  * last. A reload killed after the commit point is completed by running
  * it again: each of those steps is idempotent.
  *
- * Only settings that keep every map's size and meaning can change: not
- * --window, --buckets, --max-sources or --ipv6-prefix (the windows and
- * the table are laid out by them), nor the XDP mode (the link keeps it).
+ * A setting that sizes or lays out the maps (--window, --buckets,
+ * --max-sources, --ipv6-prefix), or pins of an older layout (7), take new
+ * maps instead: the program is loaded on maps of its own, filled with what
+ * can be carried (reload_carry.h), pinned with the link in a staging
+ * directory, and the commit point is the same bpf_link_update(); then the
+ * staging directory takes the place of IFACE's (reload_txn.h). The XDP
+ * mode cannot change (the link keeps it).
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,6 +39,9 @@
 #include "iface.h"
 #include "loader.h"
 #include "pin.h"
+#include "reload_carry.h"
+#include "reload_txn.h"
+#include "rules.h"
 #include "settings.h"
 #include "values.h"
 #include "xdp_multi.h"
@@ -46,10 +53,14 @@ static const struct rl_opt reload_opts[] = {
 	{ OPT_MODE, "mode", "auto|native|generic",
 	  "XDP mode; must be the running one (default: it)" },
 	{ OPT_WINDOW, "window", "DURATION",
-	  "sliding window; only the running one (see below)" },
-	{ OPT_BUCKETS, "buckets", "N", "buckets per window; only the running number" },
-	{ OPT_MAX_SOURCES, "max-sources", "N", "tracked sources; only the running number" },
-	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN", "IPv6 source prefix; only the running one" },
+	  "sliding window (new maps: see below)" },
+	{ OPT_BUCKETS, "buckets", "N", "buckets per window (new maps)" },
+	{ OPT_DEF_PPS, "default-pps", "RATE",
+	  "packets per second per source for the default rule" },
+	{ OPT_DEF_BPS, "default-bps", "RATE",
+	  "bytes per second per source for the default rule" },
+	{ OPT_MAX_SOURCES, "max-sources", "N", "tracked sources (new maps)" },
+	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN", "IPv6 source prefix (new maps)" },
 	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
 	{ OPT_NO_DRY_RUN, "no-dry-run", NULL, "drop again (end a dry run)" },
 	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
@@ -80,6 +91,7 @@ static void reload_defaults(void *cfg)
 
 	rl_attach_req_defaults(&r->a.req);
 	r->a.mode = RL_XDP_AUTO;
+	r->a.def_pps = r->a.def_bps = RL_UNLIMITED;
 }
 
 static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
@@ -162,28 +174,13 @@ static void via_default(__u32 via[RL_MAX_REPLIES_VIA], __u32 ifindex)
 		via[0] = 0;
 }
 
-/* The settings that lay out the maps, changed: what a reload cannot
- * carry. RL_EXIT_FAIL with a message naming them, or 0. */
-static int layout_change(const struct rl_settings *run, const struct rl_settings *s,
-			 const char *iface)
+/* Do the new settings size or lay out a map otherwise? Then reload
+ * builds new maps. */
+static bool maps_resized(const struct rl_settings *run, const struct rl_settings *s)
 {
-	char what[160] = "";
-	size_t off = 0;
-
-#define CHANGED(field, opt)						\
-	if (run->field != s->field)					\
-		off += (size_t)snprintf(what + off, sizeof(what) - off,	\
-					"%s" opt, off ? ", " : "")
-	CHANGED(window_ns, "--window");
-	CHANGED(nbuckets, "--buckets");
-	CHANGED(max_sources, "--max-sources");
-	CHANGED(v6_prefix, "--ipv6-prefix");
-	CHANGED(ncpus, "the number of possible CPUs");
-#undef CHANGED
-	if (!off)
-		return 0;
-	return rl_fail("reload: cannot change %s of %s in place: the maps are sized and laid out by it, and new maps would lose every window, counter, ban and verified source (the rules can be carried by save and restore); nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', edit the settings on FILE's attach line, then 'xdp-ratelimit restore FILE'",
-		       what, iface, iface, iface);
+	return run->window_ns != s->window_ns || run->nbuckets != s->nbuckets ||
+	       run->max_sources != s->max_sources || run->v6_prefix != s->v6_prefix ||
+	       run->ncpus != s->ncpus;
 }
 
 /* The pinned link of IFACE and the program it runs (prog_fd), checked to
@@ -218,11 +215,13 @@ static int open_link(const char *iface, int ifindex, int *link_fd, int *prog_fd)
 	return 0;
 }
 
-/* After the commit point: the egress hook and the config map follow the
- * new program. */
-static int finish(const struct rl_iface *ifc, int ifindex, int egress_fd,
-		  const struct rl_settings *s)
+/* After the commit point: the egress hook, the default rule and the
+ * config map follow the new program on its maps `m`. */
+static int finish(const struct reload_args *r, const char *iface, int ifindex,
+		  int egress_fd, const struct rl_maps *m, const struct rl_settings *s)
 {
+	struct rl_prefix def = { .is_default = true };
+	struct rl_rule_change c;
 	struct rl_config cfg;
 	char err[RL_ERR_LEN];
 	int ret;
@@ -230,12 +229,16 @@ static int finish(const struct rl_iface *ifc, int ifindex, int egress_fd,
 	ret = rl_egress_replace(egress_fd, ifindex, s->replies_via, err, sizeof(err));
 	if (ret)
 		return rl_fail("reload: the new program runs on %s, but %s; run the same reload again to finish",
-			       ifc->name, err);
+			       iface, err);
 	ret = rl_egress_sweep(ifindex, s->replies_via);
 	if (ret)
 		return rl_fail("reload: the new program runs on %s, but an egress hook filter of an interface no longer in --replies-via could not be removed (%s); run the same reload again to finish",
-			       ifc->name, strerror(-ret));
-	ret = rl_config_read(&ifc->m, &cfg);
+			       iface, strerror(-ret));
+	if (rl_rule_change_default(&c, r->a.def_pps, r->a.def_bps) &&
+	    rl_rule_set(m, s, &def, &c, err, sizeof(err)))
+		return rl_fail("reload: the new program runs on %s, but the default rule could not be set (%s); run the same reload again to finish",
+			       iface, err);
+	ret = rl_config_read(m, &cfg);
 	if (!ret) {
 		/* mode and ifindex are the attachment's, kept */
 		__u32 mode = cfg.set.mode, at = cfg.set.ifindex;
@@ -243,24 +246,58 @@ static int finish(const struct rl_iface *ifc, int ifindex, int egress_fd,
 		cfg.set = *s;
 		cfg.set.mode = mode;
 		cfg.set.ifindex = at;
-		ret = rl_config_write(&ifc->m, &cfg);
+		ret = rl_config_write(m, &cfg);
 	}
 	if (ret)
 		return rl_fail("reload: the new program runs on %s, but the config map could not be written (%s): status shows the old settings; run the same reload again to finish",
-			       ifc->name, strerror(-ret));
+			       iface, strerror(-ret));
 	return 0;
 }
 
-/* Load on the pinned maps and swap; `ifc` is open and checked. */
-static int do_reload(const struct reload_args *r, const struct rl_iface *ifc,
-		     int ifindex, const struct rl_settings *s)
+static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
+		       const struct rl_settings *s)
+{
+	if (GIVEN(r, OPT_PRIORITY) && r->a.priority != RL_RUN_PRIO)
+		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
+			ifc->name);
+	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
+}
+
+/* What a reload onto new maps left behind, in its words. */
+static void print_carried(const struct rl_iface *ifc, const struct rl_carried *c,
+			  __u32 layout)
+{
+	if (layout != RL_LAYOUT_VERSION)
+		printf("%s: pins of layout %u migrated to layout %u\n", ifc->name,
+		       layout, RL_LAYOUT_VERSION);
+	printf("%s: new maps: carried %d rules, %ld bans, %ld verified sources, %s\n",
+	       ifc->name, c->rules, c->bans, c->verified,
+	       c->windows ? "the sources' windows and counters" :
+	       "not the sources' windows and counters (every source starts a fresh window)");
+}
+
+/*
+ * Load this binary's program and swap it in; `ifc` is open and checked
+ * (pins of `layout`). In place (`rebuild` false): on the pinned maps.
+ * Else on new maps sized by `s`, filled from the pinned ones and staged
+ * with the link, the pin directory swapped after the program
+ * (reload_txn.h).
+ */
+static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
+		   __u32 layout, bool rebuild, int ifindex,
+		   const struct rl_settings *s)
 {
 	LIBBPF_OPTS(bpf_link_update_opts, opts, .flags = BPF_F_REPLACE);
 	struct rl_settings rodata_set = *s;
-	char err[RL_ERR_LEN];
+	char err[RL_ERR_LEN], stage[NAME_MAX + 1] = "";
+	const struct rl_maps *m = &ifc->m;
+	struct rl_carried carried;
 	struct ratelimit *skel;
 	int link_fd = -1, old_fd = -1, ret;
+	struct rl_maps nm;
 
+	if (rebuild && rl_carry_check(ifc, s, err, sizeof(err)))
+		return rl_fail("reload: %s; nothing changed", err);
 	ret = open_link(ifc->name, ifindex, &link_fd, &old_fd);
 	if (ret)
 		return ret;
@@ -269,8 +306,19 @@ static int do_reload(const struct reload_args *r, const struct rl_iface *ifc,
 		ret = rl_fail("reload: cannot open the BPF object: %s", strerror(errno));
 		goto out;
 	}
-	ret = rl_load_reusing(skel->skeleton, &skel->rodata->settings, &rodata_set,
-			      &ifc->m, err, sizeof(err));
+	if (!rebuild) {
+		ret = rl_load_reusing(skel->skeleton, &skel->rodata->settings,
+				      &rodata_set, m, err, sizeof(err));
+	} else {
+		m = &nm;
+		ret = rl_load(skel->skeleton, &skel->rodata->settings, &rodata_set,
+			      RL_UNLIMITED, RL_UNLIMITED, &nm, err, sizeof(err));
+		if (!ret)
+			ret = rl_carry(ifc, s, &nm, &carried, err, sizeof(err));
+		if (!ret)
+			ret = rl_reload_stage(ifc->name, &nm, link_fd, stage, err,
+					      sizeof(err));
+	}
 	if (ret) {
 		ret = rl_fail("reload: %s; nothing changed", err);
 		goto out;
@@ -281,20 +329,42 @@ static int do_reload(const struct reload_args *r, const struct rl_iface *ifc,
 	if (bpf_link_update(link_fd, bpf_program__fd(skel->progs.xdp_ratelimit), &opts)) {
 		ret = rl_fail("reload: cannot swap the program of %s: %s; nothing changed",
 			      ifc->name, strerror(errno));
+		if (rebuild)
+			rl_pin_dir_remove(stage);
 		goto out;
 	}
-	ret = finish(ifc, ifindex, bpf_program__fd(skel->progs.rl_egress), s);
+	if (rebuild && rl_reload_swap(ifc->name, stage, err, sizeof(err))) {
+		ret = rl_fail("reload: the new program runs on %s, but %s; run the same reload again to finish",
+			      ifc->name, err);
+		goto out;
+	}
+	ret = finish(r, ifc->name, ifindex, bpf_program__fd(skel->progs.rl_egress),
+		     m, s);
 	if (ret)
 		goto out;
-	if (GIVEN(r, OPT_PRIORITY) && r->a.priority != RL_RUN_PRIO)
-		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
-			ifc->name);
-	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
+	if (rebuild) {
+		/* what the old program banned or the old egress hook
+		 * verified after the copy */
+		rl_carry_late(ifc, s, &nm);
+		print_carried(ifc, &carried, layout);
+	}
+	print_done(r, ifc, s);
 out:
-	ratelimit__destroy(skel);	/* the link and the filters hold the new program */
+	/* the link, the filters and (new maps) the pins hold what we made */
+	ratelimit__destroy(skel);
 	close(old_fd);
 	close(link_fd);
 	return ret;
+}
+
+/* Pins reload cannot read: what would be lost and how to go on. */
+static int layout_refused(const char *iface, __u32 layout)
+{
+	if (layout > RL_LAYOUT_VERSION)
+		return rl_fail("reload: %s was attached by a newer version of xdp-ratelimit (map layout %u; this one has %u): reload it with that version; nothing changed",
+			       iface, layout, RL_LAYOUT_VERSION);
+	return rl_fail("reload: %s was attached by a version of xdp-ratelimit whose map layout (%u) is too old to carry (this one carries layout %u and later): a reload would lose its rules, bans, verified sources, windows and counters, so the running program keeps enforcing and nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE' with the older version (it saves the rules; bans, verified sources, windows and counters start afresh), 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE' with this one",
+		       iface, layout, RL_LAYOUT_OLDEST_CARRIED, iface, iface);
 }
 
 static int reload_run(void *cfg)
@@ -317,11 +387,16 @@ static int reload_run(void *cfg)
 	if (stat(dir, &st))
 		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
 			       iface, iface);
+	ret = rl_reload_repair(iface);
+	if (ret < 0)
+		return rl_fail("reload: cannot complete or remove what an interrupted reload of %s left (%s): see 'ls %s'",
+			       iface, strerror(-ret), RL_PIN_ROOT);
 	layout = rl_iface_pinned_layout(iface);
-	if (layout && layout != RL_LAYOUT_VERSION)
-		return rl_fail("reload: %s was attached by a version of xdp-ratelimit with another map layout (%u; this one has %u), which reload cannot carry over yet: the running program keeps enforcing, nothing changed. To go on, losing windows, counters, bans and verified sources: 'xdp-ratelimit save --iface %s > FILE' (the older version's save, if this one refuses), 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE'",
-			       iface, layout, RL_LAYOUT_VERSION, iface, iface);
-	ret = rl_iface_open(iface, &ifc, err, sizeof(err));
+	if (!layout)
+		layout = RL_LAYOUT_VERSION;	/* rl_iface_open says what is wrong */
+	if (layout < RL_LAYOUT_OLDEST_CARRIED || layout > RL_LAYOUT_VERSION)
+		return layout_refused(iface, layout);
+	ret = rl_iface_open_layout(iface, layout, &ifc, err, sizeof(err));
 	if (ret)
 		return rl_fail("reload: %s; nothing changed", err);
 	new_request(r, &ifc.cfg.set, &req);
@@ -331,10 +406,13 @@ static int reload_run(void *cfg)
 		return rl_usage_err("reload: %s", err);
 	}
 	rl_settings_clock(&s, rl_coarse_tick_ns());
-	ret = layout_change(&ifc.cfg.set, &s, iface);
-	if (ret) {
+	/* the default rule's budgets in the new window */
+	if (rl_budgets_fit(&(struct rl_rule_change){
+				.have_pps = r->a.def_pps != RL_UNLIMITED, .pps = r->a.def_pps,
+				.have_bps = r->a.def_bps != RL_UNLIMITED, .bps = r->a.def_bps },
+			   s.window_ns, "default-", err, sizeof(err))) {
 		rl_iface_close(&ifc);
-		return ret;
+		return rl_usage_err("reload: %s", err);
 	}
 	if (GIVEN(r, OPT_MODE) && r->a.mode != RL_XDP_AUTO &&
 	    (r->a.mode == RL_XDP_NATIVE) != (ifc.cfg.set.mode == RL_MODE_NATIVE)) {
@@ -342,7 +420,9 @@ static int reload_run(void *cfg)
 		return rl_fail("reload: %s runs in %s mode: a reload keeps the mode; to change it, detach and attach again (save and restore carry the rules); nothing changed",
 			       iface, rl_mode_name(ifc.cfg.set.mode));
 	}
-	ret = do_reload(r, &ifc, ifindex, &s);
+	ret = swap_in(r, &ifc, layout,
+		      layout != RL_LAYOUT_VERSION || maps_resized(&ifc.cfg.set, &s),
+		      ifindex, &s);
 	rl_iface_close(&ifc);
 	return ret;
 }
@@ -359,9 +439,11 @@ const struct rl_cmd rl_cmd_reload = {
 		"reload refused or killed before the swap changes nothing.\n",
 	.opts = reload_opts,
 	.notes =
-		"--window, --buckets, --max-sources and --ipv6-prefix lay out the maps:\n"
-		"reload refuses to change them (save, detach, then restore with the new\n"
-		"settings). It also refuses pins of an older layout.\n"
+		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
+		"pins of layout 7 have other shapes: reload then builds new maps and\n"
+		"carries rules (budgets recomputed), bans, verified sources and counters\n"
+		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
+		"with a fresh window. Pins older than layout 7 are refused.\n"
 		"\n"
 		"Example:\n"
 		"  xdp-ratelimit reload eth0 --no-dry-run --verified-ttl 5m\n",

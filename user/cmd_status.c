@@ -17,6 +17,7 @@
 #include "json_writer.h"
 #include "pin.h"
 #include "rules.h"
+#include "reload_txn.h"
 #include "rules_txn.h"
 #include "settings.h"
 #include "sync_status.h"
@@ -31,6 +32,8 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 	int ifindex = rl_link_ifindex(name, NULL);
 
 	*opened = rl_iface_open(name, ifc, err, errlen) == 0;
+	if (!*opened && rl_reload_stale(name) && !rl_change_running())
+		return "a reload onto new maps was cut short after its swap (CLI killed?): the new program runs, its maps wait in a staging directory; run 'xdp-ratelimit reload IFACE' (or detach) to complete it";
 	if (!*opened)
 		return err;
 	if (ifindex == -ENOENT)

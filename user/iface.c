@@ -54,15 +54,35 @@ int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
 	return fd;
 }
 
-static int open_map(const char *iface, int i, int *fd, __u32 *max_entries,
-		    char *err, size_t errlen)
+int rl_layout_value_size(__u32 layout, int i)
+{
+	if (layout >= RL_LAYOUT_VERSION)
+		return (int)rl_map_defs[i].value_size;
+	/* layout 7: rules and config ended before the fields layout 8 added
+	 * at their end; no scopes */
+	switch (i) {
+	case RL_MAP_IDX_rules:
+		return offsetof(struct rl_rule, burst);
+	case RL_MAP_IDX_config:
+		return offsetof(struct rl_config, scopes_used);
+	case RL_MAP_IDX_scopes:
+	case RL_MAP_IDX_scoped_v4:
+	case RL_MAP_IDX_scoped_v6:
+		return -1;
+	default:
+		return (int)rl_map_defs[i].value_size;
+	}
+}
+
+static int open_map(const char *iface, __u32 layout, int i, int *fd,
+		    __u32 *max_entries, char *err, size_t errlen)
 {
 	const struct rl_map_def *def = &rl_map_defs[i];
 	char path[PATH_MAX];
 
 	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = rl_map_pin_open(path, def->type, def->key_size, def->value_size,
-			      max_entries);
+	*fd = rl_map_pin_open(path, def->type, def->key_size,
+			      (__u32)rl_layout_value_size(layout, i), max_entries);
 	if (*fd == -EPROTO) {
 		snprintf(err, errlen,
 			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
@@ -119,6 +139,8 @@ static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 		__u32 len = sizeof(info);
 		bool found = false;
 
+		if (m->fd[i] < 0)
+			continue;	/* not in an older layout */
 		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
 			return -errno;
 		for (int k = 0; k < n && !found; k++)
@@ -153,8 +175,8 @@ static bool settings_sane(const struct rl_settings *s)
  * checked: another layout's config may have another size, and its user
  * must hear "detach and attach again", not "not a map we made". `layout`
  * sat at byte 68 of struct rl_config up to layout 6 (before the settings
- * grew the verified TTL and --replies-via): a config of another size is
- * read there. 0 when the pin cannot tell (open_map then says what is wrong).
+ * grew the verified TTL and --replies-via): a config shorter than layout
+ * 7's is read there. 0 when the pin cannot tell (open_map then says what is wrong).
  */
 #define RL_LAYOUT_OFFSET_UP_TO_6	68
 __u32 rl_iface_pinned_layout(const char *iface)
@@ -173,7 +195,9 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	if (fd_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
-		if (info.value_size != sizeof(struct rl_config))
+		/* layout 7 and later only grew config at its end */
+		if (info.value_size < (__u32)rl_layout_value_size(RL_LAYOUT_OLDEST_CARRIED,
+								  RL_MAP_IDX_config))
 			off = RL_LAYOUT_OFFSET_UP_TO_6;
 		if (info.value_size < off + sizeof(layout)) {
 			close(fd);
@@ -190,9 +214,14 @@ __u32 rl_iface_pinned_layout(const char *iface)
 
 static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen)
 {
-	snprintf(err, errlen,
-		 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
-		 name, layout, RL_LAYOUT_VERSION);
+	if (layout >= RL_LAYOUT_OLDEST_CARRIED && layout < RL_LAYOUT_VERSION)
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): 'xdp-ratelimit reload %s' carries it over to this version, keeping its state",
+			 name, layout, RL_LAYOUT_VERSION, name);
+	else
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+			 name, layout, RL_LAYOUT_VERSION);
 	return -EPROTO;
 }
 
@@ -200,31 +229,44 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen)
 {
 	__u32 layout = rl_iface_pinned_layout(name);
+
+	if (layout && layout != RL_LAYOUT_VERSION) {
+		memset(ifc, 0, sizeof(*ifc));
+		rl_maps_init(&ifc->m);
+		return wrong_layout(name, layout, err, errlen);
+	}
+	return rl_iface_open_layout(name, RL_LAYOUT_VERSION, ifc, err, errlen);
+}
+
+int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
+			 char *err, size_t errlen)
+{
 	int ret;
 
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
-	if (layout && layout != RL_LAYOUT_VERSION)
-		return wrong_layout(name, layout, err, errlen);
 	/* config first: another layout version may pin other maps */
-	ret = open_map(name, RL_MAP_IDX_config, &ifc->m.config, NULL, err, errlen);
+	ret = open_map(name, layout, RL_MAP_IDX_config, &ifc->m.config, NULL,
+		       err, errlen);
 	if (ret)
 		goto fail;
+	/* an older config is shorter: the lookup fills its size, the rest
+	 * stays zero (what layout 8 added means "none" as zero) */
 	ret = rl_config_read(&ifc->m, &ifc->cfg);
 	if (ret) {
 		snprintf(err, errlen, "cannot read the config of %s: %s", name,
 			 strerror(-ret));
 		goto fail;
 	}
-	if (ifc->cfg.layout != RL_LAYOUT_VERSION) {
+	if (ifc->cfg.layout != layout) {
 		ret = wrong_layout(name, ifc->cfg.layout, err, errlen);
 		goto fail;
 	}
 	for (int i = 0; i < RL_NR_MAPS; i++) {
-		if (i == RL_MAP_IDX_config)
-			continue;	/* open already */
-		ret = open_map(name, i, &ifc->m.fd[i],
+		if (i == RL_MAP_IDX_config || rl_layout_value_size(layout, i) < 0)
+			continue;	/* open already, or not in that layout */
+		ret = open_map(name, layout, i, &ifc->m.fd[i],
 			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
 			       err, errlen);
 		if (ret)

@@ -25,6 +25,23 @@ struct rl_iface {
  */
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
+
+/* The oldest layout whose pins reload carries into this one's maps. */
+#define RL_LAYOUT_OLDEST_CARRIED	7
+
+/* The value size a map of RL_MAPS index `i` has in pins of `layout`
+ * (RL_LAYOUT_OLDEST_CARRIED to RL_LAYOUT_VERSION); -1 when that layout
+ * has no such map. */
+int rl_layout_value_size(__u32 layout, int i);
+
+/*
+ * rl_iface_open for pins of `layout` (RL_LAYOUT_OLDEST_CARRIED or later),
+ * for reload to carry them: each map checked against that layout's shape
+ * (a map it lacks stays -1 in ifc->m), ifc->cfg zero-extended from the
+ * older config (so rl_config_write must not be used on it). Read only.
+ */
+int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
+			 char *err, size_t errlen);
 void rl_iface_close(struct rl_iface *ifc);
 
 /* The layout version (RL_LAYOUT_VERSION of the CLI that attached) in

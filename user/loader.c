@@ -74,21 +74,30 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 }
 
 /*
- * `sync` is the agent's, never read by the program: bound to it all the
- * same, so that it is among the program's maps, as every pinned map must
- * be (user/iface.c). So are the scope maps, which a program that does not
- * judge scopes (before the one that does) leaves unread; binding a map
- * the program reads already changes nothing.
+ * Every map of RL_MAPS bound to the program: `sync` is the agent's, never
+ * read by the program, and is bound all the same, so that it is among the
+ * program's maps, as every pinned map must be (user/iface.c); binding a
+ * map the program uses already changes nothing.
  */
-static int bind_sync_map(struct bpf_object *obj, const struct rl_maps *m)
+int rl_maps_bind(int prog_fd, const struct rl_maps *m)
 {
-	const int fds[] = { m->sync, m->scopes, m->scoped_v4, m->scoped_v6 };
-	struct bpf_program *p;
+	/* a map the program already uses is bound already: 0 */
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (bpf_prog_bind_map(prog_fd, m->fd[i], NULL))
+			return -errno;
+	return 0;
+}
 
-	bpf_object__for_each_program(p, obj)
-		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-			if (bpf_prog_bind_map(bpf_program__fd(p), fds[i], NULL))
-				return -errno;
+static int bind_maps(struct bpf_object *obj, const struct rl_maps *m)
+{
+	struct bpf_program *p;
+	int ret;
+
+	bpf_object__for_each_program(p, obj) {
+		ret = rl_maps_bind(bpf_program__fd(p), m);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -139,9 +148,9 @@ static int load_with(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 			 strerror(-ret));
 		return ret;
 	}
-	ret = bind_sync_map(obj, m);
+	ret = bind_maps(obj, m);
 	if (ret) {
-		snprintf(err, errlen, "cannot bind the sync map to the program: %s",
+		snprintf(err, errlen, "cannot bind the maps to the program: %s",
 			 strerror(-ret));
 		return ret;
 	}

@@ -43,4 +43,12 @@ int rl_load_reusing(struct bpf_object_skeleton *sk, struct rl_settings *rodata,
 		    const struct rl_settings *s, const struct rl_maps *pinned,
 		    char *err, size_t errlen);
 
+/*
+ * Bind every map of `m` to the program `prog_fd`: a map it never reads
+ * (`sync`, the agent's; a map a later program version reads) is among the
+ * program's maps all the same, as every pinned map must be (user/iface.c).
+ * 0 or -errno.
+ */
+int rl_maps_bind(int prog_fd, const struct rl_maps *m);
+
 #endif /* RL_LOADER_H */

@@ -312,8 +312,8 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 		ret = fd < 0 ? -errno : 0;
 	}
 	/* every pinned map is one of the program's (iface.c checks) */
-	if (!ret && bpf_prog_bind_map(fd, m->sync, NULL))
-		ret = -errno;
+	if (!ret)
+		ret = rl_maps_bind(fd, m);
 	if (ret) {
 		snprintf(err, errlen,
 			 "attached to %s through libxdp, but not under its dispatcher as asked (%s): detached again",

@@ -3,8 +3,10 @@
 # pinned maps (bpf_link update) under paced traffic, with nothing passed
 # above the quota and nothing dropped below it across the swaps; settings
 # that may change take effect, rules, bans and verified sources stay;
-# what reload cannot carry (map sizes, another layout) or bad input is
-# refused with nothing changed.
+# settings that size the maps (--window, --max-sources, --ipv6-prefix)
+# and pins of layout 7 (a fixture built from the last layout-7 commit) go
+# to new maps with rules, bans and verified sources carried; what reload
+# cannot carry or bad input is refused with nothing changed.
 # Sourced by tests/e2e/run.sh, which sets up the namespaces and links and
 # holds the helpers (send, fresh, quota, seen, src_stat, ...). Each
 # test_NAME is one test: `tests/e2e/run.sh BUILD_DIR NAME` runs it alone.
@@ -103,6 +105,24 @@ test_reload_settings() {
 	result reload_settings "${#why[@]}" "${why[*]}"
 }
 
+# --default-pps/--default-bps set the default rule's rates as quota set
+# default does, in place and onto new maps, and nothing else.
+default_rates() {	# the default rule's halves: "PREFIX PPS BPS" each
+	rl quota list --iface "$vrx" --json |
+		jq -r '.interfaces[0].rules[] | select(.prefix | endswith("/0")) | "\(.prefix) \(.pps) \(.bps)"' | tr '\n' ' '
+}
+test_reload_default_rule() {
+	local why=() out
+	fresh --default-pps 10 && quota 198.18.48.0/24 --pps 5 || { result reload_default_rule 1 "attach"; return; }
+	out=$(rl reload "$vrx" --default-pps 20 2>&1) || why+=("in place: $out")
+	[ "$(default_rates)" = "0.0.0.0/0 20 null ::/0 20 null " ] || why+=("in place: $(default_rates)")
+	out=$(rl reload "$vrx" --window 2s --default-bps 1M 2>&1) || why+=("new maps: $out")
+	[ "$(default_rates)" = "0.0.0.0/0 20 1000000 ::/0 20 1000000 " ] || why+=("new maps: $(default_rates)")
+	rl quota list --iface "$vrx" --json | jq -e '.interfaces[0].rules[] | select(.prefix == "198.18.48.0/24" and .pps == 5)' >/dev/null ||
+		why+=("the other rule changed")
+	result reload_default_rule "${#why[@]}" "${why[*]}"
+}
+
 # --replies-via moves the egress hook: the filter of $vrx goes from $vrx
 # to the interfaces named, running the new program, and back; none is
 # left behind where it no longer belongs.
@@ -162,13 +182,183 @@ test_reload_refusals() {
 	reload_refused bad_mode 2 "auto, native or generic" "$vrx" --mode fast
 	reload_refused window_short 2 "at least 1ms" "$vrx" --buckets 16 --window 10ms
 	reload_refused contradiction 2 "contradict" "$vrx" --dry-run --no-dry-run
-	reload_refused window 1 "detach" "$vrx" --window 2s
-	reload_refused buckets 1 "--buckets" "$vrx" --buckets 5
-	reload_refused max_sources 1 "save --iface $vrx" "$vrx" --max-sources 65536
-	reload_refused ipv6_prefix 1 "--ipv6-prefix" "$vrx" --ipv6-prefix 56
 	reload_refused mode 1 "keeps the mode" "$vrx" --mode generic
-	# pins of another layout
+	reload_refused default_budget 2 "--default-pps" "$vrx" --window 60s --default-pps 100M
+	# a rule the new settings cannot take: its IPv6 prefix, its budget
+	quota 2001:db8:45::/56 --pps 5
+	reload_refused rule_v6_prefix 1 "2001:db8:45::/56" "$vrx" --ipv6-prefix 48
+	rl quota del 2001:db8:45::/56 --iface "$vrx" >/dev/null
+	quota 198.18.46.0/24 --pps 3G
+	reload_refused rule_budget 1 "198.18.46.0/24" "$vrx" --window 2s
+	rl quota del 198.18.46.0/24 --iface "$vrx" >/dev/null
+	# pins of another layout: newer, or older than reload carries
 	config_bump_layout "$vrx" >/dev/null
-	reload_refused old_layout 1 "another map layout" "$vrx"
+	reload_refused newer_layout 1 "newer version" "$vrx"
+	config_set_layout "$vrx" 6 >/dev/null
+	reload_refused old_layout 1 "too old to carry" "$vrx"
+	rl detach "$vrx" >/dev/null
+	# more sources active in the window than a smaller --max-sources keeps
+	fresh --window 10s --max-sources 4096 || { result reload_refusals 1 "attach"; return; }
+	send --src 198.18.47.1 --sources 40 --count 40 >/dev/null
+	reload_refused max_sources_active 1 "40 sources were active" "$vrx" --max-sources 16
+	rl detach "$vrx" >/dev/null
+}
+
+# What the new maps hold after a reload that builds them: the rules and
+# their budgets for the new window, bans, verified sources (and the bloom
+# filter rebuilt from them: a verified source stays exempt from a newcomer
+# budget), the counters; per-source windows only while the bucket grid
+# and --ipv6-prefix are the same.
+rule_budget() {	# PREFIX-ADDRESS: pkt_budget of that rule in the pinned rules
+	bpftool -j map dump pinned "$pins/$vrx/rules" |
+		jq -r --arg a "$1" '[.[] | .formatted.value | select(.flags % 2 == 1) |
+			select((.addr[0:4] | map(tostring) | join(".")) == $a) | .pkt_budget][0]'
+}
+test_reload_new_maps() {
+	local a=198.18.52.7 rule=198.18.52.0/24 v=198.18.53.9 before after out st why=() id0 tot0
+	fresh --default-pps 10 --window 1s && quota "$rule" --pps 20 --ban 1m &&
+		quota 198.18.53.0/24 --pps 1000 --new-pps 1 ||
+		{ result reload_new_maps 1 "attach"; return; }
+	send_answered "$a" 50 >/dev/null	# verified by the answer, then banned
+	send_answered "$v" 1 >/dev/null	# verified: not a newcomer
+	before=$(reload_state)
+	id0=$(xdp_prog_id "$vrx") tot0=$(total passed_packets)
+	[ "$(rule_budget 198.18.52.0)" = 20 ] || why+=("budget before: $(rule_budget 198.18.52.0)")
+	out=$(rl reload "$vrx" --window 2s --max-sources 2048 2>&1); st=$?
+	after=$(reload_state)
+	[ "$st" = 0 ] && [[ $out == *"new maps: carried 4 rules, 1 bans, 2 verified sources, not the sources' windows"* ]] ||
+		why+=("exit $st, printed: $out")
+	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
+	[ "$(head -2 <<<"$before")" = "$(head -2 <<<"$after")" ] || why+=("rules or bans: $before -> $after")
+	[[ $(tail -1 <<<"$after") == "[2,"* ]] || why+=("verified after: $(tail -1 <<<"$after")")
+	[ "$(rule_budget 198.18.52.0)" = 40 ] || why+=("budget for 2s: $(rule_budget 198.18.52.0), want 40")
+	[ "$(total passed_packets)" -ge "$tot0" ] || why+=("totals went back: $tot0 -> $(total passed_packets)")
+	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		[.window_ms, .max_sources, .state]')
+	[ "$out" = '[2000,2048,"ok"]' ] || why+=("status: $out")
+	# the ban holds, a verified source is no newcomer (1 pps), a new one is
+	send --src "$a" --count 5 >/dev/null
+	send --src "$v" --count 20 >/dev/null
+	send --src 198.18.53.10 --count 20 >/dev/null
+	[ "$(src_stat "$a" passed_packets)" = 0 ] || why+=("banned source passed $(src_stat "$a" passed_packets)")
+	[ "$(src_stat "$v" passed_packets)" = 20 ] || why+=("verified source passed $(src_stat "$v" passed_packets) of 20")
+	[ "$(src_stat 198.18.53.10 passed_packets)" = 2 ] ||
+		why+=("newcomer passed $(src_stat 198.18.53.10 passed_packets) of 20, want 2 (--new-pps 1 in 2 s)")
+	# --max-sources alone keeps the sources' windows: 10 of 10 used
+	send --src 198.18.54.1 --count 40 >/dev/null
+	out=$(rl reload "$vrx" --max-sources 4096 2>&1); st=$?
+	[ "$st" = 0 ] && [[ $out == *"the sources' windows and counters"* ]] || why+=("--max-sources: exit $st, $out")
+	[ "$(src_stat 198.18.54.1 passed_packets)" = 20 ] ||
+		why+=("source's counters after --max-sources: passed $(src_stat 198.18.54.1 passed_packets), want 20")
+	send --src 198.18.54.1 --count 10 >/dev/null
+	[ "$(src_stat 198.18.54.1 passed_packets)" = 20 ] ||
+		why+=("source's window not carried: passed $(src_stat 198.18.54.1 passed_packets) after 10 more")
+	# a shorter --ipv6-prefix re-keys the IPv6 ban
+	quota 2001:db8:52::/48 --pps 20 --ban 1m
+	send_answered 2001:db8:52:1::7 50 >/dev/null
+	out=$(rl reload "$vrx" --ipv6-prefix 48 2>&1); st=$?
+	[ "$st" = 0 ] || why+=("--ipv6-prefix 48: exit $st, $out")
+	rl ban list --iface "$vrx" --json | jq -e '.interfaces[0].bans[] | select(.address == "2001:db8:52::/48")' >/dev/null ||
+		why+=("IPv6 ban not re-keyed to /48: $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
+	result reload_new_maps "${#why[@]}" "${why[*]}"
+	rl detach "$vrx" >/dev/null
+}
+
+# A new --window under paced traffic: 2000 pps from one source for 3 s
+# against --pps 1000 in a 1 s window of 10 buckets, reloaded about 1.1 s in
+# to a 2 s window. The source starts a fresh window in the new maps (its
+# budget now 2000 per 2 s): of what the new program judged it passed up
+# to 2000 (within two of its buckets) and dropped the rest; the old one
+# passed its quota per second of what it judged (at twice the quota, the
+# first half of each second, within two buckets); the receiver got
+# exactly what both passed, and every frame was judged by one of them.
+# The rule and a ban made before stay.
+test_reload_window_under_traffic() {
+	local a=198.18.55.1 ban=198.18.56.7 f=/tmp/$id.rwindow rf=/tmp/$id.rwindow.rc
+	local q=1000 b1=100 b2=200 why=() t0 rules0 n r p d pold jold want out
+	tmpfiles+=("$rf")
+	fresh --window 1s --buckets 10 && quota "$a" --pps "$q" &&
+		quota 198.18.56.0/24 --pps 10 --ban 1m ||
+		{ result reload_window_under_traffic 1 "attach"; return; }
+	send_answered "$ban" 30 >/dev/null
+	rules0=$(reload_state | head -2)
+	send_bg "$f" --src "$a" --rate 2000 --duration 3
+	t0=$(now)
+	( sleep_until "$t0" 1.1; rl reload "$vrx" --window 2s >/dev/null 2>&1; echo "$?" ) >"$rf"
+	wait "${bg[-1]}"
+	n=$(jq -r .sent "$f")
+	settled 30 seen "$a" >/dev/null
+	r=$(seen "$a") p=$(src_stat "$a" passed_packets) d=$(src_stat "$a" dropped_packets)
+	pold=$((r - p)) jold=$((n - p - d))
+	[ "$(cat "$rf")" = 0 ] || why+=("reload exited $(cat "$rf")")
+	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | [.window_ms, .state]')
+	[ "$out" = '[2000,"ok"]' ] || why+=("status: $out")
+	[ "$(reload_state | head -2)" = "$rules0" ] || why+=("rules or bans: $rules0 -> $(reload_state | head -2)")
+	grep -q "$ban 198.18.56.0/24" <<<"$rules0" || why+=("no ban to keep: $rules0")
+	want=$(( p + d < 2 * q ? p + d : 2 * q ))
+	[ "$p" -ge $((want - 2 * b2)) ] && [ "$p" -le $((want + 2 * b2)) ] ||
+		why+=("the new program passed $p of $((p + d)), want $((want - 2 * b2))..$((want + 2 * b2))")
+	# beyond its budget it drops (a slow reload, as under the sanitizers,
+	# may leave it less than that to judge)
+	[ "$((p + d))" -gt 0 ] || why+=("the new program judged nothing before the sender ended")
+	[ "$((p + d))" -le $((2 * q + 2 * b2)) ] || [ "$d" -gt 0 ] || why+=("the new program dropped nothing")
+	# the old one: q per started second of what it judged at 2000 pps
+	want=$(( (jold + 1999) / 2000 * q ))
+	[ "$jold" -ge 1000 ] && [ "$pold" -ge $((q - b1)) ] && [ "$pold" -le $((want + 2 * b1)) ] ||
+		why+=("the old program passed $pold of $jold judged, want $((q - b1))..$((want + 2 * b1))")
+	result reload_window_under_traffic "${#why[@]}" \
+		"${why[*]} (sent $n, received $r, new program passed $p dropped $d)"
+}
+
+# Pins written by the previous layout (7): a fixture CLI built from the
+# last layout-7 commit attaches and sets rules and bans; this one's reload
+# migrates them in place (nothing detached): rules, bans and verified
+# sources are kept, the sources' windows too (same settings), and the
+# program enforces on.
+layout7_commit=da69f97
+test_reload_from_layout7() {
+	local t old a=198.18.57.7 rule=198.18.57.0/24 w=198.18.58.1 why=() out st rules0 bans0 id0 pa
+	t=$(mktemp -d "/tmp/$id.layout7.XXXXXX") || { result reload_from_layout7 1 "mktemp"; return; }
+	tmpdirs+=("$t")
+	if ! git -C "$here/../.." archive "$layout7_commit" 2>/dev/null | tar -x -C "$t" ||
+		! make -C "$t" -j2 build/xdp-ratelimit >"$t/make.log" 2>&1; then
+		result reload_from_layout7 1 "cannot build the layout-7 fixture from $layout7_commit (a full clone is needed): $(tail -3 "$t/make.log" 2>/dev/null)"
+		return
+	fi
+	old=$t/build/xdp-ratelimit
+	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
+	in_rx "$old" attach "$vrx" --default-pps 1 --window 10s >/dev/null &&
+		in_rx "$old" quota set "$rule" --pps 2 --ban 1m --iface "$vrx" >/dev/null ||
+		{ result reload_from_layout7 1 "the layout-7 CLI did not attach"; return; }
+	send_answered "$a" 50 >/dev/null
+	send --src "$w" --count 30 >/dev/null		# its window: 10 of 10 used (1 pps in 10 s)
+	rules0=$(in_rx "$old" quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)
+	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
+	id0=$(xdp_prog_id "$vrx")
+	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-7 pins")
+	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
+	out=$(rl reload "$vrx" 2>&1); st=$?
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 8"* ]] || why+=("exit $st, printed: $out")
+	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
+	[ "$(rl quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)" = "$rules0" ] ||
+		why+=("rules: $rules0 -> $(rl quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)")
+	[ "$(rl ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')" = "$bans0" ] &&
+		[[ $bans0 == *"$a $rule"* ]] || why+=("bans: $bans0 -> $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
+	[ "$(stats_json | jq '.interfaces[0].verified_sources')" -ge 1 ] || why+=("no verified source carried")
+	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | [.window_ms, .state]')
+	[ "$out" = '[10000,"ok"]' ] || why+=("status: $out")
+	# enforcement goes on, with the windows and counters carried: no more
+	# for $w (10 passed of its 30 before), 10 for a new source, nothing
+	# for the banned one
+	pa=$(src_stat "$a" passed_packets)
+	[ "$(src_stat "$w" passed_packets)" = 10 ] || why+=("$w: passed $(src_stat "$w" passed_packets) before, want 10 (counters carried)")
+	send --src "$w" --count 10 >/dev/null
+	send --src 198.18.58.2 --count 30 >/dev/null
+	send --src "$a" --count 10 >/dev/null
+	[ "$(src_stat "$w" passed_packets)" = 10 ] || why+=("$w passed $(src_stat "$w" passed_packets), want 10 (window carried)")
+	[ "$(src_stat 198.18.58.2 passed_packets)" = 10 ] || why+=("new source passed $(src_stat 198.18.58.2 passed_packets) of 30")
+	[ "$(src_stat "$a" passed_packets)" = "$pa" ] || why+=("banned source passed $(src_stat "$a" passed_packets), $pa before")
+	rl quota set "$rule" --pps 30 --iface "$vrx" >/dev/null || why+=("quota set after the migration failed")
+	result reload_from_layout7 "${#why[@]}" "${why[*]}"
 	rl detach "$vrx" >/dev/null
 }

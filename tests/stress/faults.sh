@@ -105,9 +105,9 @@ no_xdp() {	# no XDP program on $vrx (a killed link goes with its process)
 	done
 	return 1
 }
-enforces() {	# SRC: 100 frames from SRC, 10 pass (--default-pps 10)
+enforces() {	# SRC [WANT]: 100 frames from SRC, 10 pass (--default-pps 10, 1 s)
 	in_tx "$gen" --dev "$vtx" --src "$1" --count 100 >/dev/null 2>&1
-	[ "$(src_stat "$1" passed_packets)" = 10 ] &&
+	[ "$(src_stat "$1" passed_packets)" = "${2:-10}" ] &&
 		[ "$(rl status --json | jq -r ".interfaces[] | select(.ifname == \"$vrx\") | .state")" = ok ]
 }
 killed_attach() {	# SYSCALL N: attach, killed on entering the Nth SYSCALL
@@ -179,7 +179,9 @@ attach_killed_at() {	# SYSCALL N NAME K
 			rl detach "$vrx" >/dev/null 2>&1 || why+=("detach of the leftovers exited $?")
 			[ -z "$(leftovers)" ] || why+=("detach left $(leftovers)")
 		else
-			grep -q "$vrx" <<<"$st" && why+=("status lists $vrx with nothing pinned")
+			# a row of its own: another run's attachment may name
+			# $vrx in its EGRESS column (ifindexes of other namespaces)
+			grep -q "^$vrx " <<<"$st" && why+=("status lists $vrx with nothing pinned")
 			rl detach "$vrx" >/dev/null 2>&1 && why+=("detach of nothing succeeded")
 		fi
 		# the egress hook went with the leftovers (or was never added)
@@ -322,16 +324,24 @@ egress_prog() {	# the program id of the egress hook filter on $vrx
 	ip netns exec "$rx" tc -j filter show dev "$vrx" egress 2>/dev/null |
 		jq -r '[.[] | .options.prog.id? // empty][0] // empty'
 }
-reload_killed_at() {	# SYSCALL N NAME K
-	local sc=$1 n=$2 name=$3 k=$4 why=() rc id0 id1 eg0 rules0
+# Attach with a rule, note its program, egress filter and rules (the
+# caller's id0 eg0 rules0), then run reload ARGS killed on entering the
+# Nth SYSCALL (rc; why gets what went wrong).
+killed_reload() {	# SYSCALL N ARGS...
+	local sc=$1 n=$2
+	shift 2
 	rl attach "$vrx" --default-pps 10 >/dev/null &&
 		rl quota set --iface "$vrx" 198.18.79.0/24 --pps 7 >/dev/null || why+=("attach")
 	id0=$(xdp_prog_id "$vrx") eg0=$(egress_prog)
 	rules0=$(rl quota list --iface "$vrx" --json)
 	in_rx strace -f -qq -o /dev/null -e trace="$sc" \
 		-e inject="$sc:signal=SIGKILL:when=$n" \
-		"$cli" reload "$vrx" --verified-ttl 5m >/dev/null 2>&1; rc=$?
+		"$cli" reload "$vrx" "$@" >/dev/null 2>&1; rc=$?
 	[ "$rc" = 137 ] || why+=("not killed (rc $rc)")
+}
+reload_killed_at() {	# SYSCALL N NAME K
+	local name=$3 k=$4 why=() rc id0 id1 eg0 rules0
+	killed_reload "$1" "$2" --verified-ttl 5m
 	id1=$(xdp_prog_id "$vrx")
 	[ -n "$id1" ] || why+=("no XDP program left")
 	[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules changed")
@@ -351,5 +361,88 @@ reload_killed_at() {	# SYSCALL N NAME K
 	result "reload_killed_at_$name" "${#why[@]}" "${why[*]}"
 }
 killed_steps reload 5
+
+# ---- SIGKILL at each step of a reload onto new maps ------------------------
+# reload --window 2s builds new maps (reload_txn.h): from the load of its
+# XDP program on, the first and the last call of each kind (bpf() by
+# command: the carry's thousands of map reads and writes are a step at
+# each end), which covers the staging directory, its pins (the link
+# last), bpf_link_update (the commit point), the exchange of the pin
+# directories, the unpinning of the old maps, the egress filter's
+# replacement and the exit. Killed before the commit point, the old
+# program enforces with its settings, rules and egress filter, status ok;
+# after it, the new program runs. Either way the same reload run again
+# completes it (a staging directory left is completed or removed), with
+# the rules kept, one egress filter on the new program, the new window
+# enforced, and no staging directory left.
+rebuild_steps() {	# TRACE
+	rl attach "$vrx" --default-pps 10 >/dev/null || return 1
+	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,renameat2,unlink,rmdir,sendto,exit_group \
+		"$cli" reload "$vrx" --window 2s >/dev/null || return 1
+	rl detach "$vrx" >/dev/null || return 1
+	awk '{
+		sc = $2; sub(/\(.*/, "", sc); n[sc]++
+		kind = sc
+		if (sc == "bpf") {
+			kind = tolower($2); sub(/^bpf\(bpf_/, "", kind); sub(/,.*/, "", kind)
+		}
+		what = (sc == "bpf") ? kind : ""
+		if (match($0, /"\/[^"]*"/)) {
+			p = substr($0, RSTART + 1, RLENGTH - 2)
+			if (p ~ / reloading [0-9]+$/) p = "staging"
+			else sub(/.*\//, "", p)
+			what = what (what == "" ? "" : "_") p
+		}
+		if (/prog_type=BPF_PROG_TYPE_XDP/) loaded = 1
+		if (!loaded) next
+		step[NR] = sc " " n[sc] " " what; kind_of[NR] = kind
+		if (!(kind in first)) first[kind] = NR
+		last[kind] = NR
+	} END {
+		for (i = 1; i <= NR; i++)
+			if ((i in step) && (first[kind_of[i]] == i || last[kind_of[i]] == i))
+				print step[i]
+	}' "$1"
+}
+window_of() {	# window_ms and state of $vrx in status
+	rl status --json | jq -c ".interfaces[] | select(.ifname == \"$vrx\") | [.window_ms, .state]"
+}
+stages_left() { ls "$pins" | grep -cF "$vrx reloading "; }
+rebuild_killed_at() {	# SYSCALL N NAME K
+	local name=$3 k=$4 why=() rc id0 id1 eg0 rules0 out
+	killed_reload "$1" "$2" --window 2s
+	id1=$(xdp_prog_id "$vrx")
+	[ -n "$id1" ] || why+=("no XDP program left")
+	if [ "$id1" = "$id0" ]; then
+		# not committed: nothing changed
+		[ "$(window_of)" = '[1000,"ok"]' ] || why+=("old program, but status shows $(window_of)")
+		[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules changed")
+		[ "$(egress_prog)" = "$eg0" ] || why+=("egress filter runs $(egress_prog), not $eg0")
+		enforces "198.18.76.$k" || why+=("old program not ok and enforcing")
+	fi
+	out=$(rl reload "$vrx" --window 2s 2>&1) || why+=("the reload again failed: $out")
+	[ "$(window_of)" = '[2000,"ok"]' ] || why+=("reloaded again, status shows $(window_of)")
+	[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules not kept")
+	[ "$(egress_prog)" != "$eg0" ] || why+=("egress filter still runs the old program")
+	[ "$(hooks_left)" = 1 ] || why+=("$(hooks_left) egress hook filters")
+	[ "$(stages_left)" = 0 ] || why+=("$(stages_left) staging directories left")
+	enforces "198.18.78.$k" 20 || why+=("not ok and enforcing 20 in 2 s")
+	rl detach "$vrx" >/dev/null || why+=("detach failed")
+	[ "$(hooks_left)" = 0 ] || why+=("detach left $(hooks_left) egress hook filter(s)")
+	[ -z "$(xdp_prog_id "$vrx")" ] || why+=("detach left the XDP program")
+	result "rebuild_killed_at_$name" "${#why[@]}" "${why[*]}"
+}
+killed_steps rebuild 15
+# detach after a reload killed between the commit point and the exchange
+# of the pin directories: it completes the exchange, then detaches all
+rl attach "$vrx" --default-pps 10 >/dev/null
+in_rx strace -f -qq -o /dev/null -e trace=renameat2 -e inject=renameat2:signal=SIGKILL:when=1 \
+	"$cli" reload "$vrx" --window 2s >/dev/null 2>&1; rc=$?
+s1=$(stages_left)
+rl detach "$vrx" >/dev/null; s2=$?
+result rebuild_killed_then_detach "$([ "$rc" = 137 ] && [ "$s1" = 1 ] && [ "$s2" = 0 ] &&
+	[ "$(stages_left)" = 0 ] && [ ! -e "$pins/$vrx" ] && [ -z "$(xdp_prog_id "$vrx")" ] &&
+	[ "$(hooks_left)" = 0 ] && echo 0 || echo 1)" \
+	"killed: rc $rc, staging dirs $s1; detach rc $s2; left: $(stages_left) staging, pins $(ls "$pins" | grep -cF "$vrx"), xdp '$(xdp_prog_id "$vrx")', hooks $(hooks_left)"
 
 lib_finish
