@@ -313,11 +313,15 @@ acc_run() {	# TOOL SOURCES QUOTA MULT
 	rm -f "$tmp/ready"
 	nsenter --net="/run/netns/$x" "$bench" recv --duration "$(calc "$acc_secs + 30")" \
 		--budget "$q" --window-ms 1000 --buckets 10 --ready "$tmp/ready" \
-		$([ "$tool" = xdp-ratelimit ] && echo --program-clock) >"$tmp/recv.json" &
+		$(case $tool in xdp-ratelimit*) echo --program-clock ;; esac) >"$tmp/recv.json" &
 	local rp=$!
 	bg+=("$rp")
 	case $tool in
 	xdp-ratelimit) in_ns "$x" "$cli" attach "${id}rx" --default-pps "$q" >/dev/null ;;
+	# --burst of a tenth of the quota: a bucket's share (10 buckets)
+	xdp-ratelimit-burst)
+		in_ns "$x" "$cli" attach "${id}rx" --default-pps "$q" >/dev/null &&
+		in_ns "$x" "$cli" quota set default --burst "$((q / 10))" --iface "${id}rx" >/dev/null ;;
 	nftables) in_ns "$x" "$bench" xdp "${id}rx" pass && nft_meter "$x" "$q/second" ;;
 	hashlimit) in_ns "$x" "$bench" xdp "${id}rx" pass && hashlimit "$x" "$q/sec" ;;
 	esac || { say "accuracy: $tool setup failed"; kill "$rp"; wait "$rp"; return; }
@@ -336,7 +340,7 @@ acc_run() {	# TOOL SOURCES QUOTA MULT
 		'. + {tool: $t, population: $s, quota_pps: $q, multiple: $m,
 		      offered_pps: $rate, sent: $g[0].sent}' <<<"$j" >>"$tmp/accuracy.jsonl"
 	case $tool in
-	xdp-ratelimit) in_ns "$x" "$cli" detach "${id}rx" >/dev/null ;;
+	xdp-ratelimit*) in_ns "$x" "$cli" detach "${id}rx" >/dev/null ;;
 	*) ip -n "$x" link set dev "${id}rx" xdp off
 	   in_ns "$x" nft flush ruleset ;;
 	esac
@@ -346,7 +350,7 @@ for pop in $acc_pops; do
 	q=1000
 	[ "$pop" != 1 ] && q=100
 	for mult in $acc_rates; do
-		for tool in xdp-ratelimit nftables hashlimit; do
+		for tool in xdp-ratelimit xdp-ratelimit-burst nftables hashlimit; do
 			acc_run "$tool" "$pop" "$q" "$mult"
 		done
 	done
