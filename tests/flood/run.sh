@@ -127,7 +127,9 @@ t_flood() {
 	sent=$(grep -oE 'Actual: [0-9]+ packets' "/tmp/$id.replay" | grep -oE '[0-9]+')
 	f4=$(($(count flood4) - f4)) f6=$(($(count flood6) - f6)) ms=$((t1 - t0))
 	echo "  flood: tcpreplay sent ${sent:-?} spoofed SYNs from 81,920 looped addresses in $ms ms; reached the stack: $f4 IPv4, $f6 IPv6; clients: $ok of $n, $ok2 of $n2"
-	check flood_client_served "n >= 100 && ok * 60 >= n * 59" \
+	# how many requests the client makes depends on the machine's load
+	# (curl, then 50 ms): at least 4 a second proves it ran all through
+	check flood_client_served "n >= 40 && ok * 60 >= n * 59" \
 		"during the flood the client got $ok of $n requests answered (59/60 or better)"
 	check flood_slow_client_served "n2 >= 4 && ok2 == n2" \
 		"a request every 2.5 s through a table of 1,024 against 81,920 flood addresses: $ok2 of $n2 answered"

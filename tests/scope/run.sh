@@ -70,7 +70,7 @@ drop_after_xdp() { in_rx nft delete table netdev "a_$id"; }
 # opens connections to it from another source (198.19.1.4, the server's
 # side) at 200 a second.
 t_download() {
-	local out bytes secs dropped passed pps t0 t1 ms syns bound hp
+	local out bytes secs dropped sent pps t0 t1 ms syns bound hp
 	local cl="in_tx $cli" st
 	$cl attach "$vtx" >/dev/null &&
 		$cl quota set default --proto tcp --syn --pps 20 --iface "$vtx" >/dev/null ||
@@ -97,14 +97,14 @@ EOF
 	syns=$(in_tx nft -j list counter netdev "d_$id" syns |
 		jq '.nftables[] | select(.counter) | .counter.packets')
 	st=$($cl stats --iface "$vtx" --json --top 0)
-	passed=$(jq '[.interfaces[0].sources[] | select(.address == "198.19.1.1") | .passed_packets] | add // 0' <<<"$st")
+	sent=$(jq '[.interfaces[0].sources[] | select(.address == "198.19.1.1") | .passed_packets] | add // 0' <<<"$st")
 	dropped=$(jq '[.interfaces[0].sources[] | select(.address == "198.19.1.1") | .dropped_packets] | add // 0' <<<"$st")
-	pps=$(awk -v p="$passed" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? p / s : 0) }')
-	echo "  download: $bytes bytes in $secs s, the server's packets: $passed passed ($pps a second), $dropped dropped; hping3 SYNs that got through: $syns in $ms ms"
+	pps=$(awk -v p="$sent" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? p / s : 0) }')
+	echo "  download: $bytes bytes in $secs s, the server's packets: $sent passed ($pps a second), $dropped dropped; hping3 SYNs that got through: $syns in $ms ms"
 	check download_whole "bytes == 52428800 && dropped == 0" \
-		"curl got $bytes of 52428800 bytes, the server's packets: $passed passed, $dropped dropped"
+		"curl got $bytes of 52428800 bytes, the server's packets: $sent passed, $dropped dropped"
 	check download_thousands_a_second "pps >= 2000" \
-		"the download's $passed packets in $secs s: $pps a second, all under the SYN rule"
+		"the download's $sent packets in $secs s: $pps a second, all under the SYN rule"
 	# 20 a second over the run, + one window, + ncpus - 1
 	bound=$(( 20 * (ms + 999) / 1000 + 20 + ncpus ))
 	check download_syn_flood_held "syns <= bound && syns >= 20 * (ms / 1000 - 1)" \
