@@ -121,7 +121,7 @@ flooded() {	# FAMILIES: the flood's packets the stack saw
 }
 flood() {
 	local before after rx0 rx1 s0 s1 t0 t1 g gs=() r1 r2 src fam dur=$secs min=${2:-0}
-	[ "$min" -gt 0 ] && dur=12
+	[ "$min" -gt 0 ] && dur=20	# a backstop: it stops at MIN frames
 	rm -f "$stopf" "/tmp/$id.reader1" "/tmp/$id.reader2"
 	t0=$(now_ms)
 	s0=$(seen steady) before=$(flooded "$1") rx0=$(rx_frames)
@@ -182,16 +182,18 @@ check_stats() {	# NAME RUNS SLOWEST FAILURES
 }
 
 # ---- without an aggregate budget ---------------------------------------
+# a million frames aimed at (a loaded machine may send fewer in the
+# backstop's time: at least 500,000, some 500 times the table, must come)
 read -r sent4a pass4a st4a ms4a runs4a slow4a bad4a <<<"$(flood 4 1000000)"
 echo "  no aggregate: IPv4 $sent4a frames from 65,536 random sources reached XDP, $pass4a passed; steady source $st4a in $ms4a ms; stats $runs4a runs, slowest $slow4a ms"
-check spoof_v4_flood_without_aggregate "sent4a >= 1000000 && pass4a * 2 >= sent4a" \
+check spoof_v4_flood_without_aggregate "sent4a >= 500000 && pass4a * 2 >= sent4a" \
 	"without an aggregate most of a spoofed flood passes (each new source its own quota): $pass4a of $sent4a"
 check_steady spoof_v4_steady_source_limited "$st4a" "$ms4a"
 check_stats spoof_v4_stats_answers "$runs4a" "$slow4a" "$bad4a"
 
 read -r sent6a pass6a st6a ms6a runs6a slow6a bad6a <<<"$(flood 6 1000000)"
 echo "  no aggregate: IPv6 $sent6a frames from random /64s reached XDP, $pass6a passed; steady source $st6a in $ms6a ms; stats $runs6a runs, slowest $slow6a ms"
-check spoof_v6_flood_without_aggregate "sent6a >= 1000000 && pass6a * 2 >= sent6a" \
+check spoof_v6_flood_without_aggregate "sent6a >= 500000 && pass6a * 2 >= sent6a" \
 	"without an aggregate most of a spoofed flood passes (each new /64 its own quota): $pass6a of $sent6a"
 check_steady spoof_v6_steady_source_limited "$st6a" "$ms6a"
 check_stats spoof_v6_stats_answers "$runs6a" "$slow6a" "$bad6a"
