@@ -107,6 +107,7 @@ static void random_budget(uint64_t *s, const struct qcfg *c, struct rl_budget *b
 {
 	b->pkts = UNL;
 	b->bytes = UNL;
+	b->burst = 0;
 	switch (rng_range(s, 0, 3)) {
 	case 0:
 		b->pkts = rng_range(s, 0, rng_range(s, 0, 1) ? 8 : 2000);
