@@ -181,9 +181,15 @@ static size_t eth(__u8 *b, __u16 type)
 	return 14;
 }
 
+/* A frame buffer whose IP header (after 14 bytes of Ethernet) is 4-byte
+ * aligned, as NET_IP_ALIGN leaves it in the kernel. */
+#define FRAME_BUF(name) \
+	__u8 name##_raw[520] __attribute__((aligned(8))); \
+	__u8 *name = name##_raw + 2
+
 TEST(scope_parse_l4_frames)
 {
-	__u8 b[512];
+	FRAME_BUF(b);
 	struct rl_l4 v = { 0 };
 	size_t o;
 
@@ -260,7 +266,7 @@ TEST(scope_parse_l4_frames)
 TEST(scope_multicast_source_malformed)
 {
 	__u32 mask[4] = { ~0U, ~0U, ~0U, ~0U };
-	__u8 b[128];
+	FRAME_BUF(b);
 	struct rl_key k;
 	size_t o = eth(b, ETH_P_IPV6);
 
