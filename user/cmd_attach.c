@@ -215,7 +215,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 		ret = 0;	/* rules written */
 	if (!ret)
 		ret = rl_attach_commit(&(struct rl_attach_prog){
-				.iface = a->iface, .s = s, .prio = a->priority,
+				.iface = a->iface, .prio = a->priority,
 				.prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit),
 				.egress_fd = bpf_program__fd(skel->progs.rl_egress),
 				.mode = a->mode }, ifindex, &m, &res, err, sizeof(err));

@@ -136,12 +136,17 @@ table netdev vmm {
 	counter c8 {}
 	counter c9 {}
 	counter c10 {}
+	counter c11 {}
+	counter c12 {}
+	counter c13 {}
 	chain in {
 		type filter hook ingress device "$mdev" priority 0; policy accept;
 		ip saddr vmap { 198.18.0.1 : jump n1, 198.18.0.2 : jump n2,
 			198.18.0.3 : jump n3, 198.18.0.4 : jump n4, 198.18.0.5 : jump n5,
 			198.18.0.6 : jump n6, 198.18.0.7 : jump n7, 198.18.0.8 : jump n8,
-			198.18.0.9 : jump n9, 198.18.0.10 : jump n10 }
+			198.18.0.9 : jump n9, 198.18.0.10 : jump n10,
+			198.18.0.11 : jump n11, 198.18.0.12 : jump n12,
+			198.18.0.13 : jump n13 }
 	}
 	chain n1 { counter name c1; }
 	chain n2 { counter name c2; }
@@ -153,12 +158,59 @@ table netdev vmm {
 	chain n8 { counter name c8; }
 	chain n9 { counter name c9; }
 	chain n10 { counter name c10; }
+	chain n11 { counter name c11; }
+	chain n12 { counter name c12; }
+	chain n13 { counter name c13; }
 }
 NFT
 result multi/setup $? "$(cat /tmp/m.log)"
 
+# The program our stub tail-calls (status --json), and the stub's id.
+slot_id() {
+	mrx_ xdp-ratelimit status --json 2>/dev/null | jqjson -r \
+		".interfaces[] | select(.ifname == \"$mdev\") | .programs[] |
+		 select(.name == \"xdp_ratelimit\") | \"\(.id) \(.tail_call_id)\""
+}
+
 # ---- xdp-ratelimit first, then xdp-filter joins -------------------------------------
 both_attached rl_first rl_attach filter_load 1 2 3
+
+# ---- reload under the dispatcher: the slot's program swapped, nothing else -----------
+# the stub stays (same id, same place), the program behind it is new; the
+# windows carry over (198.18.0.1 is still over its quota), xdp-filter
+# still blocks, and a source sending across the swap gets its quota, no more
+ids0=$(slot_id) progs0=$(loader_progs)
+send 11 300 & sender=$!
+mrx_ xdp-ratelimit reload $mdev --verified-ttl 2m >/tmp/m.log 2>&1; rc=$?
+wait $sender
+ids1=$(slot_id)
+[ $rc = 0 ] && [ "${ids0%% *}" = "${ids1%% *}" ] && [ "${ids0#* }" != "${ids1#* }" ] &&
+	[ "${ids1#* }" != null ] && [ "$(loader_progs)" = "$progs0" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].verified_ttl_ms')" = 120000 ]
+result multi/reload/swapped $? "exit $rc: $(cat /tmp/m.log); stub and slot ids [$ids0] -> [$ids1]; xdp-loader [$progs0] -> [$(loader_progs)]"
+agree reload xdp_ratelimit xdpfilt_alw_all
+send 1 50 && send 12 20 7777 && send 13 5
+n13=$(seen_is 13 5) n11=$(seen_is 11 100) n1=$(seen 1) n12=$(seen 12)
+[ "$n1" = 100 ] && [ "$n11" = 100 ]
+result multi/reload/quota_carried $? "198.18.0.1: $n1 reached (want 100: over quota before the reload, still after); 198.18.0.11 sent 300 across the swap: $n11 reached (want 100)"
+[ "$n12" = 0 ] && [ "$n13" = 5 ]
+result multi/reload/port_still_blocked $? "to port 7777: $n12 of 20 reached (want 0); to port 9: $n13 of 5 (want 5)"
+# a dry run by reload: 198.18.0.1 now passes, counted as would-drop
+mrx_ xdp-ratelimit reload $mdev --dry-run >/tmp/m.log 2>&1; rc=$?
+send 1 50
+n1=$(seen_is 1 150)
+[ $rc = 0 ] && [ "$n1" = 150 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run')" = true ]
+result multi/reload/dry_run $? "exit $rc: $(cat /tmp/m.log); 198.18.0.1: $n1 reached (want 150)"
+mrx_ xdp-ratelimit reload $mdev --no-dry-run >/tmp/m.log 2>&1 && send 1 50 &&
+	[ "$(seen_is 1 150)" = 150 ]
+result multi/reload/no_dry_run $? "$(cat /tmp/m.log); 198.18.0.1: $(seen 1) reached (want 150)"
+# new maps cannot be swapped in in one step here: refused, nothing changed
+ids0=$(slot_id)
+out=$(mrx_ xdp-ratelimit reload $mdev --window 5s 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "dispatcher.*same maps only" && [ "$(slot_id)" = "$ids0" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window')" = 10s ]
+result multi/reload/new_maps_refused $? "exit $rc, said: $out; ids [$ids0] -> [$(slot_id)]"
 # xdp-ratelimit leaves; xdp-filter still blocks, and nothing limits now
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1
 result multi/rl_first/ratelimit_detach $? "$(cat /tmp/m.log)"
@@ -183,12 +235,6 @@ send 9 300 && send 10 20 7777
 n9=$(seen_is 9 100) n10=$(seen_is 10 20)
 [ "$st" = ok ] && [ "$n9" = 100 ] && [ "$n10" = 20 ]
 result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 198.18.0.9 $n9 of 300 reached (want 100), port 7777 $n10 of 20 (want 20)"
-# reload cannot swap a program libxdp attached: refused, nothing changed
-before=$(rl_progs)
-out=$(mrx_ xdp-ratelimit reload $mdev --dry-run 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q "dispatcher" && [ "$(rl_progs)" = "$before" ] &&
-	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run')" = false ]
-result multi/filter_first/reload_refused $? "exit $rc, said: $out; programs [$before] -> [$(rl_progs)]"
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
