@@ -348,6 +348,8 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		ret = rl_fail("reload: cannot open the BPF object: %s", strerror(errno));
 		goto out;
 	}
+	if (slot_fd >= 0)
+		rl_xdp_multi_slot_prog(skel->progs.xdp_ratelimit);
 	if (!rebuild) {
 		ret = rl_load_reusing(skel->skeleton, &skel->rodata->settings,
 				      &rodata_set, m, err, sizeof(err));

@@ -498,6 +498,16 @@ int rl_xdp_multi_slot(const char *name, __u32 *prog_id)
 	return fd;
 }
 
+void rl_xdp_multi_slot_prog(struct bpf_program *prog)
+{
+	/* libxdp loads the stub as an freplace program, whose expected
+	 * attach type is 0; a prog array takes only programs that agree on
+	 * it (kernels with "bpf: Enforce expected_attach_type for tailcall
+	 * compatibility", Debian's 6.1 among them), and libbpf gives a
+	 * SEC("xdp") program BPF_XDP. XDP needs none to attach. */
+	bpf_program__set_expected_attach_type(prog, 0);
+}
+
 int rl_xdp_multi_swap(int slot_fd, int prog_fd)
 {
 	__u32 zero = 0;

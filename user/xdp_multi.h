@@ -103,6 +103,10 @@ int rl_xdp_multi_where(const char *name, __u32 *prog_id);
  */
 int rl_xdp_multi_slot(const char *name, __u32 *prog_id);
 
+/* Before its load: make prog a program the slot takes beside the stub. */
+struct bpf_program;
+void rl_xdp_multi_slot_prog(struct bpf_program *prog);
+
 /* Put prog_fd in the slot in place of its program, in one step: 0 or
  * -errno (then the old program still runs). */
 int rl_xdp_multi_swap(int slot_fd, int prog_fd);
