@@ -388,6 +388,33 @@ mrx_ xdp-ratelimit attach $mdev >/tmp/m.log 2>&1 &&
 	[ "$(loader_progs | grep -c xdp_ratelimit)" = 1 ] &&
 	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
 result multi/killed_then_attach_reaps $? "$(cat /tmp/m.log); programs: $(loader_progs | tr '\n' ';')"
+
+# ---- reload killed at its commit point (the slot's update) and just after ----------
+# killed on entering the update, the old program keeps enforcing with its
+# state and settings; killed after it, the new one runs, and the same
+# reload run again completes it (the config map gets --dry-run)
+mrx_ xdp-ratelimit quota set default --pps 10 >/dev/null 2>&1
+mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf xdp-ratelimit reload $mdev >/dev/null 2>&1
+swap=$(awk '/bpf\(/ { n++ } /BPF_PROG_LOAD/ { load = n; upd = 0 }
+	/BPF_MAP_UPDATE_ELEM/ && load && !upd { upd = n } END { print upd + 0 }' /tmp/m.trace)
+dry() { mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run'; }
+ids0=$(slot_id)
+mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=$swap" \
+	xdp-ratelimit reload $mdev --dry-run >/dev/null 2>&1
+# (1 s window here: 10 of a burst of 300 pass, a few more if it spans two)
+send 3 300
+n3=$(($(settled_seen 3) - 5))
+[ "$swap" -gt 0 ] && [ "$(slot_id)" = "$ids0" ] && [ "$(dry)" = false ] &&
+	[ "$n3" -ge 10 ] && [ "$n3" -le 30 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/reload_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], dry_run $(dry); 198.18.0.3 sent 300: $n3 passed (want 10 to 30: limited)"
+mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=$((swap + 1))" \
+	xdp-ratelimit reload $mdev --dry-run >/dev/null 2>&1
+ids1=$(slot_id) d1=$(dry)
+mrx_ xdp-ratelimit reload $mdev --dry-run >/tmp/m.log 2>&1; rc=$?
+[ "${ids1#* }" != "${ids0#* }" ] && [ "${ids1%% *}" = "${ids0%% *}" ] && [ "$d1" = false ] &&
+	[ $rc = 0 ] && [ "$(dry)" = true ]
+result multi/reload_killed_after_swap/rerun_completes $? "ids [$ids0] -> [$ids1] (dry_run $d1) -> [$(slot_id)] (dry_run $(dry)); rerun exit $rc: $(cat /tmp/m.log)"
 mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
 mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 unset ASAN_OPTIONS
