@@ -46,6 +46,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 # BPF programs: NAME.bpf.o -> NAME.skel.h. ratelimit_test is the same
 # source with a settable clock for BPF_PROG_TEST_RUN.
 BPF_OBJS := $(OUTPUT)/ratelimit.bpf.o $(OUTPUT)/ratelimit_test.bpf.o $(OUTPUT)/xdp_probe.bpf.o \
+	$(OUTPUT)/xdp_slot.bpf.o \
 	$(patsubst tests/gen/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard tests/gen/*.bpf.c)) \
 	$(patsubst bench/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard bench/*.bpf.c))
 SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
@@ -165,6 +166,11 @@ $(OUTPUT)/ratelimit_test.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
 
 # whether freplace works: libxdp's dispatcher (user/xdp_multi.c)
 $(OUTPUT)/xdp_probe.bpf.o: bpf/xdp_probe.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+# the stub libxdp's dispatcher runs, tail-calling the program (user/xdp_multi.c)
+$(OUTPUT)/xdp_slot.bpf.o: bpf/xdp_slot.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 

@@ -39,8 +39,7 @@ struct rl_attach_result {
 /* What to attach. */
 struct rl_attach_prog {
 	const char *iface;
-	int prog_fd;			/* loaded, for a bpf_link of our own */
-	const struct rl_settings *s;	/* its settings, for libxdp's load */
+	int prog_fd;			/* loaded: a bpf_link's or the slot's */
 	unsigned int prio;		/* under the dispatcher; 0: the object's */
 	enum rl_xdp_mode mode;
 	int egress_fd;			/* the egress hook's program (egress.h) */
@@ -49,8 +48,9 @@ struct rl_attach_prog {
 /*
  * Pin the maps `m` of a loaded program, attach it to `ifindex` in `mode`
  * (auto: native, else generic) under libxdp's dispatcher when the kernel
- * runs it (xdp_multi.h), else `prog_fd` as a bpf_link, record the mode in
- * config and commit by pinning the program (dispatcher) or the link. The
+ * runs it (xdp_multi.h: a stub tail-calling `prog_fd` from the slot),
+ * else `prog_fd` as a bpf_link, record the mode in config and commit by
+ * pinning the stub (dispatcher) or the link. The
  * interface must not be attached and the caller holds the lock. 0, or
  * -errno with a message in err; on failure nothing stays pinned or
  * attached.

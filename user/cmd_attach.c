@@ -207,6 +207,8 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	skel = ratelimit__open();
 	if (!skel)
 		return rl_fail("cannot open the BPF object: %s", strerror(errno));
+	if (rl_xdp_multi_support() == 0)	/* it goes in the stub's slot */
+		rl_xdp_multi_slot_prog(skel->progs.xdp_ratelimit);
 	ret = rl_load(skel->skeleton, &skel->rodata->settings, s, a->def_pps,
 		      a->def_bps, &m, err, sizeof(err));
 	if (!ret && rules)
@@ -215,7 +217,7 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 		ret = 0;	/* rules written */
 	if (!ret)
 		ret = rl_attach_commit(&(struct rl_attach_prog){
-				.iface = a->iface, .s = s, .prio = a->priority,
+				.iface = a->iface, .prio = a->priority,
 				.prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit),
 				.egress_fd = bpf_program__fd(skel->progs.rl_egress),
 				.mode = a->mode }, ifindex, &m, &res, err, sizeof(err));

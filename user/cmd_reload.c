@@ -23,6 +23,13 @@
  * directory, and the commit point is the same bpf_link_update(); then the
  * staging directory takes the place of IFACE's (reload_txn.h). The XDP
  * mode cannot change (the link keeps it).
+ *
+ * Under libxdp's dispatcher the link is libxdp's freplace link of a stub
+ * (bpf/xdp_slot.bpf.c), which cannot change its program; the stub
+ * tail-calls ours from the pinned slot, and the commit point is one
+ * update of the slot's entry instead (xdp_multi.h). Only the reload in
+ * place exists there: new maps would need the stub's maps changed too,
+ * which no single step does, so they are refused.
  */
 #include <errno.h>
 #include <limits.h>
@@ -183,9 +190,41 @@ static bool maps_resized(const struct rl_settings *run, const struct rl_settings
 	       run->ncpus != s->ncpus;
 }
 
+/* Under libxdp's dispatcher: the slot of IFACE's stub and the program
+ * in it (prog_fd); else an exit status with a message. */
+static int open_slot(const char *iface, bool rebuild, int *slot_fd, int *prog_fd)
+{
+	__u32 prog_id = 0;
+	int at = rl_xdp_multi_where(iface, NULL);
+
+	if (rebuild)
+		return rl_fail("reload: %s runs under libxdp's dispatcher, where reload swaps the program in place on the same maps only: a new --window, --buckets, --max-sources or --ipv6-prefix, or pins of an older layout, need new maps, which cannot be swapped in in one step there; nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', then attach with the new settings and 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh)",
+			       iface, iface, iface);
+	if (at <= 0)
+		return rl_fail("reload: %s has pins but its program no longer runs under libxdp's dispatcher (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
+			       iface, strerror(at < 0 ? -at : ENODEV), iface);
+	*slot_fd = rl_xdp_multi_slot(iface, &prog_id);
+	if (*slot_fd == -ENOENT)
+		return rl_fail("reload: %s was attached under libxdp's dispatcher by a version of xdp-ratelimit that cannot swap its program in place (no slot pinned): nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh); later reloads swap in place",
+			       iface, iface, iface);
+	if (*slot_fd < 0)
+		return rl_fail("reload: the slot pinned for %s is not the one its program under libxdp's dispatcher runs, or is empty (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
+			       iface, strerror(-*slot_fd), iface);
+	*prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (*prog_fd < 0) {
+		close(*slot_fd);
+		*slot_fd = -1;
+		return rl_fail("reload: cannot open the program the slot of %s holds (id %u): %s",
+			       iface, prog_id, strerror(errno));
+	}
+	return 0;
+}
+
 /* The pinned link of IFACE and the program it runs (prog_fd), checked to
- * be an XDP link on ifindex; else an exit status with a message. */
-static int open_link(const char *iface, int ifindex, int *link_fd, int *prog_fd)
+ * be an XDP link on ifindex, or under the dispatcher the slot (slot_fd)
+ * and the program in it; else an exit status with a message. */
+static int open_link(const char *iface, int ifindex, bool rebuild, int *link_fd,
+		     int *slot_fd, int *prog_fd)
 {
 	char path[PATH_MAX];
 	__u32 prog_id = 0;
@@ -193,8 +232,7 @@ static int open_link(const char *iface, int ifindex, int *link_fd, int *prog_fd)
 
 	rl_pin_path(path, sizeof(path), iface, RL_PIN_PROG);
 	if (access(path, F_OK) == 0)
-		return rl_fail("reload: %s runs under libxdp's dispatcher, where reload cannot swap the program in place yet: nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh)",
-			       iface, iface, iface);
+		return open_slot(iface, rebuild, slot_fd, prog_fd);
 	at = rl_link_ifindex(iface, &prog_id);
 	if (at < 0 || !prog_id)
 		return rl_fail("reload: %s has pins but no working attachment (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
@@ -255,11 +293,15 @@ static int finish(const struct reload_args *r, const char *iface, int ifindex,
 }
 
 static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
-		       const struct rl_settings *s)
+		       const struct rl_settings *s, bool dispatcher)
 {
-	if (GIVEN(r, OPT_PRIORITY) && r->a.priority != RL_RUN_PRIO)
+	if (GIVEN(r, OPT_PRIORITY) && !dispatcher && r->a.priority != RL_RUN_PRIO)
 		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
 			ifc->name);
+	else if (GIVEN(r, OPT_PRIORITY) && dispatcher &&
+		 r->a.priority != rl_xdp_multi_prio(ifc->name))
+		fprintf(stderr, "%s: --priority kept at %u: a reload swaps the program behind the dispatcher's entry, whose place libxdp fixed at attach (detach and attach to move it)\n",
+			ifc->name, rl_xdp_multi_prio(ifc->name));
 	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
 }
 
@@ -293,12 +335,12 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 	const struct rl_maps *m = &ifc->m;
 	struct rl_carried carried;
 	struct ratelimit *skel;
-	int link_fd = -1, old_fd = -1, ret;
+	int link_fd = -1, slot_fd = -1, old_fd = -1, new_fd, ret;
 	struct rl_maps nm;
 
 	if (rebuild && rl_carry_check(ifc, s, err, sizeof(err)))
 		return rl_fail("reload: %s; nothing changed", err);
-	ret = open_link(ifc->name, ifindex, &link_fd, &old_fd);
+	ret = open_link(ifc->name, ifindex, rebuild, &link_fd, &slot_fd, &old_fd);
 	if (ret)
 		return ret;
 	skel = ratelimit__open();
@@ -306,6 +348,8 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		ret = rl_fail("reload: cannot open the BPF object: %s", strerror(errno));
 		goto out;
 	}
+	if (slot_fd >= 0)
+		rl_xdp_multi_slot_prog(skel->progs.xdp_ratelimit);
 	if (!rebuild) {
 		ret = rl_load_reusing(skel->skeleton, &skel->rodata->settings,
 				      &rodata_set, m, err, sizeof(err));
@@ -323,12 +367,15 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		ret = rl_fail("reload: %s; nothing changed", err);
 		goto out;
 	}
-	/* the commit point: the link runs the new program from the next
-	 * packet on, if it still runs the old one */
+	/* the commit point: the link (or the stub's slot) runs the new
+	 * program from the next packet on, if it still runs the old one */
 	opts.old_prog_fd = old_fd;
-	if (bpf_link_update(link_fd, bpf_program__fd(skel->progs.xdp_ratelimit), &opts)) {
+	new_fd = bpf_program__fd(skel->progs.xdp_ratelimit);
+	ret = slot_fd >= 0 ? rl_xdp_multi_swap(slot_fd, new_fd) :
+	      bpf_link_update(link_fd, new_fd, &opts) ? -errno : 0;
+	if (ret) {
 		ret = rl_fail("reload: cannot swap the program of %s: %s; nothing changed",
-			      ifc->name, strerror(errno));
+			      ifc->name, strerror(-ret));
 		if (rebuild)
 			rl_pin_dir_remove(stage);
 		goto out;
@@ -348,12 +395,14 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		rl_carry_late(ifc, s, &nm);
 		print_carried(ifc, &carried, layout);
 	}
-	print_done(r, ifc, s);
+	print_done(r, ifc, s, slot_fd >= 0);
 out:
-	/* the link, the filters and (new maps) the pins hold what we made */
+	/* the link (or slot), the filters and (new maps) the pins hold what
+	 * we made */
 	ratelimit__destroy(skel);
 	close(old_fd);
 	close(link_fd);
+	close(slot_fd);
 	return ret;
 }
 
@@ -436,14 +485,16 @@ const struct rl_cmd rl_cmd_reload = {
 		"for the running one in one step (bpf_link update): no packet passes\n"
 		"unjudged, and rules, bans, verified sources, windows and counters are\n"
 		"kept. Settings not given keep their running values. All or nothing: a\n"
-		"reload refused or killed before the swap changes nothing.\n",
+		"reload refused or killed before the swap changes nothing. Under libxdp's\n"
+		"dispatcher the swap is of the program its stub tail-calls (the slot).\n",
 	.opts = reload_opts,
 	.notes =
 		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
 		"pins of layout 7 have other shapes: reload then builds new maps and\n"
 		"carries rules (budgets recomputed), bans, verified sources and counters\n"
 		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
-		"with a fresh window. Pins older than layout 7 are refused.\n"
+		"with a fresh window. Pins older than layout 7 are refused. Under libxdp's\n"
+		"dispatcher new maps are refused (save, detach, attach, restore).\n"
 		"\n"
 		"Example:\n"
 		"  xdp-ratelimit reload eth0 --no-dry-run --verified-ttl 5m\n",

@@ -83,6 +83,8 @@ struct status_row {
 	int hooks[RL_MAX_REPLIES_VIA], nhooks;
 	__u32 hook_prog[RL_MAX_REPLIES_VIA];	/* 0: missing */
 	struct rl_xdp_progs progs;	/* every XDP program on the interface */
+	/* under the dispatcher: our stub and the program in its slot */
+	__u32 stub_id, slot_id;
 };
 
 struct status {
@@ -96,12 +98,20 @@ struct status {
 static void rows_progs(struct status_row *r)
 {
 	char ifname[IF_NAMESIZE];
-	int ifindex;
+	int ifindex, fd;
 
 	rl_pin_dir_iface(r->ifname, ifname, sizeof(ifname));
 	ifindex = (int)if_nametoindex(ifname);
 	if (!ifindex || rl_xdp_progs_read(ifindex, &r->progs))
 		memset(&r->progs, 0, sizeof(r->progs));
+	fd = rl_xdp_multi_slot(r->ifname, &r->slot_id);
+	if (fd >= 0 && rl_xdp_multi_where(r->ifname, &r->stub_id) >= 0)
+		close(fd);
+	else {
+		if (fd >= 0)
+			close(fd);
+		r->stub_id = r->slot_id = 0;
+	}
 }
 
 static void row_iface(struct status *st, const char *name)
@@ -224,9 +234,12 @@ static void sync_json(struct rl_json *j, const struct status_row *r)
 }
 
 /* "programs": [{"name", "id", "priority" (null: not under libxdp's
- * dispatcher), "chain_actions": ["XDP_PASS", ...]}], in running order */
-static void progs_json(struct rl_json *j, const struct rl_xdp_progs *pr)
+ * dispatcher), "chain_actions": ["XDP_PASS", ...], "tail_call_id" (the
+ * program our stub runs; null for the others)}], in running order */
+static void progs_json(struct rl_json *j, const struct status_row *r)
 {
+	const struct rl_xdp_progs *pr = &r->progs;
+
 	rl_json_name(j, "programs");
 	rl_json_array_start(j);
 	for (int i = 0; i < pr->n; i++) {
@@ -243,6 +256,8 @@ static void progs_json(struct rl_json *j, const struct rl_xdp_progs *pr)
 		for (a = strtok_r(acts, ",", &save); a; a = strtok_r(NULL, ",", &save))
 			rl_json_string(j, a);
 		rl_json_array_end(j);
+		rl_json_uint_or_null_field(j, "tail_call_id",
+					   r->slot_id && p->id == r->stub_id, r->slot_id);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
@@ -289,7 +304,7 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 	if (r->opened)
 		sync_json(j, r);
 	if (!*r->staging_dir)
-		progs_json(j, &r->progs);
+		progs_json(j, r);
 	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
 	if (r->problem)
 		rl_json_string_field(j, "problem", r->problem);
@@ -359,7 +374,7 @@ struct prog_row {
 	int i;
 };
 
-enum { PCOL_IFACE, PCOL_PRIO, PCOL_NAME, PCOL_ID, PCOL_ACTIONS, NR_PCOLS };
+enum { PCOL_IFACE, PCOL_PRIO, PCOL_NAME, PCOL_ID, PCOL_ACTIONS, PCOL_RUNS, NR_PCOLS };
 
 static void prog_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
@@ -381,7 +396,13 @@ static void prog_cell(const void *ctx, size_t row, int col, char *buf,
 	case PCOL_ID:
 		snprintf(buf, len, "%u", p->id);
 		break;
-	default:	/* PCOL_ACTIONS */
+	case PCOL_RUNS:
+		if (pr->r->slot_id && p->id == pr->r->stub_id)
+			snprintf(buf, len, "tail call: id %u", pr->r->slot_id);
+		else
+			snprintf(buf, len, "-");
+		break;
+	case PCOL_ACTIONS:
 		rl_xdp_actions_format(p->actions, buf, len);
 		if (!*buf)
 			snprintf(buf, len, "-");
@@ -392,7 +413,7 @@ static void print_progs(const struct status *st)
 {
 	static const struct rl_table_col cols[NR_PCOLS] = {
 		{ "IFACE", true }, { "PRIO", false }, { "XDP_PROGRAM", true },
-		{ "ID", false }, { "CHAIN_ACTIONS", true },
+		{ "ID", false }, { "CHAIN_ACTIONS", true }, { "RUNS", true },
 	};
 	struct prog_row rows[2 * RL_MAX_IFACES * RL_XDP_MAX_PROGS];
 	size_t n = 0;

@@ -13,8 +13,9 @@
 #include "xdp_multi.h"
 #include "loader.h"
 #include "pin.h"
-#include "ratelimit.skel.h"
+#include "iface.h"
 #include "xdp_probe.skel.h"
+#include "xdp_slot.skel.h"
 
 _Static_assert(RL_MIN_PRIO >= 1 && RL_RUN_PRIO <= RL_MAX_PRIO, "priorities");
 
@@ -209,31 +210,44 @@ static int may_join(const char *iface, const struct rl_xdp_progs *cur,
 	return 0;
 }
 
-/* A second load of the object that uses the maps of the first: libxdp
- * loads it itself, as an freplace program of its dispatcher. */
-static struct ratelimit *open_on_maps(const struct rl_settings *s,
-				      const struct rl_maps *m, int *ret)
+/*
+ * The slot (a prog array of one entry) holding prog_fd, pinned at
+ * slot_pin before anything runs it: the pin keeps the entry (a prog
+ * array is emptied when its last pin or fd goes). The fd, or -errno.
+ */
+static int slot_create(int prog_fd, const char *slot_pin)
 {
-	struct ratelimit *skel = ratelimit__open();
-	struct bpf_program *p;
+	__u32 zero = 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, "slot", sizeof(__u32),
+				sizeof(__u32), 1, NULL);
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, &prog_fd, BPF_ANY) ||
+	    bpf_obj_pin(fd, slot_pin)) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* The stub libxdp loads itself, as an freplace program of its
+ * dispatcher, on the slot and the config map. */
+static struct xdp_slot *open_stub(int slot_fd, const struct rl_maps *m, int *ret)
+{
+	struct xdp_slot *skel = xdp_slot__open();
 
 	if (!skel) {
 		*ret = -errno;
 		return NULL;
 	}
-	*ret = rl_loader_prepare(skel->obj, &skel->rodata->settings, s);
-	/* only the XDP program: libxdp loads the whole object */
-	bpf_object__for_each_program(p, skel->obj)
-		if (p != skel->progs.xdp_ratelimit)
-			bpf_program__set_autoload(p, false);
-	for (int i = 0; !*ret && i < RL_NR_MAPS; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
-								   rl_map_defs[i].name);
-
-		*ret = map ? bpf_map__reuse_fd(map, m->fd[i]) : -ENOENT;
-	}
+	*ret = bpf_map__reuse_fd(skel->maps.slot, slot_fd);
+	if (!*ret)
+		*ret = bpf_map__reuse_fd(skel->maps.config, m->config);
 	if (*ret) {
-		ratelimit__destroy(skel);
+		xdp_slot__destroy(skel);
 		return NULL;
 	}
 	return skel;
@@ -248,15 +262,15 @@ static bool runs_in(const struct rl_xdp_progs *cur, __u32 id)
 }
 
 int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
-			const struct rl_settings *s, const struct rl_maps *m,
+			int prog_fd, const char *slot_pin, const struct rl_maps *m,
 			enum rl_xdp_mode mode, struct rl_attach_result *res,
 			char *err, size_t errlen)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = "xdp_ratelimit");
 	struct xdp_program *prog = NULL;
 	struct rl_xdp_progs cur;
-	struct ratelimit *skel;
-	int ret, fd = -1;
+	struct xdp_slot *skel;
+	int ret, fd = -1, slot_fd;
 
 	libxdp_setup();
 	*err = '\0';
@@ -269,9 +283,16 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 	ret = may_join(iface, &cur, mode, err, errlen);
 	if (ret)
 		return ret;
-	skel = open_on_maps(s, m, &ret);
+	slot_fd = slot_create(prog_fd, slot_pin);
+	if (slot_fd < 0) {
+		snprintf(err, errlen, "cannot make the program's slot %s: %s",
+			 slot_pin, strerror(-slot_fd));
+		return slot_fd;
+	}
+	skel = open_stub(slot_fd, m, &ret);
+	close(slot_fd);		/* the pin and the stub's object hold it */
 	if (!skel) {
-		snprintf(err, errlen, "cannot open the BPF object on its maps: %s",
+		snprintf(err, errlen, "cannot open the stub's BPF object: %s",
 			 strerror(-ret));
 		return ret;
 	}
@@ -326,7 +347,7 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 	}
 out:
 	xdp_program__close(prog);
-	ratelimit__destroy(skel);
+	xdp_slot__destroy(skel);
 	return fd >= 0 ? fd : ret;
 }
 
@@ -438,6 +459,62 @@ int rl_xdp_multi_where(const char *name, __u32 *prog_id)
 	if (ret)
 		return ret;
 	return runs_in(&cur, info.id) ? ifindex : -ENOLINK;
+}
+
+int rl_xdp_multi_slot(const char *name, __u32 *prog_id)
+{
+	char path[PATH_MAX];
+	__u32 zero = 0, max = 0;
+	int fd, stub, ret;
+
+	rl_pin_path(path, sizeof(path), name, RL_PIN_SLOT);
+	fd = rl_map_pin_open(path, BPF_MAP_TYPE_PROG_ARRAY, sizeof(__u32),
+			     sizeof(__u32), &max);
+	if (fd < 0)
+		return fd;
+	ret = max == 1 ? 0 : -EPROTO;
+	/* the slot the stub pinned as RL_PIN_PROG runs, not a stray one */
+	if (!ret) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		rl_pin_path(path, sizeof(path), name, RL_PIN_PROG);
+		stub = ret ? -1 : bpf_obj_get(path);
+		if (!ret && stub < 0)
+			ret = -errno;
+		if (!ret) {
+			ret = uses_map(stub, info.id) ? 0 : -EPROTO;
+			close(stub);
+		}
+	}
+	/* a prog array's entry reads as the id of its program */
+	if (!ret && prog_id && bpf_map_lookup_elem(fd, &zero, prog_id))
+		ret = errno == ENOENT ? -ENOENT : -errno;
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+void rl_xdp_multi_slot_prog(struct bpf_program *prog)
+{
+	/* libxdp loads the stub as an freplace program, whose expected
+	 * attach type is 0; a prog array takes only programs that agree on
+	 * it (kernels with "bpf: Enforce expected_attach_type for tailcall
+	 * compatibility", Debian's 6.1 among them), and libbpf gives a
+	 * SEC("xdp") program BPF_XDP. XDP needs none to attach. */
+	bpf_program__set_expected_attach_type(prog, 0);
+}
+
+int rl_xdp_multi_swap(int slot_fd, int prog_fd)
+{
+	__u32 zero = 0;
+
+	/* one store of the entry: each packet runs the old or the new (a
+	 * prog array takes BPF_ANY only) */
+	return bpf_map_update_elem(slot_fd, &zero, &prog_fd, BPF_ANY) ? -errno : 0;
 }
 
 unsigned int rl_xdp_multi_prio(const char *name)

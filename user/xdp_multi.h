@@ -6,10 +6,12 @@
  * calls each program in turn by priority, through freplace links that
  * libxdp pins under /sys/fs/bpf/xdp/dispatch-IFINDEX-ID/.
  *
- * Under the dispatcher our program is attached by libxdp, not by a
- * bpf_link of ours: attach pins the program itself as RL_PIN_PROG in the
+ * Under the dispatcher what libxdp attaches is a stub (bpf/xdp_slot.bpf.c)
+ * that tail-calls our program from a prog array of one entry, the slot
+ * (RL_PIN_SLOT): freplace links cannot change their program, the slot's
+ * entry can (reload). Attach pins the stub as RL_PIN_PROG in the
  * interface's directory as its commit point (attach_txn.h), and finds
- * the program it runs on the interface by the maps it uses.
+ * the stub it runs on the interface by the maps it uses.
  */
 #ifndef RL_XDP_MULTI_H
 #define RL_XDP_MULTI_H
@@ -21,6 +23,7 @@
 #include "maps.h"
 
 #define RL_PIN_PROG	"prog"	/* the commit point under the dispatcher */
+#define RL_PIN_SLOT	"slot"	/* the program the stub under it runs */
 #define RL_RUN_PRIO	20	/* the object's own (bpf/run_config.bpf.h) */
 #define RL_MIN_PRIO	1
 #define RL_MAX_PRIO	1000
@@ -56,16 +59,19 @@ int rl_xdp_progs_read(int ifindex, struct rl_xdp_progs *out);
 void rl_xdp_actions_format(__u32 actions, char *buf, size_t len);
 
 /*
- * Attach our program with the settings `s` (the object's default priority
- * when prio is 0) to ifindex under libxdp's dispatcher, joining the
- * libxdp programs already there, using the maps of `m` (already
- * initialised). The fd of the program now running (the caller closes
- * it), or -errno with a message in err; -EBUSY with none: the interface
- * runs a program not under libxdp's dispatcher. On failure nothing is
- * attached.
+ * Attach our program prog_fd (loaded on the maps of `m`, already
+ * initialised) to ifindex under libxdp's dispatcher at prio (the
+ * object's default when 0), joining the libxdp programs already there.
+ * What libxdp attaches is the stub of bpf/xdp_slot.bpf.c, which
+ * tail-calls prog_fd from the slot (a prog array of one entry) pinned at
+ * slot_pin before the stub is attached: reload swaps the slot's entry.
+ * The fd of the stub now running (the caller closes it), or -errno with
+ * a message in err; -EBUSY with none: the interface runs a program not
+ * under libxdp's dispatcher. On failure nothing is attached (the
+ * caller removes slot_pin).
  */
 int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
-			const struct rl_settings *s, const struct rl_maps *m,
+			int prog_fd, const char *slot_pin, const struct rl_maps *m,
 			enum rl_xdp_mode mode, struct rl_attach_result *res,
 			char *err, size_t errlen);
 
@@ -87,6 +93,23 @@ bool rl_xdp_multi_runs(const char *name);
  * pin (prog_id: the pinned program's id).
  */
 int rl_xdp_multi_where(const char *name, __u32 *prog_id);
+
+/*
+ * The slot pinned in NAME's directory (RL_PIN_SLOT), checked to be a
+ * prog array of one entry that the stub pinned as RL_PIN_PROG runs: its
+ * fd, -ENOENT when there is none (attached by a version without it),
+ * -EPROTO when it is not that; prog_id: the program in it (the one
+ * judging packets).
+ */
+int rl_xdp_multi_slot(const char *name, __u32 *prog_id);
+
+/* Before its load: make prog a program the slot takes beside the stub. */
+struct bpf_program;
+void rl_xdp_multi_slot_prog(struct bpf_program *prog);
+
+/* Put prog_fd in the slot in place of its program, in one step: 0 or
+ * -errno (then the old program still runs). */
+int rl_xdp_multi_swap(int slot_fd, int prog_fd);
 
 /* libbpf's note, at every open of the object, that it skips the
  * .xdp_run_config section (libxdp's, not libbpf's): for quiet printers. */

@@ -59,6 +59,19 @@ seen_is() {	# N WANT
 	echo "$v"
 }
 
+# seen N once it stops moving (at most 10 s).
+settled_seen() {	# N
+	local i=0 v w
+	v=$(seen "$1")
+	while [ $i -lt 20 ]; do
+		sleep 0.5
+		w=$(seen "$1")
+		[ "$w" = "$v" ] && break
+		v=$w i=$((i + 1))
+	done
+	echo "$v"
+}
+
 # The programs on the veth as "PRIO NAME ID ACTIONS" lines, sorted, by
 # xdp-loader and by xdp-ratelimit status --json.
 loader_progs() {
@@ -136,12 +149,21 @@ table netdev vmm {
 	counter c8 {}
 	counter c9 {}
 	counter c10 {}
+	counter c11 {}
+	counter c12 {}
+	counter c13 {}
+	counter c14 {}
+	counter c15 {}
+	counter c16 {}
 	chain in {
 		type filter hook ingress device "$mdev" priority 0; policy accept;
 		ip saddr vmap { 198.18.0.1 : jump n1, 198.18.0.2 : jump n2,
 			198.18.0.3 : jump n3, 198.18.0.4 : jump n4, 198.18.0.5 : jump n5,
 			198.18.0.6 : jump n6, 198.18.0.7 : jump n7, 198.18.0.8 : jump n8,
-			198.18.0.9 : jump n9, 198.18.0.10 : jump n10 }
+			198.18.0.9 : jump n9, 198.18.0.10 : jump n10,
+			198.18.0.11 : jump n11, 198.18.0.12 : jump n12,
+			198.18.0.13 : jump n13, 198.18.0.14 : jump n14,
+			198.18.0.15 : jump n15, 198.18.0.16 : jump n16 }
 	}
 	chain n1 { counter name c1; }
 	chain n2 { counter name c2; }
@@ -153,12 +175,86 @@ table netdev vmm {
 	chain n8 { counter name c8; }
 	chain n9 { counter name c9; }
 	chain n10 { counter name c10; }
+	chain n11 { counter name c11; }
+	chain n12 { counter name c12; }
+	chain n13 { counter name c13; }
+	chain n14 { counter name c14; }
+	chain n15 { counter name c15; }
+	chain n16 { counter name c16; }
 }
 NFT
 result multi/setup $? "$(cat /tmp/m.log)"
 
+# The program our stub tail-calls (status --json), and the stub's id.
+slot_id() {
+	mrx_ xdp-ratelimit status --json 2>/dev/null | jqjson -r \
+		".interfaces[] | select(.ifname == \"$mdev\") | .programs[] |
+		 select(.name == \"xdp_ratelimit\") | \"\(.id) \(.tail_call_id)\""
+}
+
 # ---- xdp-ratelimit first, then xdp-filter joins -------------------------------------
 both_attached rl_first rl_attach filter_load 1 2 3
+
+# ---- reload under the dispatcher: the slot's program swapped, nothing else -----------
+# the stub stays (same id, same place), the program behind it is new; a
+# source sending across the swap gets its quota, no more, and its window
+# carries over (more frames right after are still over quota: 10 s
+# window); xdp-filter still blocks
+ids0=$(slot_id) progs0=$(loader_progs)
+send 11 300 & sender=$!
+mrx_ xdp-ratelimit reload $mdev --verified-ttl 2m >/tmp/m.log 2>&1; rc=$?
+wait $sender
+ids1=$(slot_id)
+[ $rc = 0 ] && [ "${ids0%% *}" = "${ids1%% *}" ] && [ "${ids0#* }" != "${ids1#* }" ] &&
+	[ "${ids1#* }" != null ] && [ "$(loader_progs)" = "$progs0" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].verified_ttl_ms')" = 120000 ]
+result multi/reload/swapped $? "exit $rc: $(cat /tmp/m.log); stub and slot ids [$ids0] -> [$ids1]; xdp-loader [$progs0] -> [$(loader_progs)]"
+agree reload xdp_ratelimit xdpfilt_alw_all
+n11=$(seen_is 11 100)
+send 11 50 && send 12 20 7777 && send 13 5
+n13=$(seen_is 13 5) n11b=$(seen 11) n12=$(seen 12)
+[ "$n11" = 100 ] && [ "$n11b" = 100 ]
+result multi/reload/quota_carried $? "198.18.0.11 sent 300 across the swap: $n11 reached (want 100); 50 more after it: $n11b in all (want 100)"
+[ "$n12" = 0 ] && [ "$n13" = 5 ]
+result multi/reload/port_still_blocked $? "to port 7777: $n12 of 20 reached (want 0); to port 9: $n13 of 5 (want 5)"
+# paced senders across a reload: 198.18.0.15 at 5 pps (below its 10)
+# loses nothing, 198.18.0.16 at 40 pps for 5 s (200 frames, within one
+# 10 s window) gets exactly its 100; the reload runs once both are seen
+paced() {	# SRC PPS SECONDS
+	mtx_ trafficgen --dev vmmtxa --dst-mac $mmac --src "198.18.0.$1" \
+		--rate "$2" --duration "$3" >/dev/null 2>&1
+}
+paced 15 5 6 & p15=$!
+paced 16 40 5 & p16=$!
+i=0
+while { [ "$(seen 15)" -lt 3 ] 2>/dev/null || [ "$(seen 16)" -lt 20 ] 2>/dev/null; } && [ $i -lt 100 ]; do
+	i=$((i + 1)); sleep 0.1
+done
+mrx_ xdp-ratelimit reload $mdev >/tmp/m.log 2>&1; rc=$?
+mid15=$(seen 15) mid16=$(seen 16)
+wait $p15 $p16
+n15=$(settled_seen 15) n16=$(settled_seen 16)
+[ $rc = 0 ] && [ "$n15" = 30 ]
+result multi/reload/paced_below_quota $? "exit $rc $(cat /tmp/m.log); 198.18.0.15 sent 30 at 5 pps, $mid15 seen at the reload, $n15 in all (want 30)"
+[ $rc = 0 ] && [ "$n16" = 100 ]
+result multi/reload/paced_above_quota $? "198.18.0.16 sent 200 at 40 pps, $mid16 seen at the reload, $n16 in all (want 100)"
+# a dry run by reload: 198.18.0.1 (over quota, or within a slid window)
+# passes all
+mrx_ xdp-ratelimit reload $mdev --dry-run >/tmp/m.log 2>&1; rc=$?
+send 1 50
+n1=$(seen_is 1 150)
+[ $rc = 0 ] && [ "$n1" = 150 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run')" = true ]
+result multi/reload/dry_run $? "exit $rc: $(cat /tmp/m.log); 198.18.0.1: $n1 reached (want 150)"
+mrx_ xdp-ratelimit reload $mdev --no-dry-run >/tmp/m.log 2>&1 && send 14 300 &&
+	[ "$(seen_is 14 100)" = 100 ]
+result multi/reload/no_dry_run $? "$(cat /tmp/m.log); 198.18.0.14 sent 300: $(seen 14) reached (want 100)"
+# new maps cannot be swapped in in one step here: refused, nothing changed
+ids0=$(slot_id)
+out=$(mrx_ xdp-ratelimit reload $mdev --window 5s 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "dispatcher.*same maps only" && [ "$(slot_id)" = "$ids0" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window')" = 10s ]
+result multi/reload/new_maps_refused $? "exit $rc, said: $out; ids [$ids0] -> [$(slot_id)]"
 # xdp-ratelimit leaves; xdp-filter still blocks, and nothing limits now
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1
 result multi/rl_first/ratelimit_detach $? "$(cat /tmp/m.log)"
@@ -183,12 +279,6 @@ send 9 300 && send 10 20 7777
 n9=$(seen_is 9 100) n10=$(seen_is 10 20)
 [ "$st" = ok ] && [ "$n9" = 100 ] && [ "$n10" = 20 ]
 result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 198.18.0.9 $n9 of 300 reached (want 100), port 7777 $n10 of 20 (want 20)"
-# reload cannot swap a program libxdp attached: refused, nothing changed
-before=$(rl_progs)
-out=$(mrx_ xdp-ratelimit reload $mdev --dry-run 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q "dispatcher" && [ "$(rl_progs)" = "$before" ] &&
-	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run')" = false ]
-result multi/filter_first/reload_refused $? "exit $rc, said: $out; programs [$before] -> [$(rl_progs)]"
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
@@ -298,6 +388,33 @@ mrx_ xdp-ratelimit attach $mdev >/tmp/m.log 2>&1 &&
 	[ "$(loader_progs | grep -c xdp_ratelimit)" = 1 ] &&
 	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
 result multi/killed_then_attach_reaps $? "$(cat /tmp/m.log); programs: $(loader_progs | tr '\n' ';')"
+
+# ---- reload killed at its commit point (the slot's update) and just after ----------
+# killed on entering the update, the old program keeps enforcing with its
+# state and settings; killed after it, the new one runs, and the same
+# reload run again completes it (the config map gets --dry-run)
+mrx_ xdp-ratelimit quota set default --pps 10 >/dev/null 2>&1
+mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf xdp-ratelimit reload $mdev >/dev/null 2>&1
+swap=$(awk '/bpf\(/ { n++ } /BPF_PROG_LOAD/ { load = n; upd = 0 }
+	/BPF_MAP_UPDATE_ELEM/ && load && !upd { upd = n } END { print upd + 0 }' /tmp/m.trace)
+dry() { mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].dry_run'; }
+ids0=$(slot_id)
+mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=$swap" \
+	xdp-ratelimit reload $mdev --dry-run >/dev/null 2>&1
+# (1 s window here: 10 of a burst of 300 pass, a few more if it spans two)
+send 3 300
+n3=$(($(settled_seen 3) - 5))
+[ "$swap" -gt 0 ] && [ "$(slot_id)" = "$ids0" ] && [ "$(dry)" = false ] &&
+	[ "$n3" -ge 10 ] && [ "$n3" -le 30 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/reload_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], dry_run $(dry); 198.18.0.3 sent 300: $n3 passed (want 10 to 30: limited)"
+mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=$((swap + 1))" \
+	xdp-ratelimit reload $mdev --dry-run >/dev/null 2>&1
+ids1=$(slot_id) d1=$(dry)
+mrx_ xdp-ratelimit reload $mdev --dry-run >/tmp/m.log 2>&1; rc=$?
+[ "${ids1#* }" != "${ids0#* }" ] && [ "${ids1%% *}" = "${ids0%% *}" ] && [ "$d1" = false ] &&
+	[ $rc = 0 ] && [ "$(dry)" = true ]
+result multi/reload_killed_after_swap/rerun_completes $? "ids [$ids0] -> [$ids1] (dry_run $d1) -> [$(slot_id)] (dry_run $(dry)); rerun exit $rc: $(cat /tmp/m.log)"
 mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
 mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 unset ASAN_OPTIONS

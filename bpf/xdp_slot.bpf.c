@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What libxdp's dispatcher runs of xdp-ratelimit (user/xdp_multi.c): a
+ * stub that tail-calls the real program in the one entry of `slot`. The
+ * dispatcher's freplace link cannot change its program, but the slot can
+ * (one bpf_map_update_elem, atomic per packet): that is how `reload`
+ * swaps the program under the dispatcher without a gap. The stub is
+ * named like the program and carries its XDP_RUN_CONFIG, so libxdp and
+ * xdp-loader see xdp_ratelimit at its priority.
+ *
+ * An empty slot (never, while attach fills it first and reload only
+ * replaces it) is judged like a frame the program cannot read: dropped,
+ * unless --pass-malformed is set in the config map.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "ratelimit.h"
+#include "run_config.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot SEC(".maps");
+
+/* the interface's pinned config map (reused by the loader) */
+#include "config_map.bpf.h"
+
+SEC("xdp")
+int xdp_ratelimit(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct rl_config *cfg;
+
+	bpf_tail_call(ctx, &slot, 0);
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	return cfg && (cfg->set.flags & RL_F_PASS_MALFORMED) ? XDP_PASS : XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
