@@ -38,8 +38,35 @@ int bench_print_json(json_t *doc);
  * the device goes with the namespace. */
 int bench_hold(int prog_fd);
 
+/* The options of the subcommands that time test runs in rounds:
+ * --rounds N, --ms MS (a sample's length), --cpu CPU. */
+struct bench_rounds {
+	int rounds;
+	double ms;
+	int cpu;
+};
+#define BENCH_ROUNDS_OPTS \
+	{ "rounds", required_argument, NULL, 'r' }, \
+	{ "ms", required_argument, NULL, 'm' }, \
+	{ "cpu", required_argument, NULL, 'c' }
+/* Takes getopt's `opt` (r, m or c) into `r`: true, else false. */
+bool bench_rounds_opt(struct bench_rounds *r, int opt, const char *arg);
+/* Frames per sample for a sample of about r->ms at `ns` per frame. */
+__u64 bench_repeat_for(const struct bench_rounds *r, double ns);
+
+/* One BPF_PROG_TEST_RUN of `repeat` copies of `fr`: ns per frame by the
+ * wall clock around the syscall, or < 0 (errno set). */
+double bench_test_run(int prog_fd, const struct bench_frame *fr, __u64 repeat,
+		      __u32 *retval);
+
+/* libxdp's dispatcher program, configured for one entry chain-calling on
+ * XDP_PASS and loaded as a plain XDP program (dispatcher.c); NULL on
+ * failure (said on stderr). */
+struct bpf_object *bench_load_dispatcher(int *prog_fd);
+
 int bench_cost(int argc, char **argv);
 int bench_recv(int argc, char **argv);
 int bench_counters(int argc, char **argv);
+int bench_progs(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

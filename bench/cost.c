@@ -30,6 +30,7 @@
 #include "ratelimit.h"
 #include "ratelimit.skel.h"
 #include "baselines.skel.h"
+#include "xdp_slot.skel.h"
 #include "loader.h"
 #include "maps.h"
 #include "rules.h"
@@ -167,6 +168,21 @@ static int load_rl_events(struct rl_inst *r, bool no_events)
 	return load_rl_req(r, &req, no_events);
 }
 
+/* xdp-ratelimit's stub on r's config map, its slot holding prog_fd */
+static struct xdp_slot *load_stub(struct rl_inst *r, int prog_fd)
+{
+	struct xdp_slot *s = xdp_slot__open();
+	__u32 zero = 0;
+
+	if (!s || bpf_map__reuse_fd(s->maps.config, r->m.config) || xdp_slot__load(s) ||
+	    bpf_map_update_elem(bpf_map__fd(s->maps.slot), &zero, &prog_fd, BPF_ANY)) {
+		fprintf(stderr, "ratelimit-bench: loading the dispatcher's stub failed\n");
+		xdp_slot__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* quota set default with `c` */
 static int default_rule(struct rl_inst *r, const struct rl_rule_change *c)
 {
@@ -277,22 +293,13 @@ static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
 /* One test run; ns per frame by the wall clock, or < 0. */
 static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = c->fr.data,
-		    .data_size_in = (__u32)c->fr.len, .repeat = (__u32)repeat);
-	__u64 t0, t1;
-
 	if (c->tail_fd >= 0) {
 		__u32 zero = 0;
 
 		if (bpf_map_update_elem(c->tail_map, &zero, &c->tail_fd, BPF_ANY))
 			return -1;
 	}
-	t0 = rl_now_ns();
-	if (bpf_prog_test_run_opts(c->fd, &o))
-		return -1;
-	t1 = rl_now_ns();
-	*retval = o.retval;
-	return (double)(t1 - t0) / (double)repeat;
+	return bench_test_run(c->fd, &c->fr, repeat, retval);
 }
 
 /* The xcpu program needs its source's entry. */
@@ -513,31 +520,27 @@ static int usage(void)
 int bench_cost(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "ms", required_argument, NULL, 'm' },
-		{ "cpu", required_argument, NULL, 'c' },
+		BENCH_ROUNDS_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int rounds = 11, cpu = 0, n = 0, opt, ret = 1;
-	double ms = 20;
+	struct bench_rounds ro = { .rounds = 11, .ms = 20, .cpu = 0 };
+	int rounds, cpu, n = 0, opt, ret = 1;
+	double ms;
 	struct cost_case cs[40];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
 	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
+	struct xdp_slot *stub = NULL;			/* under libxdp's dispatcher */
+	struct bpf_object *disp = NULL;			/* libxdp's dispatcher */
+	int disp_fd = -1;
 	json_t *cases, *doc;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt == 'r')
-			rounds = atoi(optarg);
-		else if (opt == 'm')
-			ms = atof(optarg);
-		else if (opt == 'c')
-			cpu = atoi(optarg);
-		else
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (!bench_rounds_opt(&ro, opt, optarg))
 			return usage();
-	}
+	rounds = ro.rounds, ms = ro.ms, cpu = ro.cpu;
 	if (rounds < 1 || ms <= 0)
 		return usage();
 	libbpf_set_print(quiet);
@@ -593,6 +596,14 @@ int bench_cost(int argc, char **argv)
 
 	int pass_fd = bpf_program__fd(bu->progs.xdp_pass);
 	int rl_fd = bpf_program__fd(rl.skel->progs.xdp_ratelimit);
+
+	/* the stub libxdp's dispatcher runs (bpf/xdp_slot.bpf.c), its slot
+	 * holding the program of the single-source cases: what it adds on
+	 * the path of every frame is one tail call */
+	stub = load_stub(&rl, rl_fd);
+	disp = bench_load_dispatcher(&disp_fd);
+	if (!stub || !disp)
+		goto out;
 	int churn_fd = bpf_program__fd(bu->progs.xdp_churn);
 	int xcpu_fd = bpf_program__fd(bu->progs.xdp_xcpu);
 
@@ -613,6 +624,11 @@ int bench_cost(int argc, char **argv)
 		 XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "over", "1 source over quota (drops)", rl_fd,
 		 "198.18.200.1", 0, XDP_DROP, MIN_OVER);
+	add_case(cs, &n, "slot", "1 source under quota, through the dispatcher's stub",
+		 bpf_program__fd(stub->progs.xdp_ratelimit), "198.18.0.1", 0,
+		 XDP_PASS, MIN_UNDER);
+	add_case(cs, &n, "dispatcher", "libxdp's dispatcher, its entry passing",
+		 disp_fd, "198.18.0.1", 0, XDP_PASS, -1);
 	add_case(cs, &n, "ipv6", "IPv6 source under quota", rl_fd, "2001:db8::1",
 		 0, XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "vlan2", "two VLAN tags, under quota", rl_fd,
@@ -706,11 +722,7 @@ int bench_cost(int argc, char **argv)
 				c->name, strerror(errno));
 			goto out;
 		}
-		c->repeat = (__u64)(ms * 1e6 / ns);
-		if (c->repeat < 1000)
-			c->repeat = 1000;
-		if (c->repeat > 100000000)
-			c->repeat = 100000000;
+		c->repeat = bench_repeat_for(&ro, ns);
 		c->ns = calloc((size_t)rounds, sizeof(double));
 		if (!c->ns)
 			goto out;
@@ -788,8 +800,30 @@ int bench_cost(int argc, char **argv)
 	json_object_set_new(doc, "scope_unscoped_vs_under",
 			    ratio_json(cs, find(cs, n, "scope_unscoped"),
 				       find(cs, n, "under"), rounds));
+	/* the stub's tail call: under libxdp's dispatcher against a direct
+	 * attach, without the dispatcher's own part (bench/vm-dispatcher.sh
+	 * measures the whole path where the dispatcher works) */
+	json_object_set_new(doc, "slot_vs_under",
+			    ratio_json(cs, find(cs, n, "slot"), find(cs, n, "under"),
+				       rounds));
+	/* the whole path under libxdp's dispatcher, from its parts measured
+	 * here: the program through the stub, plus what the dispatcher adds
+	 * to a bare XDP_PASS (its entry's body standing for the jump the
+	 * freplace link patches in), against the program alone */
+	{
+		int sl = find(cs, n, "slot"), di = find(cs, n, "dispatcher");
+		int un = find(cs, n, "under");
+		double r[rounds];
+
+		for (int i = 0; i < rounds; i++)
+			r[i] = (cs[sl].ns[i] + cs[di].ns[i] - cs[0].ns[i]) / cs[un].ns[i];
+		json_object_set_new(doc, "dispatcher_path_vs_under",
+				    bench_summary_json(bench_summarize(r, rounds)));
+	}
 	ret = bench_print_json(doc) ? 1 : 0;
 out:
+	xdp_slot__destroy(stub);
+	bpf_object__close(disp);
 	for (int i = 0; i < n; i++)
 		free(cs[i].ns);
 	if (rl.skel)

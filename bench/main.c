@@ -7,6 +7,7 @@
  *   xdp IFACE pass|drop|minimal              attach a baseline and exit
  *   sizes MAX_SOURCES NCPUS                  the sources map's sizing
  *   counters NETNS_PATH DEV                  frames received, passed, dropped
+ *   progs NAME=ID...                         per-packet cost of loaded programs
  */
 #include <net/if.h>
 #include <stdio.h>
@@ -70,6 +71,8 @@ int main(int argc, char **argv)
 		return sizes(argv[2], argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "counters"))
 		return bench_counters(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "progs"))
+		return bench_progs(argc - 1, argv + 1);
 	fprintf(stderr,
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
@@ -77,6 +80,8 @@ int main(int argc, char **argv)
 		"       ratelimit-bench xdp IFACE pass|drop|minimal\n"
 		"       ratelimit-bench sizes MAX_SOURCES NCPUS\n"
 		"       ratelimit-bench counters NETNS_PATH DEV\n"
+		"       ratelimit-bench progs [--rounds N] [--ms MS] [--cpu CPU] [--src ADDR]\n"
+		"                             NAME=PROG_ID...\n"
 		"Run by bench/run.sh (make bench).\n");
 	return 2;
 }

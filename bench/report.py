@@ -91,6 +91,8 @@ CASE_LABEL = {
     "s": "(s) SYNs: xdp-ratelimit --proto tcp --syn --pps 1",
     "t": "(t) SYNs: nftables meter on tcp flags syn",
     "u": "(u) SYNs: iptables hashlimit -p tcp --syn",
+    "dispatcher": "xdp-ratelimit under libxdp's dispatcher, 1 pps",
+    "direct": "xdp-ratelimit attached directly, 1 pps",
 }
 GROUP_LABEL = {
     "v4_1": "1 source (IPv4)",
@@ -98,8 +100,30 @@ GROUP_LABEL = {
     "v6_1": "1 source (IPv6, reference for the 1,000,000-source rows)",
     "v6_1m": "1,000,000 sources (IPv6), --max-sources 1,048,576",
     "spoof": "1,000,000 random (spoofed) sources (IPv6), --max-sources 65,536",
+    "dispatcher": "1 source (IPv4), in Debian 12's kernel under qemu (emulated CPU)",
 }
-GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "spoof"]
+GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "spoof", "dispatcher"]
+
+
+def dispatcher(raw):
+    """The lines of bench/vm-dispatcher.sh: the guest's kernel, and the
+    per-packet cost of the dispatcher's path against the program run
+    directly, a source under its quota and one over."""
+    out = {"kernel": None, "progs": {}}
+    for r in raw:
+        if r.get("kind") == "kernel":
+            out["kernel"] = r
+        elif r.get("kind") == "progs":
+            p = {q["name"]: q for q in r["progs"]}
+            verdict = p.get("direct", {}).get("verdict")
+            out["progs"][verdict] = {
+                "src": r["src"], "rounds": r["rounds"],
+                "direct_ns": p.get("direct", {}).get("ns"),
+                "dispatcher_ns": p.get("dispatcher", {}).get("ns"),
+                "other_verdicts": sum(q["other_verdicts"] for q in r["progs"]),
+                "verdicts": sorted({q["verdict"] for q in r["progs"]}),
+                "ratio": r["ratio_to_base"].get("dispatcher")}
+    return out if out["kernel"] or out["progs"] else None
 
 
 def tp_rows_of(raw):
@@ -309,6 +333,24 @@ def markdown(path):
                  fm["measured_here_ns"], fm["formula_here_ns"],
                  md({k: 100 * v for k, v in x["formula_error"].items()}, 0, "%"),
                  fm["formula_64_ns"]))
+    if cost and cost.get("dispatcher_path_vs_under"):
+        w("**Under libxdp's dispatcher**, natively here: the program through the stub "
+          "(its tail call) plus what libxdp's dispatcher program adds to a bare XDP_PASS, "
+          "within each round: %s × the program alone.\n\n"
+          % md(cost["dispatcher_path_vs_under"]))
+    d = r.get("dispatcher")
+    if d and d.get("progs"):
+        w("**Under libxdp's dispatcher** (Debian 12's kernel %s under qemu without KVM: "
+          "an emulated CPU, so only the ratios mean anything; `BPF_PROG_TEST_RUN` of "
+          "the dispatcher against the program; ns per packet):\n\n"
+          % ((d.get("kernel") or {}).get("release", "?")))
+        w("| case | direct | under the dispatcher | × direct |\n|---|---|---|---|\n")
+        for v, what in (("pass", "1 source under quota"), ("drop", "1 source over quota")):
+            p = d["progs"].get(v)
+            if p:
+                w("| %s | %s | %s | %s |\n" % (what, md(p["direct_ns"], 0),
+                                             md(p["dispatcher_ns"], 0), md(p["ratio"])))
+        w("\n")
     tp = r.get("throughput") or {}
     if tp:
         w("**Throughput on a veth pair** (Mpps; ratios taken within each repeat):\n\n")
@@ -400,6 +442,9 @@ def main():
                  load_jsonl(os.path.join(t, "sizes64.jsonl")), ncpus)
     acc = accuracy(load_jsonl(os.path.join(t, "accuracy.jsonl")), ncpus)
     est = established(load_jsonl(os.path.join(t, "established.jsonl")))
+    vm = load_jsonl(os.path.join(t, "dispatcher.jsonl"))
+    disp = dispatcher(vm)
+    tp_rows += tp_rows_of([r for r in vm if r.get("kind") == "throughput"])
     tp = throughput(tp_rows)
     x = (cost or {}).get("cross_cpu")
     if x:
@@ -501,6 +546,33 @@ def main():
         target("cost_scope_unscoped", r, r["median"] <= 1.05,
                "per-packet cost, a packet under an unscoped rule while a scope is in "
                "use: %s x without scopes (<= 1.05)" % fmt(r))
+    # libxdp's dispatcher: natively here, its parts (libxdp's dispatcher
+    # program, the stub's tail call); the whole path in Debian 12's kernel
+    # under qemu (an emulated CPU: reported beside, as a check)
+    vmk = ((disp or {}).get("kernel") or {}).get("release", "?")
+    r = (cost or {}).get("dispatcher_path_vs_under")
+    if r:
+        target("cost_dispatcher_vs_direct", r, r["median"] <= 1.10,
+               "per-packet cost under libxdp's dispatcher, 1 source under quota: %s x "
+               "attached directly (<= 1.10; here, from libxdp's dispatcher program and "
+               "the stub's tail call)" % fmt(r))
+    r = (cost or {}).get("slot_vs_under")
+    if r:
+        target("cost_slot_vs_under", r, None,
+               "per-packet cost of the dispatcher's stub alone (its tail call): %s x the "
+               "program run directly (reported)" % fmt(r))
+    for v, what in (("pass", "under"), ("drop", "over")):
+        r = ((disp or {}).get("progs", {}).get(v) or {}).get("ratio")
+        if r:
+            target("cost_dispatcher_vs_direct_vm_" + what, r, None,
+                   "per-packet cost under libxdp's dispatcher, 1 source %s quota, the "
+                   "whole path in kernel %s under qemu (emulated CPU): %s x attached "
+                   "directly (reported)" % (what, vmk, fmt(r)))
+    r = per_rep_ratio(tp_rows, ("dispatcher", "dispatcher"), ("dispatcher", "direct"))
+    if r:
+        target("veth_dispatcher_vs_direct", r, None,
+               "veth, 1 source, under libxdp's dispatcher: %s of attached directly "
+               "(reported; kernel %s under qemu, emulated CPU)" % (fmt(r), vmk))
     for g in ("v4_1", "v4_1024"):
         for c, who in (("t", "nftables"), ("u", "hashlimit")):
             r = per_rep_ratio(tp_rows, (g, "s"), (g, c))
@@ -586,6 +658,7 @@ def main():
                           (p.split("=", 1) for p in a.phases.split() if "=" in p)},
         "machine": machine(ncpus),
         "cost": cost, "throughput": tp, "spoof_pairs": pairs, "established": est,
+        "dispatcher": disp,
         "throughput_runs": tp_rows,
         "memory": mem, "accuracy": acc, "targets": targets,
     }
@@ -639,6 +712,20 @@ def main():
                   "per window (B + log2(budget) + 1) x t(n) / %d = %.2f ns here, "
                   "%.1f ns on 64 CPUs\n" % (am["budget"], am["refreshes"], am["budget"],
                                              am["here_ns"], am["cpus64_ns"]))
+    if cost and cost.get("dispatcher_path_vs_under"):
+        w("\nUnder libxdp's dispatcher, here: the program through the stub + what the "
+          "dispatcher adds to XDP_PASS, within each round: %s x the program alone\n"
+          % fmt(cost["dispatcher_path_vs_under"]))
+    if disp and disp["progs"]:
+        w("\nUnder libxdp's dispatcher, in Debian 12's kernel %s under qemu (an emulated "
+          "CPU: only ratios within the run mean anything)\n" % vmk)
+        w("  per-packet cost (BPF_PROG_TEST_RUN)      direct ns/packet       "
+          "dispatcher ns/packet   x direct\n")
+        for v, what in (("pass", "1 source under quota"), ("drop", "1 source over quota")):
+            p = disp["progs"].get(v)
+            if p:
+                w("  %-40s %-22s %-22s %s\n" % (what, fmt(p["direct_ns"], 0),
+                                                fmt(p["dispatcher_ns"], 0), fmt(p["ratio"])))
     if tp:
         w("\nThroughput on a veth pair, trafficgen at full speed, generator and receiver on CPU %d\n"
           "  (what the receiving XDP hook ran on, per second)    Mpps                  x (a)"
@@ -738,6 +825,8 @@ def smoke(r, ncpus):
         check("cost_above_pass", all(cs[n]["ns"]["min"] > cs["xdp_pass"]["ns"]["min"]
                                      for n in ("under", "over", "minimal_under", "churn")),
               "a limiter measured cheaper than XDP_PASS")
+        check("cost_dispatcher", (cost.get("dispatcher_path_vs_under") or {})
+              .get("median", 0) > 0, "no dispatcher path measured")
         check("cost_cross_cpu", cost.get("cross_cpu", {}).get("per_cpu_ns", {})
               .get("median", 0) > 0, "no per-CPU growth measured")
         ev = cost.get("events") or {}
@@ -771,6 +860,21 @@ def smoke(r, ncpus):
             med = a["per_window"]["median"]
             check("accuracy_xdp_quota", 0.5 * a["budget"] <= med <= a["budget"] + ncpus,
                   "median %s per window against a quota of %s" % (med, a["budget"]))
+    d = r.get("dispatcher") or {}
+    for v in ("pass", "drop"):
+        p = (d.get("progs") or {}).get(v)
+        check("dispatcher_cost_%s" % v, bool(p and p["ratio"] and p["ratio"]["median"] > 0
+                                              and p["verdicts"] == [v]
+                                              and not p["other_verdicts"]),
+              "dispatcher against direct, %s: %s" % (v, p))
+    g = tp.get("dispatcher", {}).get("cases", {})
+    check("dispatcher_throughput_ran", len(g) == 5, "cases measured: %s" % list(g))
+    for c in ("dispatcher", "direct"):
+        v = g.get(c, {})
+        check("dispatcher_throughput_%s" % c, bool(v.get("mpps") and v["mpps"]["median"] > 0.001
+                                                   and v["passed_fraction"]
+                                                   and v["passed_fraction"]["median"] < 0.01),
+              "%s: %s" % (c, v))
     est = r.get("established") or []
     check("established_ran", len(est) == 1 and est[0]["sent"] > 0 and est[0]["passed"] > 0,
           "established sources and a flood: %s" % est)

@@ -29,6 +29,11 @@
 #               is about
 #   established established sources and a spoofed flood in the same rule
 #               with a newcomer budget: what the established sources lost
+#   dispatcher  xdp-ratelimit under libxdp's dispatcher against attached
+#               directly, in Debian 12's own kernel (6.1) under qemu, where
+#               the dispatcher works: per-packet cost and veth rows beside
+#               bare XDP_DROP, the minimal limiter and an nftables meter
+#               (bench/vm-dispatcher.sh, booted by tests/vm/run.sh)
 #   sync        (not --smoke: tests/run.sh runs bench/sync.sh smoke as a
 #               suite of its own) the fleet sync agent's cost and bound at
 #               10,000 sources and 1, 10 and 100 ms intervals (bench/sync.sh)
@@ -534,7 +539,26 @@ phase established
 
 
 # ======================================================================
-# 6. the fleet sync agent (bench/sync.sh: its own namespaces and Redis)
+# 6. under libxdp's dispatcher: in Debian 12's own kernel in qemu (where
+#    the dispatcher works; this machine's kernel may refuse its freplace
+#    programs). Without KVM the CPU is emulated: ratios within the run.
+# ======================================================================
+say "under libxdp's dispatcher, Debian 12's kernel in qemu ($(elapsed)s) ..."
+: >"$tmp/dispatcher.jsonl"
+if command -v qemu-system-x86_64 >/dev/null; then
+	VM_APPEND="rlbench=$mode" VM_CONSOLE="$tmp/vm-console" VM_TIMEOUT=600 \
+		"$here/../tests/vm/run.sh" "$out" "cloud:$here/vm-dispatcher.sh" \
+		>"$res/vm-dispatcher.log" 2>&1 ||
+		say "dispatcher: the VM run failed (see $res/vm-dispatcher.log)"
+	[ -e "$tmp/vm-console" ] && sed -n 's/^bench-json: //p' "$tmp/vm-console" \
+		>"$tmp/dispatcher.jsonl"
+else
+	say "dispatcher: skipped: no qemu-system-x86_64 (scripts/install-deps.sh installs it)"
+fi
+phase dispatcher
+
+# ======================================================================
+# 7. the fleet sync agent (bench/sync.sh: its own namespaces and Redis)
 # ======================================================================
 if [ "$mode" != smoke ]; then
 	say "fleet sync agent ($(elapsed)s) ..."

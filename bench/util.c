@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_link.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "maps.h"
 #include "bench.h"
 
 int bench_pin_cpu(int cpu)
@@ -84,4 +86,39 @@ int bench_hold(int prog_fd)
 	if (!ifindex)
 		return -ENODEV;
 	return bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+}
+
+double bench_test_run(int prog_fd, const struct bench_frame *fr, __u64 repeat,
+		      __u32 *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->data,
+		    .data_size_in = (__u32)fr->len, .repeat = (__u32)repeat);
+	__u64 t0, t1;
+
+	t0 = rl_now_ns();
+	if (bpf_prog_test_run_opts(prog_fd, &o))
+		return -1;
+	t1 = rl_now_ns();
+	*retval = o.retval;
+	return (double)(t1 - t0) / (double)repeat;
+}
+
+bool bench_rounds_opt(struct bench_rounds *r, int opt, const char *arg)
+{
+	if (opt == 'r')
+		r->rounds = atoi(arg);
+	else if (opt == 'm')
+		r->ms = atof(arg);
+	else if (opt == 'c')
+		r->cpu = atoi(arg);
+	else
+		return false;
+	return true;
+}
+
+__u64 bench_repeat_for(const struct bench_rounds *r, double ns)
+{
+	__u64 repeat = (__u64)(r->ms * 1e6 / ns);
+
+	return repeat < 1000 ? 1000 : repeat > 100000000 ? 100000000 : repeat;
 }

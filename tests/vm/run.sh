@@ -17,6 +17,9 @@
 # test and `N passed, N failed` on the serial console, then powers off;
 # qemu runs under a timeout, so a hung guest is a failed suite, not a
 # hung `make test`.
+#   VM_TIMEOUT=S      seconds a boot may take (default 420)
+#   VM_APPEND=ARGS    more kernel command line, for the guest to read
+#   VM_CONSOLE=FILE   the last boot's whole console, kept there
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -106,13 +109,13 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 	for b in /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_*.o; do
 		add "$root" "$b" || return 1
 	done
-	for b in xdp-ratelimit test_prog trafficgen; do
+	for b in xdp-ratelimit test_prog trafficgen ratelimit-bench; do
 		add "$root" "$out/$b" "/rl/$b" || return 1
 	done
-	# modules (6.1 cloud: veth, nftables and the egress hook's clsact and cls_bpf
-	# are), after what they depend on
+	# modules (6.1 cloud: veth, nftables and its limit, the egress hook's
+	# clsact and cls_bpf are), after what they depend on
 	: >"$root/modules/order"
-	for m in veth nf_tables nft_objref sch_ingress cls_bpf; do
+	for m in veth nf_tables nft_objref nft_limit sch_ingress cls_bpf; do
 		module "$kdir" "$m" "$root/modules" || return 1
 	done
 	cp "$here/guest-lib.sh" "$root/guest-lib.sh" &&
@@ -132,7 +135,8 @@ boot() {	# FLAVOUR GUEST_SCRIPT
 	echo "vm: booting $(basename "$vmlinuz") with $(basename "$script")"
 	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 -nographic -no-reboot \
 		-m 1G -smp 2 -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=ttyS0 panic=-1 quiet" >"$log" 2>&1
+		-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}" >"$log" 2>&1
+	[ -n "${VM_CONSOLE:-}" ] && tr -d '\r' <"$log" >"$VM_CONSOLE"
 	# the guest's lines, without the console's carriage returns
 	tr -d '\r' <"$log" | grep -E '^(ok  |FAIL|  )' | grep -v '^  *$' | sed "s|^ok   |ok   $flavour/|; s|^FAIL |FAIL $flavour/|"
 	line=$(tr -d '\r' <"$log" | grep -E '^guest: [0-9]+ passed, [0-9]+ failed' | tail -n 1)
