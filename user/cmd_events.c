@@ -48,6 +48,7 @@ struct events_args {
 struct follower {
 	char name[IF_NAMESIZE];
 	struct rl_iface ifc;
+	__u32 config_id;	/* of the maps followed (rl_iface_config_id) */
 	bool json;
 	bool discard;		/* reading out what was there before us */
 	int err;		/* of the callback, for the loop */
@@ -237,22 +238,21 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /* ---- the command ---- */
 
-/* Is the program we follow still attached? 0, or why not in msg. */
-static int still_attached(const struct follower *fl, __u32 prog_id, char *msg,
-			  size_t len)
+/* Are the maps we follow still the interface's? 0; 1 when it runs on
+ * other maps now (a reload onto new maps, or a detach and attach: follow
+ * those); -1 when it is no longer attached, and why in msg. A reload in
+ * place keeps the maps, and the follower reads on. */
+static int still_attached(const struct follower *fl, char *msg, size_t len)
 {
-	__u32 now_id = 0;
-	int ifindex = rl_link_ifindex(fl->name, &now_id);
+	int ifindex = rl_link_ifindex(fl->name, NULL);
+	__u32 id;
 
 	if (ifindex == 0)
 		snprintf(msg, len, "the interface %s is gone", fl->name);
 	else if (ifindex < 0)
 		snprintf(msg, len, "%s was detached", fl->name);
-	else if (now_id != prog_id)
-		snprintf(msg, len, "%s was detached and attached again: run events again",
-			 fl->name);
 	else
-		return 0;
+		return (id = rl_iface_config_id(fl->name)) && id != fl->config_id;
 	return -1;
 }
 
@@ -283,7 +283,11 @@ static int follow_lock(const char *name)
 	return fd;
 }
 
-static int follow(struct follower *fl, __u32 prog_id)
+#define FOLLOW_NEW_MAPS	(-1000)	/* follow(): the interface has new maps */
+
+/* Follow fl's maps until a signal, a detach (exit status) or new maps
+ * (FOLLOW_NEW_MAPS). */
+static int follow(struct follower *fl)
 {
 	__u64 interval = rl_follow_interval(fl->ifc.cfg.set.bucket_ns);
 	__u64 next_sweep = rl_now_ns() + interval;
@@ -317,13 +321,38 @@ static int follow(struct follower *fl, __u32 prog_id)
 			rl_follow_sweep(&fl->follow, rl_prog_now_ns(&fl->ifc.cfg.set));
 			next_sweep = rl_now_ns() + interval;
 		}
-		if (still_attached(fl, prog_id, msg, sizeof(msg))) {
+		n = still_attached(fl, msg, sizeof(msg));
+		if (n < 0)
 			fprintf(stderr, "xdp-ratelimit: events: %s\n", msg);
+		if (n > 0)
+			ret = FOLLOW_NEW_MAPS;
+		if (n)
 			break;
-		}
 	}
 	ring_buffer__free(rb);
 	return ret;
+}
+
+/* Open fl's interface, lock it for us and start following: an exit status. */
+static int follow_open(struct follower *fl, int *lock, char *err, size_t errlen)
+{
+	if (rl_iface_open(fl->name, &fl->ifc, err, errlen))
+		return rl_fail("events: %s", err);
+	fl->config_id = rl_iface_config_id(fl->name);
+	*lock = follow_lock(fl->name);
+	if (*lock < 0)
+		return RL_EXIT_FAIL;
+	rl_follow_init(&fl->follow, &follow_ops, fl, fl->ifc.cfg.set.window_ns);
+	return RL_EXIT_OK;
+}
+
+static void follow_close(struct follower *fl, int *lock)
+{
+	rl_follow_free(&fl->follow);
+	if (*lock >= 0)
+		close(*lock);
+	*lock = -1;
+	rl_iface_close(&fl->ifc);
 }
 
 static int events_run(void *cfg)
@@ -332,38 +361,38 @@ static int events_run(void *cfg)
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 	struct follower fl = { .json = a->json };
 	char err[RL_ERR_LEN];
-	int ret, ifindex, lock;
-	__u32 prog_id = 0;
+	int ret, ifindex, lock = -1;
 
 	if (rl_iface_resolve(a->iface, fl.name, err, sizeof(err)))
 		return rl_fail("events: %s", err);
-	ifindex = rl_link_ifindex(fl.name, &prog_id);
+	ifindex = rl_link_ifindex(fl.name, NULL);
 	if (ifindex == 0)
 		return rl_fail("events: the interface %s is gone: 'xdp-ratelimit detach %s' removes its pins",
 			       fl.name, fl.name);
 	if (ifindex < 0)
 		return rl_fail("events: %s is not attached (no link is pinned): run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
 			       fl.name, fl.name);
-	if (rl_iface_open(fl.name, &fl.ifc, err, sizeof(err)))
-		return rl_fail("events: %s", err);
-	lock = follow_lock(fl.name);
 	fl.values = rl_percpu_alloc(sizeof(struct rl_source));
-	if (lock < 0 || !fl.values) {
-		ret = lock < 0 ? RL_EXIT_FAIL : rl_fail("events: out of memory");
-		goto out;
-	}
+	if (!fl.values)
+		return rl_fail("events: out of memory");
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a pipe sees each event */
-	rl_follow_init(&fl.follow, &follow_ops, &fl, fl.ifc.cfg.set.window_ns);
-	ret = follow(&fl, prog_id);
-	rl_follow_free(&fl.follow);
-out:
+	ret = follow_open(&fl, &lock, err, sizeof(err));
+	while (ret == RL_EXIT_OK) {
+		ret = follow(&fl);
+		if (ret != FOLLOW_NEW_MAPS)
+			break;
+		/* what the old maps' sources were (limited, banned) is
+		 * not carried: their next change is reported afresh */
+		follow_close(&fl, &lock);
+		fprintf(stderr, "xdp-ratelimit: events: %s runs on new maps (a reload or an attach): following them\n",
+			fl.name);
+		ret = follow_open(&fl, &lock, err, sizeof(err));
+	}
+	follow_close(&fl, &lock);
 	free(fl.values);
-	if (lock >= 0)
-		close(lock);
-	rl_iface_close(&fl.ifc);
 	return ret;
 }
 

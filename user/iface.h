@@ -60,4 +60,9 @@ int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
  * (rl_xdp_multi_where: -ENOLINK when it no longer runs there). */
 int rl_link_ifindex(const char *name, __u32 *prog_id);
 
+/* The id of the config map pinned for `name`, or 0: what names one set of
+ * maps. A reload in place keeps it; a reload onto new maps, or a detach
+ * and attach, changes it. */
+__u32 rl_iface_config_id(const char *name);
+
 #endif /* RL_IFACE_H */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "scope.h"
 #include "source_table.h"
 
 /* One batch of per-CPU values stays around this size whatever the CPU
@@ -226,7 +227,7 @@ struct scan {
 	int ncpus;
 	struct selector *sel;
 	struct refused_set refused;
-	__u64 seen;
+	__u64 seen, scoped;
 };
 
 static void refused_add(struct rl_source_row *row, const struct refused_row *r)
@@ -252,6 +253,7 @@ static int take(struct scan *sc, const struct rl_key *key, const void *vals)
 		r->merged = true;
 	}
 	sc->seen++;
+	sc->scoped += rl_key_scoped(key);
 	return sel_offer(sc->sel, &row);
 }
 
@@ -392,7 +394,7 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 		err = scan_batched(&sc, m->newcomers);
 	if (err == -EOPNOTSUPP) {
 		sel.n = 0;
-		sc.seen = 0;
+		sc.seen = sc.scoped = 0;
 		for (size_t i = 0; i < sc.refused.n; i++)
 			sc.refused.rows[i].merged = false;
 		err = scan_by_key(&sc, m->sources);
@@ -407,6 +409,7 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 	top->rows = sel.rows;
 	top->n = sel.n;
 	top->tracked = sc.seen;
+	top->scoped_windows = sc.scoped;
 	top->refused = sc.refused.n;
 	return err;
 }

@@ -25,7 +25,8 @@ struct rl_source_row {
 struct rl_source_top {
 	struct rl_source_row *rows;	/* busiest first */
 	size_t n;
-	__u64 tracked;			/* sources in the table when read */
+	__u64 tracked;			/* entries in the table when read */
+	__u64 scoped_windows;		/* of them, scoped rules' windows */
 	__u64 refused_only;		/* refused sources not in the table */
 	__u64 refused;			/* entries in `refused` when read */
 };

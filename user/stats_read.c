@@ -116,6 +116,7 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 		goto fail;
 	}
 	v->tracked = r->top.tracked;
+	v->scoped_windows = r->top.scoped_windows;
 	v->refused_only = r->top.refused_only;
 	v->refused = r->top.refused;
 	v->refused_max = RL_REFUSED_ENTRIES;

@@ -195,10 +195,13 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
 		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
 	rl_table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
-	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 "), %" PRIu64
-		" created, %" PRIu64 " packets untracked; %" PRIu64
+	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 ")", (uint64_t)s->tracked,
+		(uint64_t)s->max_sources);
+	if (s->scoped_windows)
+		fprintf(f, " of which %" PRIu64 " scoped rules' windows",
+			(uint64_t)s->scoped_windows);
+	fprintf(f, ", %" PRIu64 " created, %" PRIu64 " packets untracked; %" PRIu64
 		" refused without an entry, %" PRIu64 " refused packets unlisted\n",
-		(uint64_t)s->tracked, (uint64_t)s->max_sources,
 		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
 		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
 	fprintf(f, "verified: %" PRIu64 " sources the host answered, %" PRIu64
@@ -396,6 +399,7 @@ static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "ipv6_prefix", set->v6_prefix);
 	rl_json_uint_field(j, "max_sources", s->max_sources);
 	rl_json_uint_field(j, "tracked_sources", s->tracked);
+	rl_json_uint_field(j, "scoped_windows", s->scoped_windows);
 	rl_json_uint_field(j, "refused_sources", s->refused_only);
 	rl_json_uint_field(j, "banned_sources", s->nbans);
 	rl_json_uint_field(j, "verified_sources", s->verified_sources);

@@ -47,7 +47,8 @@ struct rl_stats_iface {
 	struct rl_counters tot;
 	struct rl_rates rates;		/* of tot */
 	__u64 rates_ns;			/* interval the rates are over */
-	__u64 tracked;			/* sources in the table */
+	__u64 tracked;			/* entries in the table */
+	__u64 scoped_windows;		/* of them, scoped rules' windows */
 	__u64 refused_only;		/* refused, never in the table */
 	__u64 refused;			/* entries in `refused` */
 	__u64 refused_max;		/* its size */

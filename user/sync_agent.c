@@ -687,25 +687,17 @@ static void sweep(struct agent *a)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* Still attached, by the same attach? (a detach and attach gives new
- * maps, which this agent does not hold). */
-static bool still_attached(struct agent *a)
+/* Still attached, on the maps we hold? 1; 0 when it was detached; -1
+ * when it runs on other maps now (a reload onto new maps, or a detach and
+ * attach). A reload in place keeps the maps. */
+static int still_attached(struct agent *a)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	char path[PATH_MAX];
-	bool same;
-	int fd;
+	__u32 id;
 
 	if (rl_link_ifindex(a->ifc.name, NULL) <= 0)
-		return false;
-	rl_pin_path(path, sizeof(path), a->ifc.name, rl_map_defs[RL_MAP_IDX_config].name);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	same = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == a->config_id;
-	close(fd);
-	return same;
+		return 0;
+	id = rl_iface_config_id(a->ifc.name);
+	return !id ? 0 : id == a->config_id ? 1 : -1;
 }
 
 /* The exchange failed (a->err says why): local counts alone until the
@@ -809,7 +801,7 @@ static int join(struct agent *a)
 
 	if (lock < 0)
 		return rl_fail("sync: %s", err);
-	if (!still_attached(a)) {
+	if (still_attached(a) <= 0) {
 		ret = rl_fail("sync: %s was detached meanwhile", a->ifc.name);
 		goto out;
 	}
@@ -841,6 +833,52 @@ out:
 	return ret;
 }
 
+/* Open the interface's maps and take their settings: an exit status. */
+static int open_iface(struct agent *a)
+{
+	char err[RL_ERR_LEN];
+
+	if (rl_iface_open(a->o->iface, &a->ifc, err, sizeof(err)))
+		return rl_fail("sync: %s", err);
+	a->config_id = rl_iface_config_id(a->ifc.name);
+	a->width = a->ifc.cfg.set.bucket_ns;
+	a->nbuckets = a->ifc.cfg.set.nbuckets;
+	a->interval = a->o->interval_ns ? a->o->interval_ns : a->width;
+	if (rl_sync_interval_check(a->interval, a->ifc.cfg.set.window_ns, err, sizeof(err)))
+		return rl_usage_err("sync: %s", err);
+	/* a key lives a window past the end of the bucket it was last
+	 * PEXPIREd in (once per bucket), and a bucket more for hosts out of
+	 * phase */
+	a->ttl_ms = (a->ifc.cfg.set.window_ns + 3 * a->width) / RL_NSEC_PER_MSEC + 1;
+	return a->config_id ? RL_EXIT_OK :
+	       rl_fail("sync: cannot read the config map of %s", a->ifc.name);
+}
+
+/* The interface runs on new maps: hold those instead, with their
+ * settings, and start every source afresh there (a new window is laid
+ * out anew; Redis keys are named by fleet bucket, so what we pushed
+ * stays valid for the other hosts). An exit status. */
+static int follow_new_maps(struct agent *a)
+{
+	int ret;
+
+	if (a->claimed)
+		rl_sync_state_release(&a->ifc.m);
+	a->claimed = false;
+	rl_iface_close(&a->ifc);
+	a->nprev = a->ncur = 0;
+	memset(a->rule_state, 0, RL_MAX_RULES * sizeof(*a->rule_state));
+	ret = open_iface(a);
+	a->st.interval_ns = a->interval;
+	if (!ret)
+		ret = join(a);
+	if (!ret)
+		printf("%s runs on new maps (a reload or an attach): syncing them every %llu ms\n",
+		       a->ifc.name, (unsigned long long)(a->interval / RL_NSEC_PER_MSEC));
+	fflush(stdout);
+	return ret;
+}
+
 static void sleep_until(__u64 t)
 {
 	struct timespec ts = { (time_t)(t / RL_NSEC_PER_SEC), (long)(t % RL_NSEC_PER_SEC) };
@@ -853,40 +891,28 @@ int rl_sync_run(const struct rl_sync_opts *o)
 {
 	static struct agent a;
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	size_t vsz = (sizeof(struct rl_source) + 7) & ~(size_t)7;
-	char err[RL_ERR_LEN], hostname[RL_SYNC_HOST_MAX] = "";
+	char hostname[RL_SYNC_HOST_MAX] = "";
 	int ret = RL_EXIT_FAIL;
 	__u64 next;
 
 	a.o = o;
 	a.claimed = false;
 	a.backoff = BACKOFF_MIN_NS;
-	if (rl_iface_open(o->iface, &a.ifc, err, sizeof(err)))
-		return rl_fail("sync: %s", err);
-	a.width = a.ifc.cfg.set.bucket_ns;
-	a.nbuckets = a.ifc.cfg.set.nbuckets;
-	a.interval = o->interval_ns ? o->interval_ns : a.width;
-	if (rl_sync_interval_check(a.interval, a.ifc.cfg.set.window_ns, err, sizeof(err))) {
-		ret = rl_usage_err("sync: %s", err);
+	rl_maps_init(&a.ifc.m);
+	ret = open_iface(&a);
+	if (ret)
 		goto out;
-	}
-	/* a key lives a window past the end of the bucket it was last
-	 * PEXPIREd in (once per bucket), and a bucket more for hosts out of
-	 * phase */
-	a.ttl_ms = (a.ifc.cfg.set.window_ns + 3 * a.width) / RL_NSEC_PER_MSEC + 1;
+	ret = RL_EXIT_FAIL;
 	a.ncpus = rl_ncpus();
 	a.keys = calloc(READ_BATCH, sizeof(struct rl_key));
 	a.vals = calloc((size_t)READ_BATCH * a.ncpus, vsz);
 	a.rule_text = calloc(RL_MAX_RULES, sizeof(*a.rule_text));
 	a.rule_state = calloc(RL_MAX_RULES, sizeof(*a.rule_state));
-	if (a.ncpus <= 0 || !a.keys || !a.vals || !a.rule_text || !a.rule_state ||
-	    bpf_obj_get_info_by_fd(a.ifc.m.config, &info, &len)) {
+	if (a.ncpus <= 0 || !a.keys || !a.vals || !a.rule_text || !a.rule_state) {
 		rl_err("sync: cannot set up: %s", strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
-	a.config_id = info.id;
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(a.host, sizeof(a.host), "%s/%s", hostname, a.ifc.name);
 	/* before anything changes here: a bad URL, password or server
@@ -917,10 +943,17 @@ int rl_sync_run(const struct rl_sync_opts *o)
 		__u64 now;
 
 		interval(&a);
-		if (!still_attached(&a)) {
+		switch (still_attached(&a)) {
+		case 0:
 			printf("%s was detached: sync stops\n", a.ifc.name);
 			ret = RL_EXIT_OK;
 			goto out;
+		case -1:
+			ret = follow_new_maps(&a);
+			if (ret)
+				goto out;
+			next = clock_ns(CLOCK_MONOTONIC);
+			continue;
 		}
 		next += a.interval;
 		now = clock_ns(CLOCK_MONOTONIC);

@@ -17,7 +17,7 @@ follow_start() {	# FILE ARGS...
 	follower=$!
 	bg+=("$follower")
 	for ((i = 0; i < 50; i++)); do
-		grep -q "^following $vrx" "$f.err" && return 0
+		grep -qs "^following $vrx" "$f.err" && return 0
 		sleep 0.1
 	done
 	return 1
@@ -120,4 +120,30 @@ test_events_detach() {
 	follow_ended; rc=$?
 	[ "$rc" = 0 ] && grep -q "^xdp-ratelimit: events: $vrx was detached$" "$f.err"
 	result events_detach $? "exit $rc; stderr: $(cat "$f.err")"
+}
+
+# A reload in place keeps the maps: the follower reads on. A reload onto
+# new maps: it follows those, and says so.
+test_events_reload() {
+	local f=/tmp/$id.evr rc out a=198.18.31.1 b=198.18.31.2
+	fresh --default-pps 10 || { result events_reload 1 "attach"; return; }
+	follow_start "$f" --json || { result events_reload 1 "$(cat "$f.err")"; return; }
+	rl reload "$vrx" >/dev/null || { result events_reload 1 "reload in place"; return; }
+	send --src "$a" --count 50 >/dev/null
+	wait_line "$f" "\"limited\".*\"$a\"|\"$a\".*\"limited\"" 30
+	out=$(jq -c --arg a "$a" 'select(.event == "limited" and .address == $a)' "$f")
+	kill -0 "$follower" 2>/dev/null && [ -n "$out" ]
+	result events_reload_in_place $? "after a reload in place: limited of $a '$out'; stderr: $(cat "$f.err")"
+	rl reload "$vrx" --window 2s >/dev/null || { result events_reload 1 "reload --window"; return; }
+	wait_line "$f.err" "^xdp-ratelimit: events: $vrx runs on new maps" 30
+	result events_reload_new_maps_said $? "stderr: $(cat "$f.err")"
+	send --src "$b" --count 50 >/dev/null
+	wait_line "$f" "\"limited\".*\"$b\"|\"$b\".*\"limited\"" 30
+	out=$(jq -c --arg b "$b" 'select(.event == "limited" and .address == $b)' "$f")
+	[ -n "$out" ]
+	result events_reload_new_maps_followed $? "limited of $b from the new maps: '$out'"
+	rl detach "$vrx" >/dev/null
+	follow_ended; rc=$?
+	[ "$rc" = 0 ]
+	result events_reload_then_detach $? "exit $rc; stderr: $(cat "$f.err")"
 }

@@ -253,3 +253,25 @@ quota set 198.18.41.0/24 --proto tcp --dport 80 --syn --pps 5 --iface $vrx"
 	[ "$e" = "0:6:3:80-80" ] && [ "$u" = 1 ] && [ "$t" = "v4:56:0" ]
 	result scope_maps_restore $? "entries '$e', scopes_used $u, tries '$t'"
 }
+
+# ---- the table's entries: a source's scoped window is one more, and said ----------
+test_scope_windows_counted() {
+	fresh && quota default --pps 1000 && quota default --proto tcp --syn --pps 50 ||
+		{ result scope_windows_counted 1 "attach or quota set"; return; }
+	local j p why=()
+	# 198.18.32.1: UDP (its own window) and SYNs (a SYN window);
+	# 198.18.32.2: SYNs only
+	send --src 198.18.32.1 --count 5 >/dev/null &&
+		send --src 198.18.32.1 --count 5 --tcp-syn >/dev/null &&
+		send --src 198.18.32.2 --count 5 --tcp-syn >/dev/null
+	j=$(stats_json "$vrx" 0)
+	jq -e '.interfaces[0] | .tracked_sources == 3 and .scoped_windows == 2' <<<"$j" >/dev/null ||
+		why+=("stats --json: $(jq -c '.interfaces[0] | {tracked_sources, scoped_windows}' <<<"$j")")
+	grep -q '^sources: 3 tracked (max 65536) of which 2 scoped rules'"'"' windows, ' \
+		<<<"$(rl stats --iface "$vrx" --top 0)" || why+=("stats: $(rl stats --iface "$vrx" --top 0 | grep '^sources:')")
+	p=$(rl stats --prometheus --iface "$vrx")
+	grep -q "^xdp_ratelimit_scoped_windows{ifname=\"$vrx\"} 2$" <<<"$p" &&
+		grep -q "^xdp_ratelimit_sources{ifname=\"$vrx\"} 3$" <<<"$p" ||
+		why+=("prometheus: $(grep -E '^xdp_ratelimit_(sources|scoped_windows)\{' <<<"$p")")
+	result scope_windows_counted "${#why[@]}" "${why[*]}"
+}

@@ -31,7 +31,8 @@ lib_init "$build" rls
 sock=$dir/redis.sock
 redis_url=unix://$sock
 
-tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_stops)
+tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
+	agent_stops)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -234,6 +235,31 @@ test_late_joiner() {
 	echo "  late joiner: $t2 passed there, $t by the fleet in 1 s (bound $b)"
 	check late_joiner_catches_up "t2 < PPS * 6 / 10 && t <= b" \
 		"host 2 joined a full window: it passed $t2 in 1 s (a quota of its own: $PPS), the fleet $t (bound $b)"
+}
+
+# ---- reloads: in place the agent syncs on; onto new maps it takes those ------------
+test_agent_reload() {
+	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
+	state_within 0 ok 50 && state_within 1 ok 50 || { result agent_reload 1 "agents not ok"; return; }
+	on 0 "$cli" reload "${rxdev[0]}" >/dev/null || { result agent_reload 1 "reload in place"; return; }
+	state_within 0 ok 50 && kill -0 "${agent[0]}" 2>/dev/null
+	result agent_reload_in_place $? "after a reload in place: $(sync_state 0); $(tail -2 "$dir/agent0.log")"
+	# new maps (the window kept: the fleet shares it)
+	on 0 "$cli" reload "${rxdev[0]}" --max-sources 70000 >/dev/null ||
+		{ result agent_reload 1 "reload --max-sources"; return; }
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -q "^${rxdev[0]} runs on new maps" "$dir/agent0.log" && break
+		sleep 0.1
+	done
+	state_within 0 ok 50 && kill -0 "${agent[0]}" 2>/dev/null && [ "$i" -lt 50 ]
+	result agent_reload_new_maps $? "after a reload onto new maps: $(sync_state 0); $(tail -2 "$dir/agent0.log")"
+	sleep 1.1	# a window of the new maps' own counts
+	one_quota_2s agent_reload_one_quota "host 0 reloaded onto new maps"
+	# the fleet's share reaches the new maps: the agent writes them
+	local n
+	n=$(bpftool -j map dump pinned "$(pin_dir "${rxdev[0]}")/remote" | jq length)
+	check agent_reload_new_maps_remote "n > 0" "entries of the new maps' remote: $n"
 }
 
 # ---- detach and SIGTERM: the agent stops cleanly ---------------------------------
