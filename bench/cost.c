@@ -784,28 +784,24 @@ int bench_cost(int argc, char **argv)
 			"spoof_newcomer_vs_aggregate",
 			ratio_json(cs, find(cs, n, "spoof_newcomer"),
 				   find(cs, n, "spoof_aggregate"), rounds));
-	/* within each round: a verified source's packet under a rule that
-	 * reads verification, over one under a rule that does not */
-	json_object_set_new(doc, "verified_newcomer_vs_under",
-			    ratio_json(cs, find(cs, n, "verified_newcomer_rule"),
-				       find(cs, n, "under"), rounds));
-	json_object_set_new(doc, "verified_ban_vs_under",
-			    ratio_json(cs, find(cs, n, "verified_ban_rule"),
-				       find(cs, n, "under"), rounds));
-	/* rule scope: a SYN judged by a SYN rule (target 1.5), a packet in no
-	 * scope while scopes are in use, against one under one rule */
-	json_object_set_new(doc, "scope_syn_vs_under",
-			    ratio_json(cs, find(cs, n, "scope_syn"),
-				       find(cs, n, "under"), rounds));
-	json_object_set_new(doc, "scope_unscoped_vs_under",
-			    ratio_json(cs, find(cs, n, "scope_unscoped"),
-				       find(cs, n, "under"), rounds));
-	/* the stub's tail call: under libxdp's dispatcher against a direct
-	 * attach, without the dispatcher's own part (bench/vm-dispatcher.sh
-	 * measures the whole path where the dispatcher works) */
-	json_object_set_new(doc, "slot_vs_under",
-			    ratio_json(cs, find(cs, n, "slot"), find(cs, n, "under"),
-				       rounds));
+	/* ratios within each round to one source under one rule:
+	 * - a verified source's packet under a rule that reads verification
+	 *   (with a newcomer budget, with --ban);
+	 * - rule scope: a SYN judged by a SYN rule (target 1.5), a packet in
+	 *   no scope while scopes are in use;
+	 * - the stub's tail call: under libxdp's dispatcher against a direct
+	 *   attach, without the dispatcher's own part (below) */
+	static const char *const vs_under[][2] = {
+		{ "verified_newcomer_vs_under", "verified_newcomer_rule" },
+		{ "verified_ban_vs_under", "verified_ban_rule" },
+		{ "scope_syn_vs_under", "scope_syn" },
+		{ "scope_unscoped_vs_under", "scope_unscoped" },
+		{ "slot_vs_under", "slot" },
+	};
+	for (size_t i = 0; i < sizeof(vs_under) / sizeof(vs_under[0]); i++)
+		json_object_set_new(doc, vs_under[i][0],
+				    ratio_json(cs, find(cs, n, vs_under[i][1]),
+					       find(cs, n, "under"), rounds));
 	/* the whole path under libxdp's dispatcher, from its parts measured
 	 * here: the program through the stub, plus what the dispatcher adds
 	 * to a bare XDP_PASS (its entry's body standing for the jump the

@@ -514,53 +514,46 @@ def main():
         target("cost_events", r, r["median"] <= 1.05,
                "per-packet cost, a flood reporting an event on every packet: %s x the "
                "program without events (<= 1.05)" % fmt(r))
-    r = (cost or {}).get("spoof_newcomer_vs_aggregate")
-    if r:
-        target("cost_newcomer_vs_aggregate", r, r["median"] <= 1.05,
-               "per-packet cost, spoofed flood refused by the newcomer budget: %s x "
-               "refused by the aggregate budget (<= 1.05)" % fmt(r))
-    # verified sources: a verified source's packet under a rule that reads
-    # verification (its CPU's copy of the answer time: no lookup) costs
-    # what it costs under one that does not; under --ban it also looks its
-    # connection up; and what one answer costs in the egress hook
-    r = (cost or {}).get("verified_newcomer_vs_under")
-    if r:
-        target("cost_verified_newcomer_rule", r, r["median"] <= 1.05,
-               "per-packet cost, a verified source under a rule with a newcomer budget: "
-               "%s x under a rule without (<= 1.05)" % fmt(r))
-    r = (cost or {}).get("verified_ban_vs_under")
-    if r:
-        target("cost_verified_ban_rule", r, None,
-               "per-packet cost, a verified source under a rule with --ban (its "
-               "answered connection looked up, its packet counted): %s x under a rule "
-               "without (reported)" % fmt(r))
-    # rule scope: a SYN judged by a SYN rule beside an unscoped one, and a
-    # packet in no scope while scopes are in use, against one rule
-    r = (cost or {}).get("scope_syn_vs_under")
-    if r:
-        target("cost_scope_syn", r, r["median"] <= 1.5,
-               "per-packet cost, a SYN under a SYN rule and an unscoped rule: %s x "
-               "one rule (<= 1.5)" % fmt(r))
-    r = (cost or {}).get("scope_unscoped_vs_under")
-    if r:
-        target("cost_scope_unscoped", r, r["median"] <= 1.05,
-               "per-packet cost, a packet under an unscoped rule while a scope is in "
-               "use: %s x without scopes (<= 1.05)" % fmt(r))
-    # libxdp's dispatcher: natively here, its parts (libxdp's dispatcher
-    # program, the stub's tail call); the whole path in Debian 12's kernel
-    # under qemu (an emulated CPU: reported beside, as a check)
+    # ratios the cost part takes within each round: (its key, the
+    # target's name, the bound (None: reported), what it says)
+    # - a flood refused by the newcomer budget against the aggregate;
+    # - verified sources: a verified source's packet under a rule that
+    #   reads verification (its CPU's copy of the answer time: no lookup)
+    #   costs what it costs under one that does not; under --ban it also
+    #   looks its connection up;
+    # - rule scope: a SYN judged by a SYN rule beside an unscoped one, and
+    #   a packet in no scope while scopes are in use, against one rule;
+    # - libxdp's dispatcher, natively here from its parts (libxdp's
+    #   dispatcher program, the stub's tail call); the whole path in
+    #   Debian 12's kernel under qemu is below (an emulated CPU: reported
+    #   beside, as a check)
+    for key, name, bound, text in (
+            ("spoof_newcomer_vs_aggregate", "cost_newcomer_vs_aggregate", 1.05,
+             "spoofed flood refused by the newcomer budget: %s x refused by the "
+             "aggregate budget"),
+            ("verified_newcomer_vs_under", "cost_verified_newcomer_rule", 1.05,
+             "a verified source under a rule with a newcomer budget: %s x under a "
+             "rule without"),
+            ("verified_ban_vs_under", "cost_verified_ban_rule", None,
+             "a verified source under a rule with --ban (its answered connection "
+             "looked up, its packet counted): %s x under a rule without"),
+            ("scope_syn_vs_under", "cost_scope_syn", 1.5,
+             "a SYN under a SYN rule and an unscoped rule: %s x one rule"),
+            ("scope_unscoped_vs_under", "cost_scope_unscoped", 1.05,
+             "a packet under an unscoped rule while a scope is in use: %s x "
+             "without scopes"),
+            ("dispatcher_path_vs_under", "cost_dispatcher_vs_direct", 1.10,
+             "under libxdp's dispatcher, 1 source under quota (here, from libxdp's "
+             "dispatcher program and the stub's tail call): %s x attached directly"),
+            ("slot_vs_under", "cost_slot_vs_under", None,
+             "the dispatcher's stub alone (its tail call): %s x the program run "
+             "directly")):
+        r = (cost or {}).get(key)
+        if r:
+            target(name, r, None if bound is None else r["median"] <= bound,
+                   "per-packet cost, " + text % fmt(r) +
+                   (" (reported)" if bound is None else " (<= %.2f)" % bound))
     vmk = ((disp or {}).get("kernel") or {}).get("release", "?")
-    r = (cost or {}).get("dispatcher_path_vs_under")
-    if r:
-        target("cost_dispatcher_vs_direct", r, r["median"] <= 1.10,
-               "per-packet cost under libxdp's dispatcher, 1 source under quota: %s x "
-               "attached directly (<= 1.10; here, from libxdp's dispatcher program and "
-               "the stub's tail call)" % fmt(r))
-    r = (cost or {}).get("slot_vs_under")
-    if r:
-        target("cost_slot_vs_under", r, None,
-               "per-packet cost of the dispatcher's stub alone (its tail call): %s x the "
-               "program run directly (reported)" % fmt(r))
     for v, what in (("pass", "under"), ("drop", "over")):
         r = ((disp or {}).get("progs", {}).get(v) or {}).get("ratio")
         if r:
