@@ -94,6 +94,16 @@ setup_link() {	# [TXDEV RXDEV NET]
 		ip -n "$rx" addr add "198.18.$net.2/24" dev "$b"
 }
 
+# The veth pair of a server suite ($vtx - $vrx, up): the server on
+# 198.19.1.1 in rx, its clients 198.19.1.2 and .3 in tx.
+setup_server_link() {
+	ip link add "$vtx" netns "$tx" type veth peer name "$vrx" netns "$rx" &&
+		ip -n "$tx" link set "$vtx" up && ip -n "$rx" link set "$vrx" up &&
+		ip -n "$tx" addr add 198.19.1.2/24 dev "$vtx" &&
+		ip -n "$tx" addr add 198.19.1.3/24 dev "$vtx" &&
+		ip -n "$rx" addr add 198.19.1.1/24 dev "$vrx"
+}
+
 mac_of() {	# RXDEV: its MAC address
 	ip -n "$rx" -j link show "$1" | jq -r '.[0].address'
 }

@@ -39,12 +39,7 @@ for t in nginx curl tcpreplay hping3 python3; do
 done
 [ -x "$cli" ] && [ -x "$gen" ] || lib_abort setup "build first: make OUTPUT=$1"
 
-lib_setup_ns &&
-	ip link add "$vtx" netns "$tx" type veth peer name "$vrx" netns "$rx" &&
-	ip -n "$tx" link set "$vtx" up && ip -n "$rx" link set "$vrx" up &&
-	ip -n "$tx" addr add 198.19.1.2/24 dev "$vtx" &&
-	ip -n "$tx" addr add 198.19.1.3/24 dev "$vtx" &&
-	ip -n "$rx" addr add 198.19.1.1/24 dev "$vrx" &&
+lib_setup_ns && setup_server_link &&
 	ip -n "$rx" addr add 2001:db8:ffff::1/64 dev "$vrx" nodad &&
 	ip -n "$rx" route add blackhole 198.18.0.0/16 &&
 	ip -n "$rx" route add blackhole 2001:db8::/33 ||
