@@ -8,6 +8,7 @@
 #include "newcomer.h"
 #include "rule_scope.h"
 #include "rules.h"
+#include "scoped_windows.h"
 #include "settings.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -104,6 +105,22 @@ static bool slot_live(const struct rl_maps *m, __u32 id, const struct rl_rule *r
 		return false;
 	rl_rule_prefix(r, &p);
 	return find_exact(m, &p, map_scope(r), &again) == (int)id;
+}
+
+/* After a scoped rule went: its windows go too (scoped_windows.h). */
+static int drop_dead_windows(const struct rl_maps *m)
+{
+	bool live[RL_MAX_RULES];
+	struct rl_rule r;
+	long n;
+
+	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
+		if (bpf_map_lookup_elem(m->rules, &id, &r))
+			return -errno;
+		live[id] = slot_live(m, id, &r) && map_scope(&r) != NO_SCOPE;
+	}
+	n = rl_scoped_windows_drop(m, live);
+	return n < 0 ? (int)n : 0;
 }
 
 /* ---- scopes: entries of `scopes`, shared by the rules of one scope ---- */
@@ -732,6 +749,8 @@ int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
 		ret = scopes_collect(m);
 	if (!ret)
 		ret = mark_change(m, false);	/* also when nothing was found */
+	if (!ret && found && sidx != NO_SCOPE)
+		ret = drop_dead_windows(m);
 	if (ret) {
 		id = ret;
 		goto fail;
@@ -899,6 +918,11 @@ int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
 	/* over, as far as it got (as in rl_rule_set) */
 	if (mark_change(m, false) && !ret)
 		ret = -EIO;
+	for (int i = 0; i < nlive && !ret; i++)
+		if (!live[i].kept && live[i].sidx != NO_SCOPE) {
+			ret = drop_dead_windows(m);
+			break;
+		}
 out:
 	if (ret == -ENOSPC)
 		snprintf(err, errlen, "more than %u rules: the rule slots are full",

@@ -275,3 +275,29 @@ test_scope_windows_counted() {
 		why+=("prometheus: $(grep -E '^xdp_ratelimit_(sources|scoped_windows)\{' <<<"$p")")
 	result scope_windows_counted "${#why[@]}" "${why[*]}"
 }
+
+# ---- a deleted scoped rule's windows go with it (no later rule in its slot
+# inherits them); a restore that drops it does the same
+test_scope_windows_go_with_rule() {
+	fresh && quota default --pps 1000 && quota default --proto tcp --syn --pps 50 &&
+		quota 198.18.33.0/24 --proto tcp --syn --pps 40 ||
+		{ result scope_windows_go 1 "attach or quota set"; return; }
+	local w why=()
+	windows() { stats_json "$vrx" 0 | jq -c '.interfaces[0] | [.tracked_sources, .scoped_windows]'; }
+	send --src 198.18.32.5 --count 5 --tcp-syn >/dev/null &&
+		send --src 198.18.33.5 --count 5 --tcp-syn >/dev/null
+	w=$(windows)
+	[ "$w" = "[2,2]" ] || why+=("after SYNs of two sources under two SYN rules: $w, want [2,2]")
+	rl quota del 198.18.33.0/24 --proto tcp --syn --iface "$vrx" >/dev/null
+	w=$(windows)
+	[ "$w" = "[1,1]" ] || why+=("after quota del of the /24's SYN rule: $w, want [1,1]")
+	# a new scoped rule takes the freed slot: its source starts afresh
+	quota 198.18.33.0/24 --proto udp --dport 53 --pps 3
+	w=$(windows)
+	[ "$w" = "[1,1]" ] || why+=("after a new rule in the freed slot: $w, want [1,1]")
+	# restore without the default's SYN rule: its windows go
+	rl restore - >/dev/null <<<"quota set default --pps 1000 --iface $vrx"
+	w=$(windows)
+	[ "$w" = "[0,0]" ] || why+=("after a restore without SYN rules: $w, want [0,0]")
+	result scope_windows_go_with_rule "${#why[@]}" "${why[*]}"
+}
