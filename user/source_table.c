@@ -219,6 +219,20 @@ static int refused_read(int fd, struct refused_set *set)
 	return err;
 }
 
+/* The rows of `newcomers`, read before `sources`: a source verified
+ * while it had an entry there gets one in `sources` too, and the one in
+ * `newcomers` stays until the LRU evicts it. One row per address: its
+ * totals go into its `sources` row. */
+struct newcomer_row {
+	struct rl_source_row row;
+	bool merged;		/* added to the source's `sources` row */
+};
+
+struct newcomer_set {
+	struct newcomer_row *rows;	/* sorted by key once read */
+	size_t n, alloc;
+};
+
 struct scan {
 	const struct rl_maps *m;
 	const struct rl_settings *s;
@@ -227,6 +241,8 @@ struct scan {
 	int ncpus;
 	struct selector *sel;
 	struct refused_set refused;
+	struct newcomer_set newc;
+	bool reading_newcomers;		/* into newc, not the selector */
 	__u64 seen, scoped;
 };
 
@@ -236,25 +252,91 @@ static void refused_add(struct rl_source_row *row, const struct refused_row *r)
 	row->sum.dropped_bytes += r->val.dropped_bytes;
 }
 
+static int newcomer_append(struct newcomer_set *set, const struct rl_source_row *row)
+{
+	if (set->n == set->alloc) {
+		size_t alloc = set->alloc ? 2 * set->alloc : 256;
+		struct newcomer_row *r = realloc(set->rows, alloc * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		set->rows = r;
+		set->alloc = alloc;
+	}
+	set->rows[set->n].row = *row;
+	set->rows[set->n++].merged = false;
+	return 0;
+}
+
+/* keys first: a newcomer_row starts with its key (row.sum.key) */
+_Static_assert(offsetof(struct newcomer_row, row.sum.key) == 0, "key first");
+
+/* A row into the selector, with its refused drops (once), counted. */
+static int offer(struct scan *sc, struct rl_source_row *row)
+{
+	struct refused_row *r;
+
+	r = sc->refused.n ? bsearch(&row->sum.key, sc->refused.rows, sc->refused.n,
+				    sizeof(*r), key_cmp) : NULL;
+	if (r && !r->merged) {
+		refused_add(row, r);
+		r->merged = true;
+	}
+	sc->seen++;
+	sc->scoped += rl_key_scoped(&row->sum.key);
+	return sel_offer(sc->sel, row);
+}
+
 static int take(struct scan *sc, const struct rl_key *key, const void *vals)
 {
 	struct rl_source_row row;
-	struct refused_row *r;
+	struct newcomer_row *n;
 
 	memset(&row, 0, sizeof(row));
 	rl_source_sum_cpus(key, vals, sc->ncpus, sc->m->history, sc->s,
 			   sc->rules_gen, sc->now, &row.sum, &row.rule_cached,
 			   &row.rule_id);
 	row.tracked = true;
-	r = sc->refused.n ? bsearch(key, sc->refused.rows, sc->refused.n,
-				    sizeof(*r), key_cmp) : NULL;
-	if (r && !r->merged) {
-		refused_add(&row, r);
-		r->merged = true;
+	if (sc->reading_newcomers)
+		return newcomer_append(&sc->newc, &row);
+	/* its old entry in `newcomers`: its totals, not its window (the
+	 * program judges the source by this one) */
+	n = sc->newc.n ? bsearch(key, sc->newc.rows, sc->newc.n, sizeof(*n),
+				 key_cmp) : NULL;
+	if (n && !n->merged) {
+		row.sum.passed_pkts += n->row.sum.passed_pkts;
+		row.sum.passed_bytes += n->row.sum.passed_bytes;
+		row.sum.dropped_pkts += n->row.sum.dropped_pkts;
+		row.sum.dropped_bytes += n->row.sum.dropped_bytes;
+		n->merged = true;
 	}
-	sc->seen++;
-	sc->scoped += rl_key_scoped(key);
-	return sel_offer(sc->sel, &row);
+	return offer(sc, &row);
+}
+
+/* The newcomers read into sc->newc, sorted, one row per key. */
+static void newcomers_sort(struct newcomer_set *set)
+{
+	size_t out = 1;
+
+	if (!set->n)
+		return;
+	qsort(set->rows, set->n, sizeof(*set->rows), key_cmp);
+	/* a restarted walk may have met a key twice: keep one */
+	for (size_t i = 1; i < set->n; i++)
+		if (key_cmp(&set->rows[i].row.sum.key, &set->rows[out - 1].row.sum.key))
+			set->rows[out++] = set->rows[i];
+	set->n = out;
+}
+
+/* The newcomers that have no `sources` entry: rows of their own. */
+static int take_newcomers(struct scan *sc)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < sc->newc.n && !err; i++)
+		if (!sc->newc.rows[i].merged)
+			err = offer(sc, &sc->newc.rows[i].row);
+	return err;
 }
 
 /* Refused sources that have no window: rows of their own. */
@@ -371,6 +453,15 @@ static int scan_by_key(struct scan *sc, int fd)
 	return err;
 }
 
+/* A table, in batches where the kernel can (it says so before anything is
+ * read), else key by key. */
+static int scan_table(struct scan *sc, int fd)
+{
+	int err = scan_batched(sc, fd);
+
+	return err == -EOPNOTSUPP ? scan_by_key(sc, fd) : err;
+}
+
 int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 		       __u32 rules_gen, __u64 now, size_t limit,
 		       struct rl_source_top *top)
@@ -386,24 +477,22 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 	if (sc.ncpus <= 0)
 		return sc.ncpus ? sc.ncpus : -EINVAL;
 	err = refused_read(m->refused, &sc.refused);
-	/* verified sources (and all under rules without a newcomer
-	 * budget), then the newcomers a newcomer budget admitted */
-	if (!err)
-		err = scan_batched(&sc, m->sources);
+	/* the newcomers a newcomer budget admitted, set aside; then verified
+	 * sources (and all under rules without a newcomer budget), with the
+	 * totals of their old newcomer entry; then the other newcomers */
+	sc.reading_newcomers = true;
 	if (!err && m->newcomers >= 0)
-		err = scan_batched(&sc, m->newcomers);
-	if (err == -EOPNOTSUPP) {
-		sel.n = 0;
-		sc.seen = sc.scoped = 0;
-		for (size_t i = 0; i < sc.refused.n; i++)
-			sc.refused.rows[i].merged = false;
-		err = scan_by_key(&sc, m->sources);
-		if (!err && m->newcomers >= 0)
-			err = scan_by_key(&sc, m->newcomers);
-	}
+		err = scan_table(&sc, m->newcomers);
+	sc.reading_newcomers = false;
+	newcomers_sort(&sc.newc);
+	if (!err)
+		err = scan_table(&sc, m->sources);
+	if (!err)
+		err = take_newcomers(&sc);
 	if (!err)
 		err = take_refused_only(&sc, &top->refused_only);
 	free(sc.refused.rows);
+	free(sc.newc.rows);
 	if (sel.n)	/* rows is NULL when no source was seen */
 		qsort(sel.rows, sel.n, sizeof(*sel.rows), busier_qsort);
 	top->rows = sel.rows;

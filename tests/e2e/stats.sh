@@ -55,3 +55,20 @@ test_stats_watch() {
 	check stats_watch "rc == 0 && frames >= 2 && p >= 5 && p <= 15 && d >= 70 && d <= 100" \
 		"exit $rc after Ctrl-C, $frames redraws, rates passed $p/s dropped $d/s (want 10, 90)"
 }
+
+# A newcomer verified while it had an entry in `newcomers` gets one in
+# `sources`; stats shows it once, with the totals of both.
+test_stats_verified_newcomer_once() {
+	local a=198.18.34.1 j rows
+	fresh && quota 198.18.34.0/24 --pps 1000 --new-pps 1000 ||
+		{ result stats_verified_newcomer_once 1 "attach or quota set"; return; }
+	send --src "$a" --count 10 >/dev/null &&
+		send_answered "$a" 20 >/dev/null ||
+		{ result stats_verified_newcomer_once 1 "send"; return; }
+	j=$(stats_json)
+	rows=$(jq -c --arg a "$a" '[.interfaces[0].sources[] | select(.address == $a) |
+		.passed_packets]' <<<"$j")
+	[ "$rows" = "[30]" ] &&
+		jq -e '.interfaces[0].tracked_sources == 1' <<<"$j" >/dev/null
+	result stats_verified_newcomer_once $? "passed packets of $a's rows: $rows (want [30]); tracked $(jq '.interfaces[0].tracked_sources' <<<"$j")"
+}
