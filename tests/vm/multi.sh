@@ -163,6 +163,8 @@ table netdev vmm {
 	counter c20 {}
 	counter c21 {}
 	counter c22 {}
+	counter c23 {}
+	counter c24 {}
 	chain in {
 		type filter hook ingress device "$mdev" priority 0; policy accept;
 		ip saddr vmap { 198.18.0.1 : jump n1, 198.18.0.2 : jump n2,
@@ -174,7 +176,8 @@ table netdev vmm {
 			198.18.0.15 : jump n15, 198.18.0.16 : jump n16,
 			198.18.0.17 : jump n17, 198.18.0.18 : jump n18,
 			198.18.0.19 : jump n19, 198.18.0.20 : jump n20,
-			198.18.0.21 : jump n21, 198.18.0.22 : jump n22 }
+			198.18.0.21 : jump n21, 198.18.0.22 : jump n22,
+			198.18.0.23 : jump n23, 198.18.0.24 : jump n24 }
 	}
 	chain n1 { counter name c1; }
 	chain n2 { counter name c2; }
@@ -198,6 +201,8 @@ table netdev vmm {
 	chain n20 { counter name c20; }
 	chain n21 { counter name c21; }
 	chain n22 { counter name c22; }
+	chain n23 { counter name c23; }
+	chain n24 { counter name c24; }
 }
 NFT
 result multi/setup $? "$(cat /tmp/m.log)"
@@ -271,8 +276,8 @@ result multi/reload/no_dry_run $? "$(cat /tmp/m.log); 198.18.0.14 sent 300: $(se
 # place, xdp-filter is untouched, the rules and a ban are carried, and the
 # staged directory took the interface's (the slot and the stub, no link).
 # The ban first, over a real TCP connection (only packets of connections
-# the host answered can ban): 198.18.0.20's rule allows 10 per 10 s, and
-# its stream is dropped past them until the ban comes.
+# the host answered can ban): the host streams to 198.18.0.20, whose rule
+# allows 10 per 10 s; its ACKs past those are dropped, and ban it.
 banned() {
 	mrx_ xdp-ratelimit ban list --json 2>/dev/null |
 		jqjson -r '.interfaces[0].bans[] | .address + " " + .rule'
@@ -285,11 +290,11 @@ mtx_ iproute2 addr add 198.18.0.20/15 dev vmmtxa &&
 result multi/new_maps/setup $? "$(cat /tmp/m.log)"
 i=0
 while [ -z "$(banned)" ] && [ $i -lt 3 ]; do
-	mrx_ timeout 10 nc -l -p 80 >/dev/null 2>&1 & srv=$!
+	mrx_ sh -c 'dd if=/dev/zero bs=1000 count=300 2>/dev/null |
+		timeout 10 nc -l -p 80' >/dev/null 2>&1 & srv=$!
 	j=0
 	while ! listening && [ $j -lt 50 ]; do j=$((j + 1)); sleep 0.1; done
-	mtx_ sh -c 'dd if=/dev/zero bs=1000 count=300 2>/dev/null |
-		timeout 5 nc 198.19.0.1 80' >/dev/null 2>&1
+	mtx_ sh -c 'sleep 5 | timeout 5 nc 198.19.0.1 80' >/dev/null 2>&1
 	wait $srv
 	i=$((i + 1))
 done
@@ -364,6 +369,36 @@ result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
+
+# ---- an attachment of the previous build (its stub held every map) -----------------
+# This build reads it (status, quota set), swaps its program in place,
+# refuses new maps for it (the old maps would stay allocated under that
+# stub) with nothing changed, and detaches it, leaving xdp-filter.
+prev=/rl/xdp-ratelimit-prev
+filter_load prev_build
+[ -x $prev ] && mrx_ $prev attach $mdev --window 10s >/tmp/m.log 2>&1 &&
+	mrx_ xdp-ratelimit quota set default --pps 10 >>/tmp/m.log 2>&1
+result multi/prev_build/attach $? "$([ -x $prev ] || echo "no $prev: tests/vm/run.sh could not build it;") $(cat /tmp/m.log)"
+agree prev_build xdp_ratelimit xdpfilt_alw_all
+ids0=$(slot_id)
+mrx_ xdp-ratelimit reload $mdev --verified-ttl 2m >/tmp/m.log 2>&1; rc=$?
+ids1=$(slot_id)
+send 24 20 7777 && send 23 300
+n23=$(seen_is 23 100) n24=$(seen 24)
+[ $rc = 0 ] && [ "${ids0%% *}" = "${ids1%% *}" ] && [ "${ids0#* }" != "${ids1#* }" ] &&
+	[ "$n23" = 100 ] && [ "$n24" = 0 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/prev_build/reload_in_place $? "exit $rc: $(cat /tmp/m.log); ids [$ids0] -> [$ids1]; 198.18.0.23 sent 300: $n23 reached (want 100); to port 7777: $n24 of 20 (want 0)"
+out=$(mrx_ xdp-ratelimit reload $mdev --window 5s 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "whose stub holds the maps.*nothing changed" &&
+	[ "$(slot_id)" = "$ids1" ] && [ "$(ls /sys/fs/bpf/xdp-ratelimit/)" = "$mdev" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window')" = 10s ]
+result multi/prev_build/new_maps_refused $? "exit $rc, said: $out; ids [$ids1] -> [$(slot_id)]; pins: $(ls /sys/fs/bpf/xdp-ratelimit/)"
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1; rc=$?
+[ $rc = 0 ] && [ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ] &&
+	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
+result multi/prev_build/detach $? "exit $rc: $(cat /tmp/m.log); pins: $(ls /sys/fs/bpf/xdp-ratelimit/); programs: $(loader_progs | tr '\n' ';')"
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 
 # ---- refusals: nothing pinned, the others untouched ------------------------------------
 # refused NAME WORDS CMD...: CMD exits 1 saying WORDS (a grep pattern),
