@@ -168,13 +168,13 @@ static int load_rl_events(struct rl_inst *r, bool no_events)
 	return load_rl_req(r, &req, no_events);
 }
 
-/* xdp-ratelimit's stub on r's config map, its slot holding prog_fd */
-static struct xdp_slot *load_stub(struct rl_inst *r, int prog_fd)
+/* xdp-ratelimit's stub, its slot holding prog_fd */
+static struct xdp_slot *load_stub(int prog_fd)
 {
 	struct xdp_slot *s = xdp_slot__open();
 	__u32 zero = 0;
 
-	if (!s || bpf_map__reuse_fd(s->maps.config, r->m.config) || xdp_slot__load(s) ||
+	if (!s || xdp_slot__load(s) ||
 	    bpf_map_update_elem(bpf_map__fd(s->maps.slot), &zero, &prog_fd, BPF_ANY)) {
 		fprintf(stderr, "ratelimit-bench: loading the dispatcher's stub failed\n");
 		xdp_slot__destroy(s);
@@ -600,7 +600,7 @@ int bench_cost(int argc, char **argv)
 	/* the stub libxdp's dispatcher runs (bpf/xdp_slot.bpf.c), its slot
 	 * holding the program of the single-source cases: what it adds on
 	 * the path of every frame is one tail call */
-	stub = load_stub(&rl, rl_fd);
+	stub = load_stub(rl_fd);
 	disp = bench_load_dispatcher(&disp_fd);
 	if (!stub || !disp)
 		goto out;

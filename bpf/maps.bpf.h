@@ -24,7 +24,12 @@ const volatile struct rl_settings settings = {
  * the baseline their cost is measured against. */
 const volatile __u32 no_events;
 
-#include "config_map.bpf.h"
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_config);
+} config SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

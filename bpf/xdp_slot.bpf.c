@@ -8,9 +8,12 @@
  * named like the program and carries its XDP_RUN_CONFIG, so libxdp and
  * xdp-loader see xdp_ratelimit at its priority.
  *
- * An empty slot (never, while attach fills it first and reload only
- * replaces it) is judged like a frame the program cannot read: dropped,
- * unless --pass-malformed is set in the config map.
+ * The stub uses no map but the slot: a reload onto new maps puts a
+ * program on other maps in the slot, and the stub (which cannot change)
+ * then holds nothing of the old ones, and is found among the dispatcher's
+ * programs as the one on the interface's slot (user/xdp_multi.c). An
+ * empty slot (never, while attach fills it first and reload only replaces
+ * it; its pins removed by hand) drops: no frame passes unjudged.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -24,18 +27,11 @@ struct {
 	__type(value, __u32);
 } slot SEC(".maps");
 
-/* the interface's pinned config map (reused by the loader) */
-#include "config_map.bpf.h"
-
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
-	__u32 zero = 0;
-	struct rl_config *cfg;
-
 	bpf_tail_call(ctx, &slot, 0);
-	cfg = bpf_map_lookup_elem(&config, &zero);
-	return cfg && (cfg->set.flags & RL_F_PASS_MALFORMED) ? XDP_PASS : XDP_DROP;
+	return XDP_DROP;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

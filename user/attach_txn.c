@@ -120,8 +120,7 @@ static int record_ifindex(const struct rl_maps *m, int ifindex,
  * the program, committed as RL_PIN_PROG), else a bpf_link of our own
  * (RL_PIN_LINK), as on kernels without freplace. */
 static int attach_prog(const struct rl_attach_prog *p, const char *stage,
-		       int ifindex, const struct rl_maps *m,
-		       struct rl_attach_result *res, const char **commit,
+		       int ifindex, struct rl_attach_result *res, const char **commit,
 		       char *err, size_t errlen)
 {
 	char slot[PATH_MAX];
@@ -131,7 +130,7 @@ static int attach_prog(const struct rl_attach_prog *p, const char *stage,
 		*commit = RL_PIN_PROG;
 		rl_pin_path(slot, sizeof(slot), stage, RL_PIN_SLOT);
 		fd = rl_xdp_multi_attach(p->iface, ifindex, p->prio, p->prog_fd,
-					 slot, m, p->mode, res, err, errlen);
+					 slot, p->mode, res, err, errlen);
 		if (fd == -EBUSY && !*err)	/* a program not of libxdp's */
 			link_error(fd, p->iface, p->mode, err, errlen);
 		return fd;
@@ -182,7 +181,7 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 	if (ret)
 		goto unpin;
 	hooked = true;
-	link_fd = attach_prog(p, name, ifindex, m, res, &commit, err, errlen);
+	link_fd = attach_prog(p, name, ifindex, res, &commit, err, errlen);
 	if (link_fd < 0) {
 		ret = link_fd;
 		goto unpin;

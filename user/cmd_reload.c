@@ -27,9 +27,11 @@
  * Under libxdp's dispatcher the link is libxdp's freplace link of a stub
  * (bpf/xdp_slot.bpf.c), which cannot change its program; the stub
  * tail-calls ours from the pinned slot, and the commit point is one
- * update of the slot's entry instead (xdp_multi.h). Only the reload in
- * place exists there: new maps would need the stub's maps changed too,
- * which no single step does, so they are refused.
+ * update of the slot's entry instead (xdp_multi.h), in place or onto new
+ * maps: the stub uses the slot alone, so new maps change nothing of it,
+ * and the staging directory pins the slot and the stub where a link
+ * would be. A stub of an older version holds the maps itself: new maps
+ * are refused there (the old ones would stay allocated under it).
  */
 #include <errno.h>
 #include <limits.h>
@@ -191,14 +193,17 @@ static bool maps_resized(const struct rl_settings *run, const struct rl_settings
 }
 
 /* Under libxdp's dispatcher: the slot of IFACE's stub and the program
- * in it (prog_fd); else an exit status with a message. */
-static int open_slot(const char *iface, bool rebuild, int *slot_fd, int *prog_fd)
+ * in it (prog_fd), and for new maps the stub (stub_fd), which the staging
+ * directory pins too; else an exit status with a message. */
+static int open_slot(const char *iface, bool rebuild, int *slot_fd, int *prog_fd,
+		     int *stub_fd)
 {
+	char path[PATH_MAX];
 	__u32 prog_id = 0;
-	int at = rl_xdp_multi_where(iface, NULL);
+	int at = rl_xdp_multi_where(iface, NULL), ret;
 
-	if (rebuild)
-		return rl_fail("reload: %s runs under libxdp's dispatcher, where reload swaps the program in place on the same maps only: a new --window, --buckets, --max-sources or --ipv6-prefix, or pins of an older layout, need new maps, which cannot be swapped in in one step there; nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', then attach with the new settings and 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh)",
+	if (rebuild && rl_xdp_multi_stub_on_maps(iface))
+		return rl_fail("reload: %s was attached under libxdp's dispatcher by a version of xdp-ratelimit whose stub holds the maps: new maps (a new --window, --buckets, --max-sources or --ipv6-prefix, or pins of an older layout) would leave the old ones allocated under it until detach, so nothing changed. Reloads on the same maps work. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', then attach with the new settings and 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh); later reloads take new maps in place",
 			       iface, iface, iface);
 	if (at <= 0)
 		return rl_fail("reload: %s has pins but its program no longer runs under libxdp's dispatcher (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
@@ -217,14 +222,24 @@ static int open_slot(const char *iface, bool rebuild, int *slot_fd, int *prog_fd
 		return rl_fail("reload: cannot open the program the slot of %s holds (id %u): %s",
 			       iface, prog_id, strerror(errno));
 	}
+	rl_pin_path(path, sizeof(path), iface, RL_PIN_PROG);
+	*stub_fd = rebuild ? bpf_obj_get(path) : -1;
+	if (rebuild && *stub_fd < 0) {
+		ret = rl_fail("reload: cannot open %s: %s", path, strerror(errno));
+		close(*prog_fd);
+		close(*slot_fd);
+		*prog_fd = *slot_fd = -1;
+		return ret;
+	}
 	return 0;
 }
 
 /* The pinned link of IFACE and the program it runs (prog_fd), checked to
- * be an XDP link on ifindex, or under the dispatcher the slot (slot_fd)
- * and the program in it; else an exit status with a message. */
+ * be an XDP link on ifindex, or under the dispatcher the slot (slot_fd),
+ * the program in it and (rebuild) the stub; else an exit status with a
+ * message. */
 static int open_link(const char *iface, int ifindex, bool rebuild, int *link_fd,
-		     int *slot_fd, int *prog_fd)
+		     int *slot_fd, int *prog_fd, int *stub_fd)
 {
 	char path[PATH_MAX];
 	__u32 prog_id = 0;
@@ -232,7 +247,7 @@ static int open_link(const char *iface, int ifindex, bool rebuild, int *link_fd,
 
 	rl_pin_path(path, sizeof(path), iface, RL_PIN_PROG);
 	if (access(path, F_OK) == 0)
-		return open_slot(iface, rebuild, slot_fd, prog_fd);
+		return open_slot(iface, rebuild, slot_fd, prog_fd, stub_fd);
 	at = rl_link_ifindex(iface, &prog_id);
 	if (at < 0 || !prog_id)
 		return rl_fail("reload: %s has pins but no working attachment (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
@@ -335,14 +350,23 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 	const struct rl_maps *m = &ifc->m;
 	struct rl_carried carried;
 	struct ratelimit *skel;
-	int link_fd = -1, slot_fd = -1, old_fd = -1, new_fd, ret;
+	int link_fd = -1, slot_fd = -1, stub_fd = -1, old_fd = -1, new_fd, ret;
+	struct rl_reload_pin att[2];
 	struct rl_maps nm;
 
 	if (rebuild && rl_carry_check(ifc, s, err, sizeof(err)))
 		return rl_fail("reload: %s; nothing changed", err);
-	ret = open_link(ifc->name, ifindex, rebuild, &link_fd, &slot_fd, &old_fd);
+	ret = open_link(ifc->name, ifindex, rebuild, &link_fd, &slot_fd, &old_fd,
+			&stub_fd);
 	if (ret)
 		return ret;
+	/* what IFACE's directory holds beside the maps, staged with them */
+	if (slot_fd >= 0) {
+		att[0] = (struct rl_reload_pin){ RL_PIN_SLOT, slot_fd };
+		att[1] = (struct rl_reload_pin){ RL_PIN_PROG, stub_fd };
+	} else {
+		att[0] = (struct rl_reload_pin){ RL_PIN_LINK, link_fd };
+	}
 	skel = ratelimit__open();
 	if (!skel) {
 		ret = rl_fail("reload: cannot open the BPF object: %s", strerror(errno));
@@ -360,8 +384,8 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		if (!ret)
 			ret = rl_carry(ifc, s, &nm, &carried, err, sizeof(err));
 		if (!ret)
-			ret = rl_reload_stage(ifc->name, &nm, link_fd, stage, err,
-					      sizeof(err));
+			ret = rl_reload_stage(ifc->name, &nm, att, slot_fd >= 0 ? 2 : 1,
+					      stage, err, sizeof(err));
 	}
 	if (ret) {
 		ret = rl_fail("reload: %s; nothing changed", err);
@@ -403,6 +427,7 @@ out:
 	close(old_fd);
 	close(link_fd);
 	close(slot_fd);
+	close(stub_fd);
 	return ret;
 }
 
@@ -486,7 +511,8 @@ const struct rl_cmd rl_cmd_reload = {
 		"unjudged, and rules, bans, verified sources, windows and counters are\n"
 		"kept. Settings not given keep their running values. All or nothing: a\n"
 		"reload refused or killed before the swap changes nothing. Under libxdp's\n"
-		"dispatcher the swap is of the program its stub tail-calls (the slot).\n",
+		"dispatcher the swap is of the program its stub tail-calls (the slot),\n"
+		"the other programs and the stub's place untouched.\n",
 	.opts = reload_opts,
 	.notes =
 		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
@@ -494,7 +520,9 @@ const struct rl_cmd rl_cmd_reload = {
 		"carries rules (budgets recomputed), bans, verified sources and counters\n"
 		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
 		"with a fresh window. Pins older than layout 7 are refused. Under libxdp's\n"
-		"dispatcher new maps are refused (save, detach, attach, restore).\n"
+		"dispatcher new maps go in the same slot; an interface attached there by\n"
+		"a version whose stub holds the maps takes only the reload on the same\n"
+		"maps (save, detach, attach, restore once).\n"
 		"\n"
 		"Example:\n"
 		"  xdp-ratelimit reload eth0 --no-dry-run --verified-ttl 5m\n",

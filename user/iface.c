@@ -320,7 +320,7 @@ int rl_link_ifindex(const char *name, __u32 *prog_id)
 	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
 	fd = bpf_obj_get(path);
 	if (fd < 0 && errno == ENOENT)	/* under libxdp's dispatcher? */
-		return rl_xdp_multi_where(name, prog_id);
+		return rl_xdp_multi_judge(name, prog_id);
 	if (fd < 0)
 		return -errno;
 	if (!fd_is(fd, "link_type:"))

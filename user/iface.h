@@ -57,7 +57,8 @@ int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
  * away), or -errno when the pin is missing or not a link. `name` is an
  * interface or a staging directory (attach_txn.h). Without a link pin,
  * the state of a program pinned under libxdp's dispatcher
- * (rl_xdp_multi_where: -ENOLINK when it no longer runs there). */
+ * (rl_xdp_multi_where: -ENOLINK when it no longer runs there), and
+ * prog_id the program in its slot, the one that judges and uses the maps. */
 int rl_link_ifindex(const char *name, __u32 *prog_id);
 
 /* The id of the config map pinned for `name`, or 0: what names one set of

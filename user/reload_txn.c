@@ -21,7 +21,8 @@
 #define RENAME_EXCHANGE	(1 << 1)
 #endif
 
-int rl_reload_stage(const char *iface, const struct rl_maps *m, int link_fd,
+int rl_reload_stage(const char *iface, const struct rl_maps *m,
+		    const struct rl_reload_pin *att, int natt,
 		    char stage[NAME_MAX + 1], char *err, size_t errlen)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
@@ -34,12 +35,13 @@ int rl_reload_stage(const char *iface, const struct rl_maps *m, int link_fd,
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-ret));
 		return ret;
 	}
-	for (int i = 0; i <= RL_NR_MAPS; i++) {
-		/* the link last: a staging directory with it is complete */
-		const char *name = i < RL_NR_MAPS ? rl_map_defs[i].name : RL_PIN_LINK;
+	for (int i = 0; i < RL_NR_MAPS + natt; i++) {
+		/* the attachment last: a staging directory with it is complete */
+		const char *name = i < RL_NR_MAPS ? rl_map_defs[i].name :
+				   att[i - RL_NR_MAPS].name;
 
 		rl_pin_path(path, sizeof(path), stage, name);
-		if (bpf_obj_pin(i < RL_NR_MAPS ? m->fd[i] : link_fd, path)) {
+		if (bpf_obj_pin(i < RL_NR_MAPS ? m->fd[i] : att[i - RL_NR_MAPS].fd, path)) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot pin %s: %s", path, strerror(-ret));
 			rl_pin_dir_remove(stage);
@@ -76,8 +78,8 @@ int rl_reload_swap(const char *iface, const char *stage, char *err,
 	return ret;
 }
 
-/* Does the program IFACE's link runs use the config map pinned in
- * `stage`? */
+/* Does the program IFACE's link runs (under libxdp's dispatcher: the
+ * program in its slot) use the config map pinned in `stage`? */
 static bool link_uses_stage(const char *iface, const char *stage)
 {
 	struct bpf_prog_info info = {};

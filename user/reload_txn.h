@@ -6,13 +6,17 @@
  *
  * The new maps and the interface's link are pinned in a staging directory
  * RL_PIN_ROOT/"IFACE reloading PID". The commit point is bpf_link_update()
- * of the link to the program on those maps. Then the staging directory and
+ * of the link to the program on those maps. Under libxdp's dispatcher the
+ * directory holds the interface's slot and stub instead of a link
+ * (xdp_multi.h), and the commit point is the update of the slot's entry.
+ * Then the staging directory and
  * RL_PIN_ROOT/IFACE are exchanged in one rename (RENAME_EXCHANGE), and
  * what was IFACE's (the old maps) is unpinned. A staging directory whose
  * reload died is the truth exactly when the linked program uses its maps:
  * the repair then completes the exchange (forward), else it only unpins
  * the staging directory (back: the old program never stopped, or the
- * exchange was done). The link stays pinned at IFACE throughout.
+ * exchange was done). The link (or the slot and the stub) stays pinned at
+ * IFACE throughout.
  */
 #ifndef RL_RELOAD_TXN_H
 #define RL_RELOAD_TXN_H
@@ -26,10 +30,18 @@
  * is a reload's staging directory. */
 #define RL_RELOAD_TAG	" reloading "
 
-/* Pin every map of `m` and the link `link_fd` in this process's staging
- * directory of `iface`, whose name goes to `stage` (for rl_pin_path). 0,
- * or -errno with a message in err and nothing left. */
-int rl_reload_stage(const char *iface, const struct rl_maps *m, int link_fd,
+/* One pin of the attachment: RL_PIN_LINK, or RL_PIN_SLOT and RL_PIN_PROG. */
+struct rl_reload_pin {
+	const char *name;
+	int fd;
+};
+
+/* Pin every map of `m`, then the attachment's `natt` pins of `att` (the
+ * last one completes the directory), in this process's staging directory
+ * of `iface`, whose name goes to `stage` (for rl_pin_path). 0, or -errno
+ * with a message in err and nothing left. */
+int rl_reload_stage(const char *iface, const struct rl_maps *m,
+		    const struct rl_reload_pin *att, int natt,
 		    char stage[NAME_MAX + 1], char *err, size_t errlen);
 
 /* After the commit point: exchange `stage` and IFACE's directory, then

@@ -234,8 +234,8 @@ static int slot_create(int prog_fd, const char *slot_pin)
 }
 
 /* The stub libxdp loads itself, as an freplace program of its
- * dispatcher, on the slot and the config map. */
-static struct xdp_slot *open_stub(int slot_fd, const struct rl_maps *m, int *ret)
+ * dispatcher, on the slot (its one map). */
+static struct xdp_slot *open_stub(int slot_fd, int *ret)
 {
 	struct xdp_slot *skel = xdp_slot__open();
 
@@ -244,8 +244,6 @@ static struct xdp_slot *open_stub(int slot_fd, const struct rl_maps *m, int *ret
 		return NULL;
 	}
 	*ret = bpf_map__reuse_fd(skel->maps.slot, slot_fd);
-	if (!*ret)
-		*ret = bpf_map__reuse_fd(skel->maps.config, m->config);
 	if (*ret) {
 		xdp_slot__destroy(skel);
 		return NULL;
@@ -262,8 +260,7 @@ static bool runs_in(const struct rl_xdp_progs *cur, __u32 id)
 }
 
 int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
-			int prog_fd, const char *slot_pin, const struct rl_maps *m,
-			enum rl_xdp_mode mode, struct rl_attach_result *res,
+			int prog_fd, const char *slot_pin, enum rl_xdp_mode mode, struct rl_attach_result *res,
 			char *err, size_t errlen)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = "xdp_ratelimit");
@@ -289,7 +286,7 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 			 slot_pin, strerror(-slot_fd));
 		return slot_fd;
 	}
-	skel = open_stub(slot_fd, m, &ret);
+	skel = open_stub(slot_fd, &ret);
 	close(slot_fd);		/* the pin and the stub's object hold it */
 	if (!skel) {
 		snprintf(err, errlen, "cannot open the stub's BPF object: %s",
@@ -332,9 +329,6 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 		fd = dup(xdp_program__fd(prog));
 		ret = fd < 0 ? -errno : 0;
 	}
-	/* every pinned map is one of the program's (iface.c checks) */
-	if (!ret)
-		ret = rl_maps_bind(fd, m);
 	if (ret) {
 		snprintf(err, errlen,
 			 "attached to %s through libxdp, but not under its dispatcher as asked (%s): detached again",
@@ -378,35 +372,53 @@ static int dir_ifindex(const char *name)
 	return (int)if_nametoindex(ifname);
 }
 
+/* The id of the map pinned as `pin` in NAME's directory: 0 when there is
+ * none (*ret 0) or on an error (*ret -errno). */
+static __u32 pinned_map_id(const char *name, const char *pin, int *ret)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd;
+
+	rl_pin_path(path, sizeof(path), name, pin);
+	fd = bpf_obj_get(path);
+	*ret = fd < 0 && errno != ENOENT ? -errno : 0;
+	if (fd < 0)
+		return 0;
+	*ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	return *ret ? 0 : info.id;
+}
+
 /*
- * The program under the dispatcher of NAME's interface that uses the
- * config map pinned in NAME's directory: NULL when none (*ret 0) or on an
- * error (*ret -errno); else it is one of *mp's, which the caller closes.
+ * Our stub under the dispatcher of NAME's interface: the program that
+ * uses the slot pinned in NAME's directory (an attach's staging directory
+ * has it before libxdp attaches the stub; after a reload onto new maps
+ * the slot is the one map the stub and the directory still share), or in
+ * a directory of a version before the slot, the one that uses its config
+ * map. NULL when none (*ret 0) or on an error (*ret -errno); else it is
+ * one of *mp's, which the caller closes.
  */
 static struct xdp_program *owner(const char *name, int *ifindex,
 				 struct xdp_multiprog **mp, int *ret)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	struct xdp_program *p = NULL;
-	char path[PATH_MAX];
-	int fd;
+	__u32 id;
 
-	*ret = 0;
 	*mp = NULL;
-	rl_pin_path(path, sizeof(path), name, rl_map_defs[RL_MAP_IDX_config].name);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
+	id = pinned_map_id(name, RL_PIN_SLOT, ret);
+	if (!id && !*ret)
+		id = pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, ret);
+	if (!id)
 		return NULL;
-	*ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	close(fd);
 	*ifindex = dir_ifindex(name);
-	if (*ret || !*ifindex)
+	if (!*ifindex)
 		return NULL;
 	*mp = multiprog(*ifindex, ret);
 	if (*mp && !xdp_multiprog__is_legacy(*mp))
 		while ((p = xdp_multiprog__next_prog(p, *mp)))
-			if (uses_map(xdp_program__fd(p), info.id))
+			if (uses_map(xdp_program__fd(p), id))
 				break;
 	return p;
 }
@@ -496,6 +508,38 @@ int rl_xdp_multi_slot(const char *name, __u32 *prog_id)
 		return ret;
 	}
 	return fd;
+}
+
+int rl_xdp_multi_judge(const char *name, __u32 *prog_id)
+{
+	__u32 slot_id = 0;
+	int at = rl_xdp_multi_where(name, prog_id), fd;
+
+	if (at <= 0 || !prog_id)
+		return at;
+	fd = rl_xdp_multi_slot(name, &slot_id);
+	if (fd >= 0) {
+		*prog_id = slot_id;
+		close(fd);
+	}
+	return at;
+}
+
+bool rl_xdp_multi_stub_on_maps(const char *name)
+{
+	char path[PATH_MAX];
+	__u32 id;
+	bool on;
+	int fd, ret;
+
+	id = pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, &ret);
+	rl_pin_path(path, sizeof(path), name, RL_PIN_PROG);
+	fd = id ? bpf_obj_get(path) : -1;
+	if (fd < 0)
+		return false;
+	on = uses_map(fd, id);
+	close(fd);
+	return on;
 }
 
 void rl_xdp_multi_slot_prog(struct bpf_program *prog)

@@ -10,8 +10,10 @@
  * that tail-calls our program from a prog array of one entry, the slot
  * (RL_PIN_SLOT): freplace links cannot change their program, the slot's
  * entry can (reload). Attach pins the stub as RL_PIN_PROG in the
- * interface's directory as its commit point (attach_txn.h), and finds
- * the stub it runs on the interface by the maps it uses.
+ * interface's directory as its commit point (attach_txn.h). The stub uses
+ * the slot alone, so that a reload onto new maps swaps only the slot's
+ * entry and the stub holds nothing of the old maps: it is found among the
+ * dispatcher's programs as the one on the directory's slot.
  */
 #ifndef RL_XDP_MULTI_H
 #define RL_XDP_MULTI_H
@@ -59,8 +61,7 @@ int rl_xdp_progs_read(int ifindex, struct rl_xdp_progs *out);
 void rl_xdp_actions_format(__u32 actions, char *buf, size_t len);
 
 /*
- * Attach our program prog_fd (loaded on the maps of `m`, already
- * initialised) to ifindex under libxdp's dispatcher at prio (the
+ * Attach our program prog_fd (its maps already initialised) to ifindex under libxdp's dispatcher at prio (the
  * object's default when 0), joining the libxdp programs already there.
  * What libxdp attaches is the stub of bpf/xdp_slot.bpf.c, which
  * tail-calls prog_fd from the slot (a prog array of one entry) pinned at
@@ -71,13 +72,13 @@ void rl_xdp_actions_format(__u32 actions, char *buf, size_t len);
  * caller removes slot_pin).
  */
 int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
-			int prog_fd, const char *slot_pin, const struct rl_maps *m,
-			enum rl_xdp_mode mode, struct rl_attach_result *res,
+			int prog_fd, const char *slot_pin, enum rl_xdp_mode mode, struct rl_attach_result *res,
 			char *err, size_t errlen);
 
 /*
- * Remove from the dispatcher of its interface the program that uses the
- * maps pinned in RL_PIN_ROOT/NAME (an interface or a staging directory),
+ * Remove from the dispatcher of its interface our stub of RL_PIN_ROOT/NAME
+ * (an interface or an attach's staging directory): the program on its
+ * slot (before the slot: on its config map),
  * if one runs there: what detach and the repair of a dead attach do
  * before they unpin. 1 when one was removed, 0 when none, or -errno.
  */
@@ -102,6 +103,15 @@ int rl_xdp_multi_where(const char *name, __u32 *prog_id);
  * judging packets).
  */
 int rl_xdp_multi_slot(const char *name, __u32 *prog_id);
+
+/* rl_xdp_multi_where(), but prog_id is the program that judges the
+ * frames: the one in the slot (the stub's own id without a slot). */
+int rl_xdp_multi_judge(const char *name, __u32 *prog_id);
+
+/* Whether the stub pinned in NAME's directory uses its config map: one
+ * attached by a version whose stub held every map (a reload onto new maps
+ * would leave the old ones allocated under it until detach). */
+bool rl_xdp_multi_stub_on_maps(const char *name);
 
 /* Before its load: make prog a program the slot takes beside the stub. */
 struct bpf_program;

@@ -4,7 +4,9 @@
 # attach orders. Both enforce (a port xdp-filter blocks stays blocked, a
 # source over its quota is limited), detaching either leaves the other
 # working, and `xdp-loader status` and `xdp-ratelimit status` list the
-# same programs. Every wait is bounded and checked.
+# same programs; reload swaps xdp-ratelimit's program under paced traffic,
+# in place and onto new maps, and completes or undoes a killed one. Every
+# wait is bounded and checked.
 
 mtx=/run/netns/vmmtx mrx=/run/netns/vmmrx mdev=vmmrxb mmac=02:00:00:00:00:12
 mrx_() { nsenter --net=$mrx "$@"; }
@@ -155,6 +157,14 @@ table netdev vmm {
 	counter c14 {}
 	counter c15 {}
 	counter c16 {}
+	counter c17 {}
+	counter c18 {}
+	counter c19 {}
+	counter c20 {}
+	counter c21 {}
+	counter c22 {}
+	counter c23 {}
+	counter c24 {}
 	chain in {
 		type filter hook ingress device "$mdev" priority 0; policy accept;
 		ip saddr vmap { 198.18.0.1 : jump n1, 198.18.0.2 : jump n2,
@@ -163,7 +173,11 @@ table netdev vmm {
 			198.18.0.9 : jump n9, 198.18.0.10 : jump n10,
 			198.18.0.11 : jump n11, 198.18.0.12 : jump n12,
 			198.18.0.13 : jump n13, 198.18.0.14 : jump n14,
-			198.18.0.15 : jump n15, 198.18.0.16 : jump n16 }
+			198.18.0.15 : jump n15, 198.18.0.16 : jump n16,
+			198.18.0.17 : jump n17, 198.18.0.18 : jump n18,
+			198.18.0.19 : jump n19, 198.18.0.20 : jump n20,
+			198.18.0.21 : jump n21, 198.18.0.22 : jump n22,
+			198.18.0.23 : jump n23, 198.18.0.24 : jump n24 }
 	}
 	chain n1 { counter name c1; }
 	chain n2 { counter name c2; }
@@ -181,6 +195,14 @@ table netdev vmm {
 	chain n14 { counter name c14; }
 	chain n15 { counter name c15; }
 	chain n16 { counter name c16; }
+	chain n17 { counter name c17; }
+	chain n18 { counter name c18; }
+	chain n19 { counter name c19; }
+	chain n20 { counter name c20; }
+	chain n21 { counter name c21; }
+	chain n22 { counter name c22; }
+	chain n23 { counter name c23; }
+	chain n24 { counter name c24; }
 }
 NFT
 result multi/setup $? "$(cat /tmp/m.log)"
@@ -249,12 +271,77 @@ result multi/reload/dry_run $? "exit $rc: $(cat /tmp/m.log); 198.18.0.1: $n1 rea
 mrx_ xdp-ratelimit reload $mdev --no-dry-run >/tmp/m.log 2>&1 && send 14 300 &&
 	[ "$(seen_is 14 100)" = 100 ]
 result multi/reload/no_dry_run $? "$(cat /tmp/m.log); 198.18.0.14 sent 300: $(seen 14) reached (want 100)"
-# new maps cannot be swapped in in one step here: refused, nothing changed
-ids0=$(slot_id)
-out=$(mrx_ xdp-ratelimit reload $mdev --window 5s 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q "dispatcher.*same maps only" && [ "$(slot_id)" = "$ids0" ] &&
-	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window')" = 10s ]
-result multi/reload/new_maps_refused $? "exit $rc, said: $out; ids [$ids0] -> [$(slot_id)]"
+# ---- reload onto new maps under the dispatcher (a new --window) ---------------------
+# The program on new maps goes in the same slot: the stub keeps its id and
+# place, xdp-filter is untouched, the rules and a ban are carried, and the
+# staged directory took the interface's (the slot and the stub, no link).
+# The ban first, over a real TCP connection (only packets of connections
+# the host answered can ban): the host streams to 198.18.0.20, whose rule
+# allows 10 per 10 s; its ACKs past those are dropped, and ban it.
+banned() {
+	mrx_ xdp-ratelimit ban list --json 2>/dev/null |
+		jqjson -r '.interfaces[0].bans[] | .address + " " + .rule'
+}
+listening() { mrx_ cat /proc/net/tcp | grep -q ' 00000000:0050 00000000:0000 0A '; }
+mtx_ iproute2 addr add 198.18.0.20/15 dev vmmtxa &&
+	mrx_ iproute2 addr add 198.19.0.1/15 dev $mdev &&
+	mrx_ xdp-ratelimit quota set 198.18.0.20/32 --pps 1 --ban 1m >/tmp/m.log 2>&1 &&
+	mrx_ xdp-ratelimit quota set 198.18.0.17/32 --pps 1 >>/tmp/m.log 2>&1
+result multi/new_maps/setup $? "$(cat /tmp/m.log)"
+i=0
+while [ -z "$(banned)" ] && [ $i -lt 3 ]; do
+	mrx_ sh -c 'dd if=/dev/zero bs=1000 count=300 2>/dev/null |
+		timeout 10 nc -l -p 80' >/dev/null 2>&1 & srv=$!
+	j=0
+	while ! listening && [ $j -lt 50 ]; do j=$((j + 1)); sleep 0.1; done
+	mtx_ sh -c 'sleep 5 | timeout 5 nc 198.19.0.1 80' >/dev/null 2>&1
+	wait $srv
+	i=$((i + 1))
+done
+b0=$(banned)
+[ "$b0" = "198.18.0.20 198.18.0.20/32" ]
+result multi/new_maps/banned $? "ban list: [$b0] after $i connections"
+# 198.18.0.18 at 60 pps for 8 s, the reload once the old program has
+# passed its 100 (10 pps, 10 s window): the new --window 20s starts every
+# source with a fresh window (200). Every frame is judged by one program:
+# the new one by its own counters (new maps), the old one the rest; each
+# passed exactly its quota of what it judged.
+q0=$(mrx_ xdp-ratelimit quota list --json | jqjson -c .)
+ids0=$(slot_id) progs0=$(loader_progs)
+mtx_ trafficgen --dev vmmtxa --dst-mac $mmac --src 198.18.0.18 --rate 60 --duration 8 \
+	--json >/tmp/p18.json 2>&1 & p18=$!
+i=0
+while [ "$(seen 18)" -lt 100 ] 2>/dev/null && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+mrx_ xdp-ratelimit reload $mdev --window 20s >/tmp/m.log 2>&1; rc=$?
+wait $p18
+sent=$(jqjson -r .sent /tmp/p18.json) n18=$(settled_seen 18)
+sel='.interfaces[0].sources[] | select(.address == "198.18.0.18")'
+mrx_ xdp-ratelimit stats --json >/tmp/stats.json 2>&1
+p=$(jqjson "$sel | .passed_packets" /tmp/stats.json) p=${p:-0}
+d=$(jqjson "$sel | .dropped_packets" /tmp/stats.json) d=${d:-0}
+jnew=$((p + d)) jold=$((sent - p - d))
+want_new=$((jnew < 200 ? jnew : 200)) want_old=$((jold < 100 ? jold : 100))
+ids1=$(slot_id)
+[ $rc = 0 ] && grep -q "new maps: carried .* 1 bans" /tmp/m.log &&
+	[ "${ids0%% *}" = "${ids1%% *}" ] && [ "${ids0#* }" != "${ids1#* }" ] &&
+	[ "$(loader_progs)" = "$progs0" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0] | .window + " " + .state')" = "20s ok" ]
+result multi/new_maps/swapped $? "exit $rc: $(cat /tmp/m.log); stub and slot ids [$ids0] -> [$ids1]; xdp-loader [$progs0] -> [$(loader_progs)]; status $(mrx_ xdp-ratelimit status 2>&1 | head -n 3)"
+[ "$(ls /sys/fs/bpf/xdp-ratelimit/)" = "$mdev" ] &&
+	[ -e /sys/fs/bpf/xdp-ratelimit/$mdev/prog ] && [ -e /sys/fs/bpf/xdp-ratelimit/$mdev/slot ] &&
+	[ ! -e /sys/fs/bpf/xdp-ratelimit/$mdev/link ]
+result multi/new_maps/pins $? "pins: $(ls /sys/fs/bpf/xdp-ratelimit/) [$(ls /sys/fs/bpf/xdp-ratelimit/$mdev | tr '\n' ' ')]"
+[ "$(mrx_ xdp-ratelimit quota list --json | jqjson -c .)" = "$q0" ] && [ "$(banned)" = "$b0" ]
+result multi/new_maps/rules_bans_carried $? "rules $q0 -> $(mrx_ xdp-ratelimit quota list --json | jqjson -c .); bans [$b0] -> [$(banned)]"
+[ "$sent" -gt 0 ] && [ "$jold" -ge 100 ] && [ "$jnew" -gt 0 ] && [ "$p" = "$want_new" ] && [ "$((n18 - p))" = "$want_old" ]
+result multi/new_maps/paced_quota_exact $? "198.18.0.18 sent $sent, $n18 reached: the old program judged $jold, passed $((n18 - p)) (want $want_old); the new one judged $jnew, passed $p (want $want_new)"
+agree new_maps xdp_ratelimit xdpfilt_alw_all
+# the carried rule in the new window (1 pps: 20 per 20 s), xdp-filter's
+# port still blocked (its frames go before 198.18.0.17's)
+send 19 20 7777 && send 17 50
+n17=$(seen_is 17 20) n19=$(seen 19)
+[ "$(settled_seen 17)" = 20 ] && [ "$n19" = 0 ]
+result multi/new_maps/enforce $? "198.18.0.17 (1 pps) sent 50: $(seen 17) reached (want 20); to port 7777: $n19 of 20 (want 0)"
 # xdp-ratelimit leaves; xdp-filter still blocks, and nothing limits now
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1
 result multi/rl_first/ratelimit_detach $? "$(cat /tmp/m.log)"
@@ -282,6 +369,36 @@ result multi/filter_first/ratelimit_alone_enforces $? "after unload: state $st, 
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 	mrx_ xdp-loader status $mdev | grep -q "No XDP program loaded"
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
+
+# ---- an attachment of the previous build (its stub held every map) -----------------
+# This build reads it (status, quota set), swaps its program in place,
+# refuses new maps for it (the old maps would stay allocated under that
+# stub) with nothing changed, and detaches it, leaving xdp-filter.
+prev=/rl/xdp-ratelimit-prev
+filter_load prev_build
+[ -x $prev ] && mrx_ $prev attach $mdev --window 10s >/tmp/m.log 2>&1 &&
+	mrx_ xdp-ratelimit quota set default --pps 10 >>/tmp/m.log 2>&1
+result multi/prev_build/attach $? "$([ -x $prev ] || echo "no $prev: tests/vm/run.sh could not build it;") $(cat /tmp/m.log)"
+agree prev_build xdp_ratelimit xdpfilt_alw_all
+ids0=$(slot_id)
+mrx_ xdp-ratelimit reload $mdev --verified-ttl 2m >/tmp/m.log 2>&1; rc=$?
+ids1=$(slot_id)
+send 24 20 7777 && send 23 300
+n23=$(seen_is 23 100) n24=$(seen 24)
+[ $rc = 0 ] && [ "${ids0%% *}" = "${ids1%% *}" ] && [ "${ids0#* }" != "${ids1#* }" ] &&
+	[ "$n23" = 100 ] && [ "$n24" = 0 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/prev_build/reload_in_place $? "exit $rc: $(cat /tmp/m.log); ids [$ids0] -> [$ids1]; 198.18.0.23 sent 300: $n23 reached (want 100); to port 7777: $n24 of 20 (want 0)"
+out=$(mrx_ xdp-ratelimit reload $mdev --window 5s 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "whose stub holds the maps.*nothing changed" &&
+	[ "$(slot_id)" = "$ids1" ] && [ "$(ls /sys/fs/bpf/xdp-ratelimit/)" = "$mdev" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window')" = 10s ]
+result multi/prev_build/new_maps_refused $? "exit $rc, said: $out; ids [$ids1] -> [$(slot_id)]; pins: $(ls /sys/fs/bpf/xdp-ratelimit/)"
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1; rc=$?
+[ $rc = 0 ] && [ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ] &&
+	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
+result multi/prev_build/detach $? "exit $rc: $(cat /tmp/m.log); pins: $(ls /sys/fs/bpf/xdp-ratelimit/); programs: $(loader_progs | tr '\n' ';')"
+mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 
 # ---- refusals: nothing pinned, the others untouched ------------------------------------
 # refused NAME WORDS CMD...: CMD exits 1 saying WORDS (a grep pattern),
@@ -415,7 +532,60 @@ mrx_ xdp-ratelimit reload $mdev --dry-run >/tmp/m.log 2>&1; rc=$?
 [ "${ids1#* }" != "${ids0#* }" ] && [ "${ids1%% *}" = "${ids0%% *}" ] && [ "$d1" = false ] &&
 	[ $rc = 0 ] && [ "$(dry)" = true ]
 result multi/reload_killed_after_swap/rerun_completes $? "ids [$ids0] -> [$ids1] (dry_run $d1) -> [$(slot_id)] (dry_run $(dry)); rerun exit $rc: $(cat /tmp/m.log)"
-mrx_ xdp-ratelimit detach $mdev >/dev/null 2>&1
+
+# ---- a reload onto new maps killed at the slot's update, and just after it ----------
+# (the traced reload ends the dry run above) The slot's update is the last bpf() call before the exchange of the pin
+# directories (renameat2). Killed on entering it, the old program on the
+# old maps enforces with its settings and the next reload removes the
+# staging directory; killed on entering the exchange (committed), the
+# new program runs on the staged maps, status says BROKEN, and the next
+# reload (or detach) completes the exchange.
+win() { mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window'; }
+stages() { ls /sys/fs/bpf/xdp-ratelimit/ | grep -c ' reloading '; }
+mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf,renameat2 \
+	xdp-ratelimit reload $mdev --window 2s --no-dry-run >/dev/null 2>&1
+swap=$(awk '/bpf\(/ { n++ } /BPF_MAP_UPDATE_ELEM/ { upd = n }
+	/renameat2\(/ { print upd + 0; exit }' /tmp/m.trace)
+ids0=$(slot_id)
+mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=$swap" \
+	xdp-ratelimit reload $mdev --window 3s >/dev/null 2>&1
+# (2 s window, 10 pps: 20 of a burst of 300 pass, a few more if it spans two)
+send 21 300
+n21=$(settled_seen 21)
+[ "$swap" -gt 0 ] && [ "$(slot_id)" = "$ids0" ] && [ "$(win)" = 2s ] &&
+	[ "$(stages)" = 1 ] && [ -e "/sys/fs/bpf/xdp-ratelimit/$mdev reloading "*/prog ] &&
+	[ "$n21" -ge 20 ] && [ "$n21" -le 45 ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
+result multi/new_maps_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], window $(win), staging directories $(stages); 198.18.0.21 sent 300: $n21 passed (want 20 to 45)"
+mrx_ xdp-ratelimit reload $mdev >/tmp/m.log 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(stages)" = 0 ] && [ "$(win)" = 2s ] && [ "$(slot_id)" != "$ids0" ]
+result multi/new_maps_killed_at_swap/reload_removes_stage $? "exit $rc: $(cat /tmp/m.log); staging directories $(stages), window $(win)"
+killed_after() {	# WINDOW: reload onto new maps killed entering the exchange
+	mrx_ strace -f -qq -o /dev/null -e trace=renameat2 \
+		-e inject="renameat2:signal=SIGKILL:when=1" \
+		xdp-ratelimit reload $mdev --window "$1" >/dev/null 2>&1
+}
+ids0=$(slot_id)
+killed_after 3s
+ids1=$(slot_id) st=$(mrx_ xdp-ratelimit status 2>&1)
+[ "${ids1%% *}" = "${ids0%% *}" ] && [ "${ids1#* }" != "${ids0#* }" ] &&
+	[ "$(stages)" = 1 ] && echo "$st" | grep -q "^$mdev .*BROKEN"
+result multi/new_maps_killed_after_swap/new_runs $? "ids [$ids0] -> [$ids1], staging directories $(stages); status:
+$st"
+mrx_ xdp-ratelimit reload $mdev >/tmp/m.log 2>&1; rc=$?
+send 22 300
+n22=$(settled_seen 22)
+[ $rc = 0 ] && [ "$(stages)" = 0 ] && [ "$(win)" = 3s ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ] &&
+	[ "$n22" -ge 30 ] && [ "$n22" -le 65 ]
+result multi/new_maps_killed_after_swap/reload_completes $? "exit $rc: $(cat /tmp/m.log); staging directories $(stages), window $(win); 198.18.0.22 sent 300: $n22 passed (want 30 to 65: 3 s window)"
+agree new_maps_repaired xdp_ratelimit xdpfilt_alw_all
+# once more, then detach completes it and takes ours out, xdp-filter stays
+killed_after 4s
+mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1; rc=$?
+[ $rc = 0 ] && [ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ] &&
+	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
+result multi/new_maps_killed_after_swap/detach_repairs $? "exit $rc: $(cat /tmp/m.log); pins: $(ls /sys/fs/bpf/xdp-ratelimit/); programs: $(loader_progs | tr '\n' ';')"
 mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 unset ASAN_OPTIONS
 
