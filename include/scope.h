@@ -206,13 +206,22 @@ RL_INLINE int rl_rule_blocks(const struct rl_rule *u)
 	return u->pkt_budget == 0 || u->byte_budget == 0;
 }
 
+/* The shortest prefix of a scoped rule that judges a packet rather than
+ * `u`, the unscoped rule covering its source (NULL: none): any, unless `u`
+ * allows or blocks everything. Compared with the prefix the walk of the
+ * scopes kept (bpf/scope.bpf.h), the scoped rule is not read again. */
+RL_INLINE __u32 rl_scoped_min_plen(const struct rl_rule *u)
+{
+	if (!u || (!rl_rule_allows_all(u) && !rl_rule_blocks(u)))
+		return 0;
+	return u->prefixlen;
+}
+
 /* Does scoped rule `c`, the best whose scope the packet is in, judge it
  * rather than `u`, the unscoped rule covering its source (NULL: none)? */
 RL_INLINE int rl_scoped_judges(const struct rl_rule *u, const struct rl_rule *c)
 {
-	if (!u || u->prefixlen <= c->prefixlen)
-		return 1;
-	return !rl_rule_allows_all(u) && !rl_rule_blocks(u);
+	return c->prefixlen >= rl_scoped_min_plen(u);
 }
 
 /* The key of rule slot `slot`'s window of source `src` (may be `out`). */

@@ -284,6 +284,34 @@ TEST(scope_dns_narrowest_scope)
 	fixture_close(&f);
 }
 
+/* Every entry of `scopes` is walked (the first by scoped_rule() itself,
+ * the rest by its callback): a free first entry, the best at the third,
+ * and a tie between equal scopes goes to the first entry, as before. */
+TEST(scope_walk_every_entry)
+{
+	static const struct rl_scope TCP = { .proto = 6 };
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	/* entry 0 free while 1 and 2 are in use */
+	CHECK(scoped(&f, "0.0.0.0/0", 2, DNS, 3, 0), "dns");
+	CHECK(scoped(&f, "0.0.0.0/0", 1, UDP, 50, 0), "udp");
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 3, "DNS: entry 2");
+	CHECK_EQ(send_l4(&f, V4, 17, 54, 0, EXT_NONE, 100, T0), 50, "UDP: entry 1");
+	CHECK_EQ(syns(&f, V4, 10, T0), 10, "no TCP scope yet");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 5, 0), "syn");
+	CHECK_EQ(syns(&f, V4B, 10, T0), 5, "SYN: entry 0");
+	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 3, "DNS still entry 2");
+	/* an IPv6 chain too long to read is in both scopes, equal in
+	 * prefix, rank and port: the first entry's rule judges */
+	CHECK(scoped(&f, "::/0", 0, TCP, 4, 0), "tcp6");
+	CHECK(scoped(&f, "::/0", 1, UDP, 7, 0), "udp6");
+	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0), 4,
+		 "a tie: entry 0");
+	fixture_close(&f);
+}
+
 /* An ICMP cap: echo requests of one source held to 2, per family. */
 TEST(scope_icmp_cap)
 {

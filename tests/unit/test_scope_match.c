@@ -134,6 +134,11 @@ TEST(scope_which_rule_judges)
 	limit.pkt_budget = RL_UNLIMITED;
 	limit.agg_pkt_budget = 1000;
 	CHECK(rl_scoped_judges(&limit, &c), "aggregate-only is a limit");
+	/* the prefix a scoped rule needs, as the program compares it */
+	CHECK_EQ(rl_scoped_min_plen(NULL), 0, "no unscoped rule");
+	CHECK_EQ(rl_scoped_min_plen(&limit), 0, "a limit: any prefix");
+	CHECK_EQ(rl_scoped_min_plen(&allow), 32, "an allow-list: its own");
+	CHECK_EQ(rl_scoped_min_plen(&block), 24, "a block: its own");
 }
 
 /* Scoped keys decode to their source and slot, and are never a key a

@@ -10,9 +10,9 @@ guest_init
 # Which prog tests: the verdict, the cross-CPU lease and history, fleet
 # sync's remote share (what 6.1 refused), bans (and that forged copies
 # never ban), events, newcomers and verified sources (the egress hook,
-# a tc program), refused sources, the parser, rule scope (its bpf_loop
-# inside a global function), burst, and the stub that tail-calls the
-# program under libxdp's dispatcher.
+# a tc program), refused sources, the parser, rule scope (its first entry
+# and its bpf_loop inside a global function), burst, and the stub that
+# tail-calls the program under libxdp's dispatcher.
 prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	past_buckets_of_every_cpu_count history_evicted_fails_closed \
 	remote_share_counts_as_another_cpu ban_seen_on_every_cpu \
@@ -20,7 +20,7 @@ prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	ban_never_by_forged_copies egress_marks_only_answers newcomer_verified_on_every_cpu \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
 	aggregate_budget_caps_a_prefix scope_composes_with_allow_and_block \
-	scope_ipv6_ext_headers_and_fragments burst_caps_each_bucket \
+	scope_ipv6_ext_headers_and_fragments scope_walk_every_entry burst_caps_each_bucket \
 	slot_stub_tail_calls_the_program
 
 # Two namespaces joined by a veth pair; the receiver's end is attached.
