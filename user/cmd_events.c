@@ -338,7 +338,7 @@ static int follow_open(struct follower *fl, int *lock, char *err, size_t errlen)
 {
 	if (rl_iface_open(fl->name, &fl->ifc, err, errlen))
 		return rl_fail("events: %s", err);
-	fl->config_id = rl_iface_config_id(fl->name);
+	fl->config_id = rl_map_id(fl->ifc.m.config);
 	*lock = follow_lock(fl->name);
 	if (*lock < 0)
 		return RL_EXIT_FAIL;

@@ -293,21 +293,26 @@ void rl_iface_close(struct rl_iface *ifc)
 	rl_maps_close(&ifc->m);
 }
 
-__u32 rl_iface_config_id(const char *name)
+__u32 rl_map_id(int fd)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+__u32 rl_iface_config_id(const char *name)
+{
 	char path[PATH_MAX];
+	__u32 id;
 	int fd;
 
 	rl_pin_path(path, sizeof(path), name, rl_map_defs[RL_MAP_IDX_config].name);
 	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
+	id = rl_map_id(fd);
+	if (fd >= 0)
+		close(fd);
+	return id;
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)

@@ -65,5 +65,9 @@ int rl_link_ifindex(const char *name, __u32 *prog_id);
  * maps. A reload in place keeps it; a reload onto new maps, or a detach
  * and attach, changes it. */
 __u32 rl_iface_config_id(const char *name);
+/* The id of the map fd refers to, or 0: of the maps one holds, to compare
+ * with rl_iface_config_id() (taken from the fd, not the pin, so that a
+ * reload between the open and the read cannot hide from the holder). */
+__u32 rl_map_id(int fd);
 
 #endif /* RL_IFACE_H */

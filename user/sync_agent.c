@@ -840,7 +840,7 @@ static int open_iface(struct agent *a)
 
 	if (rl_iface_open(a->o->iface, &a->ifc, err, sizeof(err)))
 		return rl_fail("sync: %s", err);
-	a->config_id = rl_iface_config_id(a->ifc.name);
+	a->config_id = rl_map_id(a->ifc.m.config);
 	a->width = a->ifc.cfg.set.bucket_ns;
 	a->nbuckets = a->ifc.cfg.set.nbuckets;
 	a->interval = a->o->interval_ns ? a->o->interval_ns : a->width;
