@@ -32,7 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_stops)
+	agent_reload_window agent_stops)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -260,6 +260,23 @@ test_agent_reload() {
 	local n
 	n=$(bpftool -j map dump pinned "$(pin_dir "${rxdev[0]}")/remote" | jq length)
 	check agent_reload_new_maps_remote "n > 0" "entries of the new maps' remote: $n"
+}
+
+# ---- a reload to a window shorter than the agent's --interval: it stops, exit 2 ------
+test_agent_reload_window() {
+	attach 2 && agent_start 2 && state_within 2 ok 50 ||
+		{ result agent_reload_window 1 "agent 2 not ok: $(tail -2 "$dir/agent2.log")"; return; }
+	local p=${agent[2]} i rc
+	on 2 "$cli" reload "${rxdev[2]}" --window 10ms >/dev/null ||
+		{ result agent_reload_window 1 "reload --window 10ms"; return; }
+	for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	wait "$p"
+	rc=$?
+	unset "agent[2]"
+	[ "$i" -lt 50 ] && [ "$rc" = 2 ] &&
+		grep -q -- "--interval must be at least 1ms and at most the window (10ms)" "$dir/agent2.log" &&
+		[ "$(sync_state 2)" = gone ]	# the state reload carried names it: status says it is gone
+	result agent_reload_window_too_short $? "exit $rc after ${i}0 ms, state $(sync_state 2): $(tail -2 "$dir/agent2.log")"
 }
 
 # ---- detach and SIGTERM: the agent stops cleanly ---------------------------------
