@@ -301,18 +301,43 @@ __u32 rl_map_id(int fd)
 	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
 }
 
-__u32 rl_iface_config_id(const char *name)
+__u32 rl_pinned_map_id(const char *name, const char *pin, int *err)
 {
 	char path[PATH_MAX];
 	__u32 id;
-	int fd;
+	int fd, e;
 
-	rl_pin_path(path, sizeof(path), name, rl_map_defs[RL_MAP_IDX_config].name);
+	rl_pin_path(path, sizeof(path), name, pin);
 	fd = bpf_obj_get(path);
+	e = fd < 0 && errno != ENOENT ? -errno : 0;
 	id = rl_map_id(fd);
+	if (fd >= 0 && !id)
+		e = -errno;
 	if (fd >= 0)
 		close(fd);
+	if (err)
+		*err = e;
 	return id;
+}
+
+__u32 rl_iface_config_id(const char *name)
+{
+	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
+}
+
+bool rl_prog_uses_map(int prog_fd, __u32 map_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[64] = { 0 }, len = sizeof(info);
+
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return false;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
+		if (ids[i] == map_id)
+			return true;
+	return false;
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)

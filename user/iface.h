@@ -65,6 +65,11 @@ int rl_link_ifindex(const char *name, __u32 *prog_id);
  * maps. A reload in place keeps it; a reload onto new maps, or a detach
  * and attach, changes it. */
 __u32 rl_iface_config_id(const char *name);
+/* The id of the map pinned as `pin` in NAME's directory, or 0; *err (when
+ * given) 0 if there is no such pin, else -errno of what failed. */
+__u32 rl_pinned_map_id(const char *name, const char *pin, int *err);
+/* Whether program prog_fd uses map map_id. */
+bool rl_prog_uses_map(int prog_fd, __u32 map_id);
 /* The id of the map fd refers to, or 0: of the maps one holds, to compare
  * with rl_iface_config_id() (taken from the fd, not the pin, so that a
  * reload between the open and the read cannot hide from the holder). */

@@ -82,29 +82,18 @@ int rl_reload_swap(const char *iface, const char *stage, char *err,
  * program in its slot) use the config map pinned in `stage`? */
 static bool link_uses_stage(const char *iface, const char *stage)
 {
-	struct bpf_prog_info info = {};
-	struct bpf_map_info minfo = {};
-	__u32 ids[32] = { 0 }, len = sizeof(info), mlen = sizeof(minfo), prog_id = 0;
-	char path[PATH_MAX];
-	bool found = false;
-	int fd, map_fd;
+	__u32 prog_id = 0, map_id;
+	bool found;
+	int fd;
 
 	if (rl_link_ifindex(iface, &prog_id) < 0 || !prog_id)
 		return false;
-	rl_pin_path(path, sizeof(path), stage, RL_MAP_NAME(config));
-	map_fd = bpf_obj_get(path);
-	if (map_fd < 0)
+	map_id = rl_iface_config_id(stage);
+	fd = map_id ? bpf_prog_get_fd_by_id(prog_id) : -1;
+	if (fd < 0)
 		return false;
-	fd = bpf_prog_get_fd_by_id(prog_id);
-	info.nr_map_ids = 32;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	    !bpf_obj_get_info_by_fd(map_fd, &minfo, &mlen))
-		for (__u32 k = 0; k < info.nr_map_ids && k < 32; k++)
-			found |= ids[k] == minfo.id;
-	if (fd >= 0)
-		close(fd);
-	close(map_fd);
+	found = rl_prog_uses_map(fd, map_id);
+	close(fd);
 	return found;
 }
 

@@ -345,22 +345,6 @@ out:
 	return fd >= 0 ? fd : ret;
 }
 
-/* Whether program fd uses map id. */
-static bool uses_map(int fd, __u32 map_id)
-{
-	struct bpf_prog_info info = {};
-	__u32 ids[64] = { 0 }, len = sizeof(info);
-
-	info.nr_map_ids = 64;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return false;
-	for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
-		if (ids[i] == map_id)
-			return true;
-	return false;
-}
-
 /* The interface a pin directory (or staging directory) is for. */
 static int dir_ifindex(const char *name)
 {
@@ -370,25 +354,6 @@ static int dir_ifindex(const char *name)
 	if (!rl_attach_stage_parse(name, ifname, &pid))
 		rl_pin_dir_iface(name, ifname, sizeof(ifname));
 	return (int)if_nametoindex(ifname);
-}
-
-/* The id of the map pinned as `pin` in NAME's directory: 0 when there is
- * none (*ret 0) or on an error (*ret -errno). */
-static __u32 pinned_map_id(const char *name, const char *pin, int *ret)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	char path[PATH_MAX];
-	int fd;
-
-	rl_pin_path(path, sizeof(path), name, pin);
-	fd = bpf_obj_get(path);
-	*ret = fd < 0 && errno != ENOENT ? -errno : 0;
-	if (fd < 0)
-		return 0;
-	*ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	close(fd);
-	return *ret ? 0 : info.id;
 }
 
 /*
@@ -407,9 +372,9 @@ static struct xdp_program *owner(const char *name, int *ifindex,
 	__u32 id;
 
 	*mp = NULL;
-	id = pinned_map_id(name, RL_PIN_SLOT, ret);
+	id = rl_pinned_map_id(name, RL_PIN_SLOT, ret);
 	if (!id && !*ret)
-		id = pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, ret);
+		id = rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, ret);
 	if (!id)
 		return NULL;
 	*ifindex = dir_ifindex(name);
@@ -418,7 +383,7 @@ static struct xdp_program *owner(const char *name, int *ifindex,
 	*mp = multiprog(*ifindex, ret);
 	if (*mp && !xdp_multiprog__is_legacy(*mp))
 		while ((p = xdp_multiprog__next_prog(p, *mp)))
-			if (uses_map(xdp_program__fd(p), id))
+			if (rl_prog_uses_map(xdp_program__fd(p), id))
 				break;
 	return p;
 }
@@ -496,7 +461,7 @@ int rl_xdp_multi_slot(const char *name, __u32 *prog_id)
 		if (!ret && stub < 0)
 			ret = -errno;
 		if (!ret) {
-			ret = uses_map(stub, info.id) ? 0 : -EPROTO;
+			ret = rl_prog_uses_map(stub, info.id) ? 0 : -EPROTO;
 			close(stub);
 		}
 	}
@@ -532,12 +497,12 @@ bool rl_xdp_multi_stub_on_maps(const char *name)
 	bool on;
 	int fd, ret;
 
-	id = pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, &ret);
+	id = rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, &ret);
 	rl_pin_path(path, sizeof(path), name, RL_PIN_PROG);
 	fd = id ? bpf_obj_get(path) : -1;
 	if (fd < 0)
 		return false;
-	on = uses_map(fd, id);
+	on = rl_prog_uses_map(fd, id);
 	close(fd);
 	return on;
 }
