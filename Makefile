@@ -36,8 +36,15 @@ ifeq ($(SANITIZE),1)
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-LDLIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf jansson libmicrohttpd hiredis 2>/dev/null || \
-	echo -lxdp -lbpf -lelf -lz -ljansson -lmicrohttpd -lhiredis) -lpthread
+# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf and hiredis; the CLI
+# adds libmicrohttpd (the exporter); trafficgen and the bench write their
+# results with jansson.
+LIB_PKGS := libxdp libbpf hiredis
+LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || \
+	echo -lxdp -lbpf -lelf -lz -lhiredis) -lpthread
+CLI_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
+	$(LIB_LDLIBS)
+TOOL_LDLIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson) $(LIB_LDLIBS)
 
 # -mcpu=v3: fetching atomics, the full barrier of the cross-CPU confirm step
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -51,9 +58,13 @@ BPF_OBJS := $(OUTPUT)/ratelimit.bpf.o $(OUTPUT)/ratelimit_test.bpf.o $(OUTPUT)/x
 	$(patsubst bench/%.bpf.c,$(OUTPUT)/%.bpf.o,$(wildcard bench/*.bpf.c))
 SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
 
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+# user/lib: the library below the CLI (never prints, never exits; the
+# program tests, trafficgen and the bench link only it). user/cli: the
+# commands, views and rules files; the unit tests link both.
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard user/lib/*.c))
 LIB := $(OUTPUT)/libxdp-ratelimit.a
+CLI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out user/cli/main.c,$(wildcard user/cli/*.c)))
+CLI_LIB := $(OUTPUT)/libxdp-ratelimit-cli.a
 CLI := $(OUTPUT)/xdp-ratelimit
 UNIT := $(OUTPUT)/test_unit
 PROG := $(OUTPUT)/test_prog
@@ -65,7 +76,7 @@ PROG_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/prog/*.c))
 GEN_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard tests/gen/*.c)))
 BENCH_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 BENCH := $(if $(BENCH_OBJS),$(OUTPUT)/ratelimit-bench)
-# libFuzzer harnesses: tests/fuzz/fuzz_NAME.c fuzzes user/NAME.c
+# libFuzzer harnesses: tests/fuzz/fuzz_NAME.c fuzzes user/lib/NAME.c
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -153,7 +164,7 @@ clean:
 	$(call msg,CLEAN,$(CLEAN_DIR))
 	$(Q)rm -rf $(CLEAN_DIR)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/ratelimit.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
@@ -164,12 +175,12 @@ $(OUTPUT)/ratelimit_test.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DRL_TEST_CLOCK -MMD -MP -c $< -o $@
 
-# whether freplace works: libxdp's dispatcher (user/xdp_multi.c)
+# whether freplace works: libxdp's dispatcher (user/lib/xdp_multi.c)
 $(OUTPUT)/xdp_probe.bpf.o: bpf/xdp_probe.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
-# the stub libxdp's dispatcher runs, tail-calling the program (user/xdp_multi.c)
+# the stub libxdp's dispatcher runs, tail-calling the program (user/lib/xdp_multi.c)
 $(OUTPUT)/xdp_slot.bpf.o: bpf/xdp_slot.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
@@ -188,7 +199,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # Every C object may include a skeleton: generate them first (order-only;
 # -MMD records which it really includes).
-$(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench
+$(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -196,31 +207,35 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(CLI): $(OUTPUT)/user/main.o $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(CLI_LIB): $(CLI_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(LIB)
+$(CLI): $(OUTPUT)/user/cli/main.o $(CLI_LIB) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LDLIBS) -o $@
+
+$(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(CLI_LIB) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LDLIBS) -lm -o $@
 
 $(PROG): $(PROG_OBJS) $(HARNESS_OBJ) $(HOLD_OBJ) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lpthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIB_LDLIBS) -o $@
 
 $(GEN): $(GEN_OBJS) $(HOLD_OBJ) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(TOOL_LDLIBS) -o $@
 
-$(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c user/%.c user/%.h include/ratelimit.h | $(OUTPUT)
+$(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c user/lib/%.c user/lib/%.h include/ratelimit.h | $(OUTPUT)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 $(OUTPUT)/ratelimit-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(TOOL_LDLIBS) -lm -o $@
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
 
-# main.c embeds VERSION (RL_VERSION): rebuild it when VERSION changes
-$(OUTPUT)/user/main.o: VERSION
+# main.c and cmd_save.c embed VERSION (RL_VERSION): rebuild them when it changes
+$(OUTPUT)/user/cli/main.o $(OUTPUT)/user/cli/cmd_save.o: VERSION

@@ -20,8 +20,8 @@
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
-#include "maps.h"
-#include "pin.h"
+#include "lib/maps.h"
+#include "lib/pin.h"
 #include "bench.h"
 
 /* rx_packets of IFLA_STATS64 for ifindex, in the current namespace */

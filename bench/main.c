@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
 #include "baselines.skel.h"
-#include "settings.h"
+#include "lib/settings.h"
 #include "bench.h"
 
 /* Attach a bare program in native mode by netlink: it stays attached after

@@ -37,9 +37,9 @@
 #include <bpf/libbpf.h>
 #include "baselines.skel.h"
 #include "bench_bpf.h"
-#include "maps.h"
+#include "lib/maps.h"
 #include "bench.h"
-#include "settings.h"
+#include "lib/settings.h"
 
 struct events {
 	struct bench_pass *v;

@@ -10,7 +10,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "maps.h"
+#include "lib/maps.h"
 #include "bench.h"
 
 int bench_pin_cpu(int cpu)

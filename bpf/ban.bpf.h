@@ -6,9 +6,9 @@
 #define RL_BAN_BPF_H
 
 #include "maps.bpf.h"
-#include "newcomer.h"
+#include "ban.h"
 #include "scope.h"
-#include "report.bpf.h"
+#include "events.bpf.h"
 
 /* Does a ban hold the source? The first packet after a ban ended
  * reports `unbanned` (one CPU does: rl_ban_claim_end). */

@@ -2,7 +2,7 @@
 /*
  * The program's settings fixed at load and every map, each named once here:
  * the other bpf/NAME.bpf.h headers and the program use them by these names, and
- * the loader (user/loader.c) sizes and pins them by the same (RL_MAPS).
+ * the loader (user/lib/loader.c) sizes and pins them by the same (RL_MAPS).
  */
 #ifndef RL_MAPS_BPF_H
 #define RL_MAPS_BPF_H
@@ -11,7 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
 
-/* Fixed at load by the loader (user/loader.c); a copy sits in `config`. */
+/* Fixed at load by the loader (user/lib/loader.c); a copy sits in `config`. */
 const volatile struct rl_settings settings = {
 	.window_ns = RL_DEFAULT_WINDOW_NS,
 	.bucket_ns = RL_DEFAULT_WINDOW_NS / RL_DEFAULT_BUCKETS,
@@ -38,7 +38,7 @@ struct {
 	__type(value, struct rl_counters);
 } counters SEC(".maps");
 
-/* max_entries is set by the loader from --max-sources (user/loader.c). */
+/* max_entries is set by the loader from --max-sources (user/lib/loader.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
@@ -133,7 +133,7 @@ struct {
 } remote SEC(".maps");
 
 /* The state of the interface's sync agent, for `status`: written by the
- * agent (user/sync_status.c), never by the program; here so that it is
+ * agent (user/lib/sync_status.c), never by the program; here so that it is
  * pinned with the others, with its BTF. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

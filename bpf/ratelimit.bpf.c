@@ -5,7 +5,7 @@
  * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h, verified.bpf.h,
  * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
  * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
- * counters, events in report.bpf.h). A second program, rl_egress, marks
+ * counters, events in events.bpf.h). A second program, rl_egress, marks
  * the sources the host answers (verified.bpf.h). Each bpf/NAME.bpf.h holds
  * one job; every map is in maps.bpf.h.
  */
@@ -21,7 +21,7 @@
 #include "cpu_sum.bpf.h"
 #include "history.bpf.h"
 #include "judge.bpf.h"
-#include "report.bpf.h"
+#include "events.bpf.h"
 #include "newcomer.bpf.h"
 #include "ban.bpf.h"
 #include "refused.bpf.h"

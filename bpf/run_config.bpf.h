@@ -11,7 +11,7 @@
 
 #include <xdp/xdp_helpers.h>
 
-#define RL_RUN_PRIO 20	/* user/xdp_multi.h states it too */
+#define RL_RUN_PRIO 20	/* user/lib/xdp_multi.h states it too */
 
 struct {
 	__uint(priority, RL_RUN_PRIO);

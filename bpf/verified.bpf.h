@@ -10,7 +10,7 @@
 #include "maps.bpf.h"
 #include "parse.h"
 #include "verified.h"
-#include "report.bpf.h"
+#include "events.bpf.h"
 #include "rule.bpf.h"
 
 /*

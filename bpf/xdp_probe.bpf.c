@@ -2,7 +2,7 @@
 /*
  * Whether this kernel lets one XDP program replace a function of another
  * (freplace), which libxdp's multi-program dispatcher is made of: the
- * same test libxdp runs before it uses its dispatcher (user/xdp_multi.c).
+ * same test libxdp runs before it uses its dispatcher (user/lib/xdp_multi.c).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * What libxdp's dispatcher runs of xdp-ratelimit (user/xdp_multi.c): a
+ * What libxdp's dispatcher runs of xdp-ratelimit (user/lib/xdp_multi.c): a
  * stub that tail-calls the real program in the one entry of `slot`. The
  * dispatcher's freplace link cannot change its program, but the slot can
  * (one bpf_map_update_elem, atomic per packet): that is how `reload`
@@ -11,7 +11,7 @@
  * The stub uses no map but the slot: a reload onto new maps puts a
  * program on other maps in the slot, and the stub (which cannot change)
  * then holds nothing of the old ones, and is found among the dispatcher's
- * programs as the one on the interface's slot (user/xdp_multi.c). An
+ * programs as the one on the interface's slot (user/lib/xdp_multi.c). An
  * empty slot (never, while attach fills it first and reload only replaces
  * it; its pins removed by hand) drops: no frame passes unjudged.
  */

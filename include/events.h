@@ -24,7 +24,8 @@
 #ifndef RL_EVENTS_H
 #define RL_EVENTS_H
 
-#include "window.h"	/* RL_INLINE, RL_READ */
+#include "ratelimit.h"
+#include "compiler.h"
 
 /*
  * Take one of `max` per period of `period_ns` from a per-CPU budget whose

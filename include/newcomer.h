@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Newcomer budgets and bans (xdp-ratelimit(8), "Newcomer budget", "Bans"):
- * what is new, where a rule's budget windows live, whether a ban holds. Plain C shared
+ * Newcomer budgets (xdp-ratelimit(8), "Newcomer budget"): what is new,
+ * where a rule's budget windows live. Plain C shared
  * by the XDP program and the host tests, like window.h and quota.h; the
  * budgets themselves are judged with quota.h like any other.
  *
@@ -52,23 +52,6 @@ RL_INLINE struct rl_budget rl_newcomer_budget(const struct rl_rule *r)
 RL_INLINE int rl_newcomer_applies(const struct rl_budget *nb, int verified)
 {
 	return rl_budget_limited(nb) && !verified;
-}
-
-/* Does a ban entry still hold at `now`? Expired entries are left for the
- * LRU: deleting one could race a fresh ban of the same source. */
-RL_INLINE int rl_ban_holds(const struct rl_ban *b, __u64 now)
-{
-	return (__s64)(b->until_ns - now) > 0;
-}
-
-/* The ban a drop for the source's own quota imposes under rule `r`. */
-RL_INLINE void rl_ban_make(struct rl_ban *b, const struct rl_rule *r, __u64 now)
-{
-	b->until_ns = now + r->ban_ns;
-	b->banned_ns = now;
-	b->rule_flags = r->flags & RL_RULE_F_V6;
-	b->rule_prefixlen = r->prefixlen;
-	__builtin_memcpy(b->rule_addr, r->addr, sizeof(b->rule_addr));
 }
 
 #endif /* RL_NEWCOMER_H */

@@ -10,7 +10,8 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include "window.h"	/* RL_INLINE */
+#include "ratelimit.h"
+#include "compiler.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define RL_HTONS(x)	((__be16)__builtin_bswap16(x))

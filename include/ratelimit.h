@@ -66,7 +66,7 @@
 #define RL_REFUSED_NEW_PER_PERIOD	256
 #define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~3,800 per s */
 
-/* ---- newcomer budgets and bans (include/newcomer.h) ---- */
+/* ---- newcomer budgets (include/newcomer.h) and bans (include/ban.h) ---- */
 /* `aggregates` holds two windows per rule: its aggregate at the rule's
  * slot, its newcomer window RL_BUDGET_SLOTS further. The default rule
  * (0.0.0.0/0 and ::/0) is one rule: both halves use the extra slot
@@ -91,7 +91,7 @@
 #define RL_MAX_REPLIES_VIA	4
 /* Hash functions of `verified_bloom` (its map_extra). */
 #define RL_VERIFIED_BLOOM_HASHES	1
-/* tc filter of the egress hook (user/egress.c): priority, and handle =
+/* tc filter of the egress hook (user/lib/egress.c): priority, and handle =
  * the XDP interface's ifindex, so that each attached interface owns one */
 #define RL_TC_PRIORITY		0x5258	/* "RX" */
 /* The table a source's per-CPU state lives in: verified sources (and
@@ -111,7 +111,7 @@
 #define RL_EVENTS_PER_PERIOD	64
 #define RL_EVENTS_PERIOD_NS	(1ULL << 26)	/* ~67 ms */
 /* The first events of a period may wake a waiting follower; the rest
- * wait for its next poll (user/cmd_events.c, every 100 ms). */
+ * wait for its next poll (user/cli/cmd_events.c, every 100 ms). */
 #define RL_EVENTS_WAKEUPS	8
 
 /* A rate or budget of RL_UNLIMITED means "no limit of that kind". */
@@ -120,7 +120,7 @@
  * written by another layout instead of misreading them. */
 #define RL_LAYOUT_VERSION	8
 /* A rules generation in the middle of a change: rule caches are not
- * trusted (user/rules.c mark_change). */
+ * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
 /* rule id stored in a source's cache when no rule covers it */
 #define RL_NO_RULE		(~0U)
@@ -135,7 +135,7 @@
  * map's identifier in bpf/ratelimit.bpf.c, its name in the object and its
  * pin name under RL_BPFFS/RL_PIN_SUBDIR/IFACE/; the order is the order of
  * struct rl_maps and of pinning. TYPE, KEY and VALUE are what a pin must
- * be before the CLI trusts it (user/iface.c). A new map is one more row
+ * be before the CLI trusts it (user/lib/iface.c). A new map is one more row
  * (and its definition in the program).
  */
 #define RL_MAPS(X)							\
@@ -483,7 +483,7 @@ enum rl_sync_health {
 };
 
 /* The one entry of the `sync` map: the state of the interface's sync agent
- * (user/sync_status.c), written by the agent only; pid 0 when none runs. */
+ * (user/lib/sync_status.c), written by the agent only; pid 0 when none runs. */
 struct rl_sync_state {
 	__u32 pid;
 	__u32 health;		/* enum rl_sync_health */

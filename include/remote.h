@@ -2,7 +2,7 @@
 /*
  * Fleet sync (xdp-ratelimit sync): what the other hosts of a fleet passed
  * for a source, as the XDP program reads it and the agent writes it. Plain
- * C shared by the program, the agent (user/sync_agent.c) and the host unit
+ * C shared by the program, the agent (user/cli/sync_agent.c) and the host unit
  * tests, like window.h.
  *
  * The agent keeps, per source active here, a struct rl_remote in the

@@ -41,23 +41,12 @@
 
 #include "ratelimit.h"
 
-#define RL_INLINE static inline __attribute__((always_inline))
+#include "compiler.h"
 
 /* Slot of bucket index i in the history; the mask keeps the verifier sure
  * of the bound. Every slot is used in turn whatever nbuckets is: a slot is
  * not reused before RL_MAX_BUCKETS buckets, after its bucket left. */
 #define RL_SLOT(i)	((__u32)(i) & (RL_MAX_BUCKETS - 1))
-
-/* Loads and stores another CPU may see: neither torn nor reordered by the
- * compiler. */
-#define RL_READ(x)	(*(volatile __typeof__(x) *)&(x))
-#define RL_WRITE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
-
-/* Compare-and-swap of a __u64 (BPF_CMPXCHG with -mcpu=v3; fully ordered):
- * returns what *p held. The host tests may hook it. */
-#ifndef RL_CAS
-#define RL_CAS(p, old, new)	__sync_val_compare_and_swap((p), (old), (new))
-#endif
 
 /* Called after each store of a roll: the host tests hook it to replay a
  * reader between any two stores. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer harness for the value parsers of user/values.c: every input,
+ * libFuzzer harness for the value parsers of user/lib/values.c: every input,
  * as a C string, through each parser. Invariants, beyond no crash and no
  * sanitizer report:
  *  - a refusal returns -1, leaves the output untouched, and writes a
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ratelimit.h"
-#include "values.h"
+#include "lib/values.h"
 
 #define POISON 0x5a5a5a5a5a5a5a5aULL
 

@@ -32,7 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "frames.h"
-#include "maps.h"
+#include "lib/maps.h"
 #include "xdp_hold.h"
 #include "trafficgen.skel.h"
 

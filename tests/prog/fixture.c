@@ -11,12 +11,12 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
-#include "loader.h"
-#include "values.h"
+#include "lib/loader.h"
+#include "lib/values.h"
 #include "../harness.h"
 #include "gen/frames.h"
 #include "fixture.h"
-#include "xdp_multi.h"
+#include "lib/xdp_multi.h"
 
 const char *harness_suite = "prog";
 

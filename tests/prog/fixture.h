@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include "maps.h"
-#include "rules.h"
-#include "settings.h"
+#include "lib/maps.h"
+#include "lib/rule.h"
+#include "lib/settings.h"
 #include "xdp_hold.h"
 
 struct fixture {

@@ -14,8 +14,8 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "ratelimit.skel.h"
-#include "loader.h"
-#include "settings.h"
+#include "lib/loader.h"
+#include "lib/settings.h"
 #include "../harness.h"
 
 static int sh(const char *fmt, const char *ns)

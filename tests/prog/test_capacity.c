@@ -16,8 +16,8 @@
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
-#include "maps.h"
-#include "settings.h"
+#include "lib/maps.h"
+#include "lib/settings.h"
 #include "../harness.h"
 #include "fixture.h"
 #include "gen/frames.h"

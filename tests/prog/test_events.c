@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
-#include "bans.h"
+#include "lib/ban_map.h"
 #include "../harness.h"
 #include "fixture.h"
 

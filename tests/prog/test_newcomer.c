@@ -11,7 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
-#include "source_table.h"
+#include "lib/source_table.h"
 #include "../harness.h"
 #include "fixture.h"
 

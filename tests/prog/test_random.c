@@ -24,7 +24,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
-#include "maps.h"
+#include "lib/maps.h"
 #include "../harness.h"
 #include "fixture.h"
 

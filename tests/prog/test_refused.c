@@ -10,7 +10,7 @@
 #include <linux/bpf.h>
 #include "ratelimit.h"
 #include "events.h"
-#include "source_table.h"
+#include "lib/source_table.h"
 #include "../harness.h"
 #include "fixture.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Rule maintenance (user/rules.c) against the loaded program's maps. */
+/* Rule maintenance (user/lib/rule.c) against the loaded program's maps. */
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>

@@ -10,7 +10,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
-#include "bans.h"
+#include "lib/ban_map.h"
 #include "../harness.h"
 #include "fixture.h"
 

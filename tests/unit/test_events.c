@@ -2,13 +2,13 @@
 /*
  * Events on the host: the program's decisions of include/events.h (the
  * budget per period, limited and released from the per-CPU marker, one
- * unbanned per ban) and what `events` prints of them (user/event_follow.c:
+ * unbanned per ban) and what `events` prints of them (user/lib/events_follow.c:
  * one line per change of a source, the sweep for silent sources), with a
  * simulated clock and a simulated program state.
  */
 #include <string.h>
 #include "events.h"
-#include "event_follow.h"
+#include "lib/events_follow.h"
 #include "harness.h"
 
 #define W	RL_NSEC_PER_SEC

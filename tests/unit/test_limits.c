@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kernel_probe.h"
-#include "settings.h"
+#include "lib/kernel_probe.h"
+#include "lib/settings.h"
 #include "harness.h"
 
 TEST(cpu_ids_bound_not_count)

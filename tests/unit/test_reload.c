@@ -2,8 +2,8 @@
 /* reload takes every attach setting, and the layouts it carries. */
 #include <stddef.h>
 #include <string.h>
-#include "cli.h"
-#include "iface.h"
+#include "cli/cli.h"
+#include "lib/iface.h"
 #include "../harness.h"
 
 static const struct rl_opt *opt_named(const struct rl_opt *opts, const char *name)

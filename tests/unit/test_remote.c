@@ -3,14 +3,14 @@
  * Fleet sync on the host: the remote share as the verdict reads it
  * (include/remote.h), the wall-clock naming of buckets between hosts whose
  * grids are out of phase, the lease protocol with a remote share, and the
- * sync command's values (user/sync_conf.c).
+ * sync command's values (user/lib/sync_conf.c).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "remote.h"
 #include "judge.h"
-#include "sync_conf.h"
-#include "sync_slots.h"
+#include "lib/sync_conf.h"
+#include "lib/sync_slots.h"
 #include "harness.h"
 
 #define W	100000000ULL	/* bucket width: 100 ms */

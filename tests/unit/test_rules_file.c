@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
-#include "cmd_args.h"
-#include "rules.h"
-#include "rules_file.h"
-#include "stats_view.h"
+#include "cli/cli.h"
+#include "cli/cmd_args.h"
+#include "lib/rule.h"
+#include "cli/rules_file.h"
+#include "cli/stats_view.h"
 #include "../harness.h"
 
 static const struct rl_cmd *quota_sub(const char *name)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Rule scopes on the command line (user/rule_scope.c): --proto, --dport
+/* Rule scopes on the command line (user/lib/scope_opts.c): --proto, --dport
  * and their checks, the text and options a scope prints as, the packed
  * form userspace rule sets hold, and the choice of a `scopes` entry. */
 #include <errno.h>
 #include <string.h>
-#include "rule_scope.h"
-#include "values.h"
+#include "lib/scope_opts.h"
+#include "lib/values.h"
 #include "../harness.h"
 
 TEST(scope_parse_proto)

@@ -2,7 +2,7 @@
 /* Attach settings and budgets: every value out of range is refused before
  * it reaches a map, with a message that names it. */
 #include <string.h>
-#include "settings.h"
+#include "lib/settings.h"
 #include "../harness.h"
 
 #define MS 1000000ULL

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Redis Cluster routing on the host (user/sync_slots.c): key slots as
+ * Redis Cluster routing on the host (user/lib/sync_slots.c): key slots as
  * Redis computes them (values from the cluster specification and CLUSTER
  * KEYSLOT), a CLUSTER SLOTS reply made into a slot map, redirections.
  */
 #include <string.h>
-#include "sync_slots.h"
+#include "lib/sync_slots.h"
 #include "harness.h"
 
 static unsigned int slot(const char *k)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The value parsers and formatters of user/values.c: RATE, DURATION, PREFIX,
+/* The value parsers and formatters of user/lib/values.c: RATE, DURATION, PREFIX,
  * counts. Tables of accepted and refused text, edges, round-trips. */
 #include <stdio.h>
 #include <string.h>
 #include "ratelimit.h"
-#include "values.h"
+#include "lib/values.h"
 #include "harness.h"
 
 #define U64_MAX_TEXT "18446744073709551615"	/* = RL_UNLIMITED */

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit attach: load, attach as a bpf_link, pin (xdp-ratelimit(8)).
+ * The order of pins that makes it crash-safe is attach_txn.c's.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include "cli/cli.h"
+#include "lib/attach_txn.h"
+#include "cli/cmd_args.h"
+#include "lib/iface.h"
+#include "lib/kernel_probe.h"
+#include "lib/loader.h"
+#include "lib/pin.h"
+#include "lib/settings.h"
+#include "lib/values.h"
+#include "lib/xdp_multi.h"
+#include "ratelimit.skel.h"
+
+/* Every map of RL_MAPS is a map of the program, by the same name. */
+#define RL_MAP_IN_SKEL(name, type, key, value) \
+	_Static_assert(sizeof(((struct ratelimit *)0)->maps.name), #name);
+RL_MAPS(RL_MAP_IN_SKEL)
+#undef RL_MAP_IN_SKEL
+
+/* The numbers the help below gives. */
+_Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
+	       RL_MIN_MAX_SOURCES == 16 && RL_MAX_MAX_SOURCES == 16777216 &&
+	       RL_DEFAULT_MAX_SOURCES == 65536 && RL_DEFAULT_V6_PREFIX == 64 &&
+	       RL_RUN_PRIO == 20 && RL_MIN_PRIO == 1 && RL_MAX_PRIO == 1000,
+	       "attach --help states these values");
+
+static const struct rl_opt attach_opts[] = {
+	{ OPT_MODE, "mode", "auto|native|generic",
+	  "XDP mode; auto tries native, then generic (default auto)" },
+	{ OPT_WINDOW, "window", "DURATION",
+	  "sliding window, e.g. 500ms, 1s, 1m (default 1s, at most 1m)" },
+	{ OPT_BUCKETS, "buckets", "N",
+	  "buckets per window, 1 to 16 (default 10); each at least 1ms" },
+	{ OPT_DEF_PPS, "default-pps", "RATE",
+	  "packets per second per source for the default rule" },
+	{ OPT_DEF_BPS, "default-bps", "RATE",
+	  "bytes per second per source for the default rule\n"
+	  "(without either, sources without a rule are only counted)" },
+	{ OPT_MAX_SOURCES, "max-sources", "N",
+	  "tracked sources, 16 to 16777216 (default 65536)" },
+	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN",
+	  "track IPv6 sources per /LEN, 1 to 128 (default 64)" },
+	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
+	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
+	  "pass frames too short or bad to read (default: drop)" },
+	{ OPT_REPLIES_VIA, "replies-via", "IFACE[,IFACE]",
+	  "interfaces the host's answers leave by, up to 4\n"
+	  "(asymmetric routing; default: IFACE itself)" },
+	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
+	  "how long one answer keeps a source verified,\n"
+	  "1s to 24h (default 10m)" },
+	{ OPT_PRIORITY, "priority", "N",
+	  "run at N, 1 to 1000, among other XDP programs under libxdp's\n"
+	  "dispatcher; lower runs first (default 20)" },
+	{ 0 }
+};
+
+static void attach_defaults(void *cfg)
+{
+	struct rl_attach_args *a = cfg;
+
+	rl_attach_req_defaults(&a->req);
+	a->mode = RL_XDP_AUTO;
+	a->def_pps = a->def_bps = RL_UNLIMITED;
+}
+
+int rl_attach_opt(const char *cmd, struct rl_attach_args *a, int id,
+		  const char *arg)
+{
+	char err[RL_ERR_LEN];
+	int ret = 0;
+	__u64 v;
+
+	switch (id) {
+	case OPT_MODE:
+		if (!strcmp(arg, "auto"))
+			a->mode = RL_XDP_AUTO;
+		else if (!strcmp(arg, "native"))
+			a->mode = RL_XDP_NATIVE;
+		else if (!strcmp(arg, "generic"))
+			a->mode = RL_XDP_GENERIC;
+		else
+			return rl_usage_err("%s: bad --mode '%s': use auto, native or generic",
+					    cmd, arg);
+		break;
+	case OPT_WINDOW:
+		ret = rl_parse_duration(arg, &a->req.window_ns, err, sizeof(err));
+		break;
+	case OPT_BUCKETS:
+		ret = rl_parse_uint(arg, "--buckets", 1, RL_MAX_BUCKETS, &v,
+				    err, sizeof(err));
+		a->req.nbuckets = (__u32)v;
+		break;
+	case OPT_DEF_PPS:
+		ret = rl_parse_rate(arg, false, &a->def_pps, err, sizeof(err));
+		break;
+	case OPT_DEF_BPS:
+		ret = rl_parse_rate(arg, false, &a->def_bps, err, sizeof(err));
+		break;
+	case OPT_MAX_SOURCES:
+		ret = rl_parse_uint(arg, "--max-sources", RL_MIN_MAX_SOURCES,
+				    RL_MAX_MAX_SOURCES, &a->req.max_sources,
+				    err, sizeof(err));
+		break;
+	case OPT_V6_PREFIX:
+		ret = rl_parse_uint(arg, "--ipv6-prefix", 1, 128, &v, err,
+				    sizeof(err));
+		a->req.v6_prefix = (__u32)v;
+		break;
+	case OPT_DRY_RUN:
+		a->req.flags |= RL_F_DRY_RUN;
+		break;
+	case OPT_PASS_MALFORMED:
+		a->req.flags |= RL_F_PASS_MALFORMED;
+		break;
+	case OPT_REPLIES_VIA:
+		ret = rl_parse_replies_via(arg, a->req.replies_via, err, sizeof(err));
+		break;
+	case OPT_VERIFIED_TTL:
+		ret = rl_parse_duration(arg, &a->req.verified_ttl_ns, err, sizeof(err));
+		break;
+	case OPT_PRIORITY:
+		ret = rl_parse_uint(arg, "--priority", RL_MIN_PRIO, RL_MAX_PRIO,
+				    &v, err, sizeof(err));
+		a->priority = (unsigned int)v;
+		break;
+	}
+	return ret ? rl_usage_err("%s: %s", cmd, err) : 0;
+}
+
+static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	(void)p;
+	return rl_attach_opt("attach", cfg, id, arg);
+}
+
+static int attach_operands(struct rl_parser *p, void *cfg, int argc,
+			   char **argv)
+{
+	struct rl_attach_args *a = cfg;
+	char err[RL_ERR_LEN];
+	int ret;
+
+	(void)p;
+	if (argc != 1)
+		return rl_usage_err(argc < 1 ?
+				    "attach: name the interface: xdp-ratelimit attach IFACE [OPTIONS]" :
+				    "attach: one interface at a time: xdp-ratelimit attach IFACE [OPTIONS]");
+	a->iface = argv[0];
+	ret = rl_iface_arg("attach", a->iface);
+	if (ret)
+		return ret;
+	if (rl_settings_build(&a->s, &a->req, rl_cpu_ids(), err, sizeof(err)))
+		return rl_usage_err("attach: %s", err);
+	/* the default rule's budgets, refused now rather than after loading */
+	if (rl_budgets_fit(&(struct rl_rule_change){
+				.have_pps = a->def_pps != RL_UNLIMITED, .pps = a->def_pps,
+				.have_bps = a->def_bps != RL_UNLIMITED, .bps = a->def_bps },
+			   a->s.window_ns, "default-", err, sizeof(err)))
+		return rl_usage_err("attach: %s", err);
+	rl_settings_clock(&a->s, rl_coarse_tick_ns());
+	return 0;
+}
+
+void rl_attach_print(const char *what, const char *iface, __u32 mode,
+		     unsigned int prio, const struct rl_settings *s)
+{
+	char w[32], p[64];
+
+	rl_format_duration(s->window_ns, w, sizeof(w));
+	snprintf(p, sizeof(p), ", libxdp dispatcher, priority %u", prio);
+	printf("%s %s (%s mode%s): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
+	       what, iface, rl_mode_name(mode), prio ? p : "", w, s->nbuckets,
+	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
+	       (unsigned long long)s->max_sources,
+	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
+	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
+}
+
+/* Load, pin and attach (attach_txn.h); the interface is not attached and
+ * we hold the lock. Returns an exit status; on failure nothing stays. */
+static int do_attach(const struct rl_attach_args *a, int ifindex,
+		     const struct rl_settings *s, const struct rl_rule *rules,
+		     int n)
+{
+	struct rl_attach_result res = {};
+	char err[RL_ERR_LEN];
+	struct ratelimit *skel;
+	struct rl_maps m;
+	int ret;
+
+	skel = ratelimit__open();
+	if (!skel)
+		return rl_fail("cannot open the BPF object: %s", strerror(errno));
+	if (rl_xdp_multi_support() == 0)	/* it goes in the stub's slot */
+		rl_xdp_multi_slot_prog(skel->progs.xdp_ratelimit);
+	ret = rl_load(skel->skeleton, &skel->rodata->settings, s, a->def_pps,
+		      a->def_bps, &m, err, sizeof(err));
+	if (!ret && rules)
+		ret = rl_rule_replace(&m, rules, n, err, sizeof(err));
+	if (ret > 0)
+		ret = 0;	/* rules written */
+	if (!ret)
+		ret = rl_attach_commit(&(struct rl_attach_prog){
+				.iface = a->iface, .prio = a->priority,
+				.prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit),
+				.egress_fd = bpf_program__fd(skel->progs.rl_egress),
+				.mode = a->mode }, ifindex, &m, &res, err, sizeof(err));
+	ratelimit__destroy(skel);	/* the pins keep what attach made */
+	if (res.native_err)
+		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
+		       a->iface, strerror(res.native_err));
+	if (ret)
+		return rl_fail("%s", err);
+	if (a->priority && a->priority != RL_RUN_PRIO && !res.prio)
+		fprintf(stderr, "%s: --priority has no effect here: this kernel runs one XDP program per interface (libxdp's dispatcher needs freplace, which it refuses)\n",
+			a->iface);
+	rl_attach_print("attached to", a->iface, res.mode, res.prio, s);
+	return RL_EXIT_OK;
+}
+
+int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
+		  int n)
+{
+	const struct rl_kernel_need *need;
+	char dir[PATH_MAX];
+	struct utsname un;
+	struct stat st;
+	int ifindex;
+
+	/* per-CPU state is only safe while XDP runs to completion on a CPU */
+	if (rl_preempt_rt("/sys/kernel/realtime"))
+		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
+	if (uname(&un) || !rl_cpu_ordered(un.machine))
+		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
+			       un.machine);
+	need = rl_kernel_missing(rl_kernel_probe);
+	if (need)
+		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels\")",
+			       need->what, need->since);
+	ifindex = (int)if_nametoindex(a->iface);
+	if (!ifindex)
+		return rl_fail("attach: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
+			       a->iface);
+	/* best effort: what stays, status reports and detach removes */
+	(void)rl_attach_repair(a->iface);
+	rl_pin_path(dir, sizeof(dir), a->iface, NULL);
+	if (stat(dir, &st) == 0) {
+		if (rl_link_ifindex(a->iface, NULL) > 0)
+			return rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
+				       a->iface);
+		/* its maps may hold rules set since: not ours to drop */
+		return rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
+			       a->iface, dir, a->iface);
+	}
+	return do_attach(a, ifindex, &a->s, rules, n);
+}
+
+static int attach_run(void *cfg)
+{
+	return rl_attach_run(cfg, NULL, 0);
+}
+
+const struct rl_cmd rl_cmd_attach = {
+	.name = "attach",
+	.summary = "load, attach and pin the limiter on an interface",
+	.args = "IFACE",
+	.doc =
+		"Load the limiter, attach it to IFACE as a pinned bpf_link and pin its\n"
+		"maps under " RL_PIN_ROOT "/IFACE/. Returns once it enforces.\n",
+	.opts = attach_opts,
+	.notes =
+		"RATE is a whole number with an optional k, M or G suffix (powers of 1000).\n"
+		"\n"
+		"Example:\n"
+		"  xdp-ratelimit attach eth0 --default-pps 1000 --window 1s --buckets 10\n",
+	.flags = RL_CMD_LOCK,
+	.cfg_size = sizeof(struct rl_attach_args),
+	.defaults = attach_defaults,
+	.opt = attach_opt,
+	.operands = attach_operands,
+	.run = attach_run,
+};

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit exporter --listen ADDR:PORT [--top N]: serve what
+ * `stats --prometheus` prints at http://ADDR:PORT/metrics, read afresh
+ * for every scrape, with libmicrohttpd. The socket is bound here, before
+ * anything is served, so a bad or busy address fails at once with a
+ * message; only that address is bound. A small thread pool serves
+ * concurrent scrapes; the connection limit and timeout keep clients that
+ * send garbage or never finish from holding it. Runs until SIGINT or
+ * SIGTERM. Reads only.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include "cli/cli.h"
+#include "cli/stats.h"
+#include "lib/values.h"
+
+#define DEFAULT_TOP		10
+#define THREADS			4	/* scrapes read at the same time */
+#define MAX_CONNECTIONS		64
+#define CONNECTION_TIMEOUT_S	10	/* a client idle this long is dropped */
+#define LISTEN_BACKLOG		64
+#define METRICS_PATH		"/metrics"
+#define CONTENT_TYPE		"text/plain; version=0.0.4; charset=utf-8"
+
+enum { OPT_LISTEN = RL_OPT_FIRST, OPT_TOP };
+
+struct exporter_args {
+	const char *listen;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	__u64 top;
+};
+
+/* "198.18.0.1:9567", "[2001:db8::1]:9567": numeric only (no name to
+ * resolve at boot), port 1 to 65535. */
+static int parse_listen(const char *s, struct exporter_args *a)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&a->addr;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a->addr;
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2], err[RL_ERR_LEN];
+	size_t hlen = colon ? (size_t)(colon - s) : 0;
+	__u64 port;
+
+	if (!colon || !hlen || hlen >= sizeof(host))
+		goto bad;
+	memcpy(host, s, hlen);
+	host[hlen] = '\0';
+	if (rl_parse_uint(colon + 1, "port", 1, 65535, &port, err, sizeof(err)))
+		return rl_usage_err("exporter: --listen '%s': %s", s, err);
+	memset(&a->addr, 0, sizeof(a->addr));
+	if (host[0] == '[' && host[hlen - 1] == ']') {
+		host[hlen - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
+			goto bad;
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		a->addr_len = sizeof(*v6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		goto bad;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons((uint16_t)port);
+	a->addr_len = sizeof(*v4);
+	return 0;
+bad:
+	return rl_usage_err("exporter: bad --listen '%s': use ADDR:PORT with a numeric address, e.g. 127.0.0.1:9567 or [::1]:9567",
+			    s);
+}
+
+static void exporter_defaults(void *cfg)
+{
+	((struct exporter_args *)cfg)->top = DEFAULT_TOP;
+}
+
+static int exporter_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct exporter_args *a = cfg;
+	char err[RL_ERR_LEN];
+
+	(void)p;
+	if (id == OPT_LISTEN) {
+		a->listen = arg;
+		return parse_listen(arg, a);
+	}
+	if (rl_parse_uint(arg, "--top", 0, RL_MAX_MAX_SOURCES, &a->top, err,
+			  sizeof(err)))	/* OPT_TOP */
+		return rl_usage_err("exporter: %s (0: every source)", err);
+	return 0;
+}
+
+static int exporter_operands(struct rl_parser *p, void *cfg, int argc,
+			     char **argv)
+{
+	(void)p;
+	if (argc)
+		return rl_usage_err("exporter: unexpected '%s': see 'xdp-ratelimit exporter --help'",
+				    argv[0]);
+	if (!((struct exporter_args *)cfg)->listen)
+		return rl_usage_err("exporter: give the address to serve on: --listen ADDR:PORT, e.g. 127.0.0.1:9567");
+	return 0;
+}
+
+/* The bound, listening socket, or -1 after saying why. */
+static int listen_on(const struct exporter_args *a)
+{
+	int fd = socket(a->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	if (fd < 0) {
+		rl_err("exporter: cannot create a socket: %s", strerror(errno));
+		return -1;
+	}
+	/* a restart must not wait out TIME_WAIT; a live listener still
+	 * makes bind fail (EADDRINUSE) */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* [::]:PORT is IPv6 only: the address given, nothing more */
+	if (a->addr.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) ||
+	    listen(fd, LISTEN_BACKLOG)) {
+		int e = errno;
+
+		close(fd);
+		rl_err("exporter: cannot listen on %s: %s%s", a->listen, strerror(e),
+		       e == EADDRINUSE ? " (is another exporter running? pick another port)" :
+		       e == EADDRNOTAVAIL ? " (no interface here has that address: see 'ip addr')" : "");
+		return -1;
+	}
+	return fd;
+}
+
+/* The metrics as stats --prometheus prints them, in a malloc'd buffer. */
+static char *metrics(const struct exporter_args *a, size_t *len)
+{
+	struct rl_stats_opts o = { .prometheus = true, .top = a->top };
+	struct rl_stats_snapshot *s = calloc(1, sizeof(*s));
+	struct rl_stats_iface *views = calloc(RL_MAX_IFACES, sizeof(*views));
+	struct rl_stats_view v = { .ifs = views };
+	char *buf = NULL;
+	FILE *f = NULL;
+	int ret = -ENOMEM;
+
+	*len = 0;
+	if (s && views && (f = open_memstream(&buf, len))) {
+		/* an interface that cannot be read is reported on stderr and
+		 * left out; the others are served */
+		(void)rl_stats_snapshot_read(&o, s);
+		for (size_t i = 0; i < s->n; i++)
+			views[i] = s->ifs[i].view;
+		v.n = s->n;
+		ret = rl_stats_print_prometheus(f, &v);
+	}
+	if (f && fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (s)
+		rl_stats_snapshot_free(s);
+	free(s);
+	free(views);
+	if (ret) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;	/* drops the connection */
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_len, void **state)
+{
+	static char not_found[] = "xdp-ratelimit exporter: the metrics are at " METRICS_PATH "\n";
+	static char bad_method[] = "xdp-ratelimit exporter: only GET and HEAD\n";
+	static char failed[] = "xdp-ratelimit exporter: cannot read the metrics (see its log)\n";
+	const struct exporter_args *a = cls;
+	char *body;
+	size_t len;
+
+	(void)version, (void)upload, (void)upload_len, (void)state;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method,
+			     sizeof(bad_method) - 1, MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, METRICS_PATH))
+		return reply(c, MHD_HTTP_NOT_FOUND, not_found,
+			     sizeof(not_found) - 1, MHD_RESPMEM_PERSISTENT);
+	body = metrics(a, &len);
+	if (!body)
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed,
+			     sizeof(failed) - 1, MHD_RESPMEM_PERSISTENT);
+	return reply(c, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static int exporter_run(void *cfg)
+{
+	struct exporter_args *a = cfg;
+	struct MHD_Daemon *d;
+	sigset_t stop;
+	int fd, sig;
+
+	/* blocked before the server's threads start, so they inherit it and
+	 * only sigwait below takes the signals; a client gone mid-response
+	 * must not kill us (MHD sends with MSG_NOSIGNAL; this is belt and
+	 * braces) */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	fd = listen_on(a);
+	if (fd < 0)
+		return RL_EXIT_FAIL;
+	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
+			     NULL, NULL, on_request, a,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)THREADS,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+			     MHD_OPTION_END);
+	if (!d) {
+		close(fd);
+		return rl_fail("exporter: cannot start the HTTP server on %s", a->listen);
+	}
+	printf("serving http://%s%s\n", a->listen, METRICS_PATH);
+	fflush(stdout);
+	while (sigwait(&stop, &sig))
+		;
+	MHD_stop_daemon(d);	/* closes the listening socket too */
+	return RL_EXIT_OK;
+}
+
+_Static_assert(DEFAULT_TOP == 10, "exporter --help states it");
+
+const struct rl_cmd rl_cmd_exporter = {
+	.name = "exporter",
+	.summary = "serve the counters to Prometheus over HTTP",
+	.doc =
+		"Serve what 'stats --prometheus' prints at http://ADDR:PORT/metrics, read\n"
+		"afresh for every scrape, until SIGINT or SIGTERM. Binds only ADDR; a\n"
+		"bad or busy address fails before anything is served. Reads only.\n",
+	.opts = (const struct rl_opt[]){
+		{ OPT_LISTEN, "listen", "ADDR:PORT",
+		  "where to serve: a numeric IPv4 address, or IPv6 in\n"
+		  "brackets, and a port (required)" },
+		{ OPT_TOP, "top", "N",
+		  "series for the N busiest sources per interface\n"
+		  "(default 10; 0: every source, unbounded)" },
+		{ 0 }
+	},
+	.notes =
+		"Examples:\n"
+		"  xdp-ratelimit exporter --listen 127.0.0.1:9567\n"
+		"  xdp-ratelimit exporter --listen [2001:db8::1]:9567 --top 50\n"
+		"  curl -s http://127.0.0.1:9567/metrics\n",
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct exporter_args),
+	.defaults = exporter_defaults,
+	.opt = exporter_opt,
+	.operands = exporter_operands,
+	.run = exporter_run,
+};

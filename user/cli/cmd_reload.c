@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit reload: replace the running program of an attached
+ * interface with this binary's, with the same or new attach settings,
+ * keeping every map (xdp-ratelimit(8), reload).
+ *
+ * The new program is loaded on the interface's pinned maps
+ * (bpf_map__reuse_fd), so rules, bans, verified sources, windows and
+ * counters are the ones the old program used. The commit point is
+ * bpf_link_update() on the pinned link, which swaps the program the link
+ * runs in one step: before it nothing visible has changed (a reload
+ * killed or refused there leaves the old program enforcing), after it the
+ * new program judges every packet. Then the egress hook's filters get the
+ * new program (BPF_TC_F_REPLACE, in place), the filters of interfaces no
+ * longer in --replies-via go, and the config map gets the new settings
+ * last. A reload killed after the commit point is completed by running
+ * it again: each of those steps is idempotent.
+ *
+ * A setting that sizes or lays out the maps (--window, --buckets,
+ * --max-sources, --ipv6-prefix), or pins of an older layout (7), take new
+ * maps instead: the program is loaded on maps of its own, filled with what
+ * can be carried (reload_carry.h), pinned with the link in a staging
+ * directory, and the commit point is the same bpf_link_update(); then the
+ * staging directory takes the place of IFACE's (reload_txn.h). The XDP
+ * mode cannot change (the link keeps it).
+ *
+ * Under libxdp's dispatcher the link is libxdp's freplace link of a stub
+ * (bpf/xdp_slot.bpf.c), which cannot change its program; the stub
+ * tail-calls ours from the pinned slot, and the commit point is one
+ * update of the slot's entry instead (xdp_multi.h), in place or onto new
+ * maps: the stub uses the slot alone, so new maps change nothing of it,
+ * and the staging directory pins the slot and the stub where a link
+ * would be. A stub of an older version holds the maps itself: new maps
+ * are refused there (the old ones would stay allocated under it).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "cli/cli.h"
+#include "lib/attach_txn.h"
+#include "cli/cmd_args.h"
+#include "lib/egress.h"
+#include "lib/iface.h"
+#include "lib/loader.h"
+#include "lib/pin.h"
+#include "lib/reload_carry.h"
+#include "lib/reload_txn.h"
+#include "lib/rule.h"
+#include "lib/settings.h"
+#include "lib/values.h"
+#include "lib/xdp_multi.h"
+#include "ratelimit.skel.h"
+
+enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED };
+
+static const struct rl_opt reload_opts[] = {
+	{ OPT_MODE, "mode", "auto|native|generic",
+	  "XDP mode; must be the running one (default: it)" },
+	{ OPT_WINDOW, "window", "DURATION",
+	  "sliding window (new maps: see below)" },
+	{ OPT_BUCKETS, "buckets", "N", "buckets per window (new maps)" },
+	{ OPT_DEF_PPS, "default-pps", "RATE",
+	  "packets per second per source for the default rule" },
+	{ OPT_DEF_BPS, "default-bps", "RATE",
+	  "bytes per second per source for the default rule" },
+	{ OPT_MAX_SOURCES, "max-sources", "N", "tracked sources (new maps)" },
+	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN", "IPv6 source prefix (new maps)" },
+	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
+	{ OPT_NO_DRY_RUN, "no-dry-run", NULL, "drop again (end a dry run)" },
+	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
+	  "pass frames too short or bad to read" },
+	{ OPT_NO_PASS_MALFORMED, "no-pass-malformed", NULL,
+	  "drop frames too short or bad to read again" },
+	{ OPT_REPLIES_VIA, "replies-via", "IFACE[,IFACE]",
+	  "interfaces the host's answers leave by, up to 4\n"
+	  "(name IFACE itself to hook it alone again)" },
+	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
+	  "how long one answer keeps a source verified,\n"
+	  "1s to 24h" },
+	{ OPT_PRIORITY, "priority", "N",
+	  "priority under libxdp's dispatcher, 1 to 1000" },
+	{ 0 }
+};
+
+struct reload_args {
+	struct rl_attach_args a;	/* the options given, parsed as attach does */
+	unsigned int given;		/* 1 << (id - OPT_MODE) of each given */
+};
+
+#define GIVEN(r, id)	((r)->given & (1U << ((id) - OPT_MODE)))
+
+static void reload_defaults(void *cfg)
+{
+	struct reload_args *r = cfg;
+
+	rl_attach_req_defaults(&r->a.req);
+	r->a.mode = RL_XDP_AUTO;
+	r->a.def_pps = r->a.def_bps = RL_UNLIMITED;
+}
+
+static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct reload_args *r = cfg;
+
+	(void)p;
+	r->given |= 1U << (id - OPT_MODE);
+	switch (id) {
+	case OPT_NO_DRY_RUN:
+	case OPT_NO_PASS_MALFORMED:
+		return 0;
+	default:
+		return rl_attach_opt("reload", &r->a, id, arg);
+	}
+}
+
+static int reload_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
+{
+	struct reload_args *r = cfg;
+	struct rl_attach_req check;
+	char err[RL_ERR_LEN];
+
+	(void)p;
+	if (argc != 1)
+		return rl_usage_err(argc < 1 ?
+				    "reload: name the interface: xdp-ratelimit reload IFACE [OPTIONS]" :
+				    "reload: one interface at a time: xdp-ratelimit reload IFACE [OPTIONS]");
+	r->a.iface = argv[0];
+	/* each value given in range, as attach checks it, before the
+	 * interface is looked at; a window or bucket count given alone is
+	 * checked against the running other half later */
+	check = r->a.req;
+	if (!GIVEN(r, OPT_BUCKETS))
+		check.nbuckets = 1;
+	if (!GIVEN(r, OPT_WINDOW))
+		check.window_ns = RL_MAX_WINDOW_NS;
+	if (rl_settings_build(&r->a.s, &check, rl_cpu_ids(), err, sizeof(err)))
+		return rl_usage_err("reload: %s", err);
+	if (GIVEN(r, OPT_DRY_RUN) && GIVEN(r, OPT_NO_DRY_RUN))
+		return rl_usage_err("reload: --dry-run and --no-dry-run contradict each other: give one");
+	if (GIVEN(r, OPT_PASS_MALFORMED) && GIVEN(r, OPT_NO_PASS_MALFORMED))
+		return rl_usage_err("reload: --pass-malformed and --no-pass-malformed contradict each other: give one");
+	return rl_iface_arg("reload", r->a.iface);
+}
+
+/* The running settings with what was given instead: the request attach
+ * would have taken. */
+static void new_request(const struct reload_args *r, const struct rl_settings *run,
+			struct rl_attach_req *req)
+{
+	const struct rl_attach_req *g = &r->a.req;
+	__u32 flags = run->flags & (RL_F_DRY_RUN | RL_F_PASS_MALFORMED);
+
+	*req = (struct rl_attach_req){
+		.window_ns = GIVEN(r, OPT_WINDOW) ? g->window_ns : run->window_ns,
+		.nbuckets = GIVEN(r, OPT_BUCKETS) ? g->nbuckets : run->nbuckets,
+		.v6_prefix = GIVEN(r, OPT_V6_PREFIX) ? g->v6_prefix : run->v6_prefix,
+		.max_sources = GIVEN(r, OPT_MAX_SOURCES) ? g->max_sources : run->max_sources,
+		.verified_ttl_ns = GIVEN(r, OPT_VERIFIED_TTL) ? g->verified_ttl_ns :
+				   run->verified_ttl_ns,
+	};
+	if (GIVEN(r, OPT_DRY_RUN))
+		flags |= RL_F_DRY_RUN;
+	if (GIVEN(r, OPT_NO_DRY_RUN))
+		flags &= ~RL_F_DRY_RUN;
+	if (GIVEN(r, OPT_PASS_MALFORMED))
+		flags |= RL_F_PASS_MALFORMED;
+	if (GIVEN(r, OPT_NO_PASS_MALFORMED))
+		flags &= ~RL_F_PASS_MALFORMED;
+	req->flags = flags;
+	memcpy(req->replies_via, GIVEN(r, OPT_REPLIES_VIA) ? g->replies_via :
+	       run->replies_via, sizeof(req->replies_via));
+}
+
+/* --replies-via naming the interface alone is the default: none. */
+static void via_default(__u32 via[RL_MAX_REPLIES_VIA], __u32 ifindex)
+{
+	if (via[0] == ifindex && !via[1])
+		via[0] = 0;
+}
+
+/* Do the new settings size or lay out a map otherwise? Then reload
+ * builds new maps. */
+static bool maps_resized(const struct rl_settings *run, const struct rl_settings *s)
+{
+	return run->window_ns != s->window_ns || run->nbuckets != s->nbuckets ||
+	       run->max_sources != s->max_sources || run->v6_prefix != s->v6_prefix ||
+	       run->ncpus != s->ncpus;
+}
+
+/* Under libxdp's dispatcher: the slot of IFACE's stub and the program
+ * in it (prog_fd), and for new maps the stub (stub_fd), which the staging
+ * directory pins too; else an exit status with a message. */
+static int open_slot(const char *iface, bool rebuild, int *slot_fd, int *prog_fd,
+		     int *stub_fd)
+{
+	char path[PATH_MAX];
+	__u32 prog_id = 0;
+	int at = rl_xdp_multi_where(iface, NULL), ret;
+
+	if (rebuild && rl_xdp_multi_stub_on_maps(iface))
+		return rl_fail("reload: %s was attached under libxdp's dispatcher by a version of xdp-ratelimit whose stub holds the maps: new maps (a new --window, --buckets, --max-sources or --ipv6-prefix, or pins of an older layout) would leave the old ones allocated under it until detach, so nothing changed. Reloads on the same maps work. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', then attach with the new settings and 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh); later reloads take new maps in place",
+			       iface, iface, iface);
+	if (at <= 0)
+		return rl_fail("reload: %s has pins but its program no longer runs under libxdp's dispatcher (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
+			       iface, strerror(at < 0 ? -at : ENODEV), iface);
+	*slot_fd = rl_xdp_multi_slot(iface, &prog_id);
+	if (*slot_fd == -ENOENT)
+		return rl_fail("reload: %s was attached under libxdp's dispatcher by a version of xdp-ratelimit that cannot swap its program in place (no slot pinned): nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE', 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE' (the windows, counters, bans and verified sources start afresh); later reloads swap in place",
+			       iface, iface, iface);
+	if (*slot_fd < 0)
+		return rl_fail("reload: the slot pinned for %s is not the one its program under libxdp's dispatcher runs, or is empty (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
+			       iface, strerror(-*slot_fd), iface);
+	*prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (*prog_fd < 0) {
+		close(*slot_fd);
+		*slot_fd = -1;
+		return rl_fail("reload: cannot open the program the slot of %s holds (id %u): %s",
+			       iface, prog_id, strerror(errno));
+	}
+	rl_pin_path(path, sizeof(path), iface, RL_PIN_PROG);
+	*stub_fd = rebuild ? bpf_obj_get(path) : -1;
+	if (rebuild && *stub_fd < 0) {
+		ret = rl_fail("reload: cannot open %s: %s", path, strerror(errno));
+		close(*prog_fd);
+		close(*slot_fd);
+		*prog_fd = *slot_fd = -1;
+		return ret;
+	}
+	return 0;
+}
+
+/* The pinned link of IFACE and the program it runs (prog_fd), checked to
+ * be an XDP link on ifindex, or under the dispatcher the slot (slot_fd),
+ * the program in it and (rebuild) the stub; else an exit status with a
+ * message. */
+static int open_link(const char *iface, int ifindex, bool rebuild, int *link_fd,
+		     int *slot_fd, int *prog_fd, int *stub_fd)
+{
+	char path[PATH_MAX];
+	__u32 prog_id = 0;
+	int at;
+
+	rl_pin_path(path, sizeof(path), iface, RL_PIN_PROG);
+	if (access(path, F_OK) == 0)
+		return open_slot(iface, rebuild, slot_fd, prog_fd, stub_fd);
+	at = rl_link_ifindex(iface, &prog_id);
+	if (at < 0 || !prog_id)
+		return rl_fail("reload: %s has pins but no working attachment (%s): see 'xdp-ratelimit status'; 'xdp-ratelimit detach %s' and attach it again",
+			       iface, strerror(at < 0 ? -at : ENOLINK), iface);
+	if (at != ifindex)
+		return rl_fail("reload: the link pinned for %s runs on another interface (ifindex %d, not %d): see 'xdp-ratelimit status'",
+			       iface, at, ifindex);
+	rl_pin_path(path, sizeof(path), iface, RL_PIN_LINK);
+	*link_fd = bpf_obj_get(path);
+	if (*link_fd < 0)
+		return rl_fail("reload: cannot open %s: %s", path, strerror(errno));
+	*prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (*prog_fd < 0) {
+		close(*link_fd);
+		return rl_fail("reload: cannot open the program %s runs (id %u): %s",
+			       iface, prog_id, strerror(errno));
+	}
+	return 0;
+}
+
+/* After the commit point: the egress hook, the default rule and the
+ * config map follow the new program on its maps `m`. */
+static int finish(const struct reload_args *r, const char *iface, int ifindex,
+		  int egress_fd, const struct rl_maps *m, const struct rl_settings *s)
+{
+	struct rl_prefix def = { .is_default = true };
+	struct rl_rule_change c;
+	struct rl_config cfg;
+	char err[RL_ERR_LEN];
+	int ret;
+
+	ret = rl_egress_replace(egress_fd, ifindex, s->replies_via, err, sizeof(err));
+	if (ret)
+		return rl_fail("reload: the new program runs on %s, but %s; run the same reload again to finish",
+			       iface, err);
+	ret = rl_egress_sweep(ifindex, s->replies_via);
+	if (ret)
+		return rl_fail("reload: the new program runs on %s, but an egress hook filter of an interface no longer in --replies-via could not be removed (%s); run the same reload again to finish",
+			       iface, strerror(-ret));
+	if (rl_rule_change_default(&c, r->a.def_pps, r->a.def_bps) &&
+	    rl_rule_set(m, s, &def, &c, err, sizeof(err)))
+		return rl_fail("reload: the new program runs on %s, but the default rule could not be set (%s); run the same reload again to finish",
+			       iface, err);
+	ret = rl_config_read(m, &cfg);
+	if (!ret) {
+		/* mode and ifindex are the attachment's, kept */
+		__u32 mode = cfg.set.mode, at = cfg.set.ifindex;
+
+		cfg.set = *s;
+		cfg.set.mode = mode;
+		cfg.set.ifindex = at;
+		ret = rl_config_write(m, &cfg);
+	}
+	if (ret)
+		return rl_fail("reload: the new program runs on %s, but the config map could not be written (%s): status shows the old settings; run the same reload again to finish",
+			       iface, strerror(-ret));
+	return 0;
+}
+
+static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
+		       const struct rl_settings *s, bool dispatcher)
+{
+	if (GIVEN(r, OPT_PRIORITY) && !dispatcher && r->a.priority != RL_RUN_PRIO)
+		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
+			ifc->name);
+	else if (GIVEN(r, OPT_PRIORITY) && dispatcher &&
+		 r->a.priority != rl_xdp_multi_prio(ifc->name))
+		fprintf(stderr, "%s: --priority kept at %u: a reload swaps the program behind the dispatcher's entry, whose place libxdp fixed at attach (detach and attach to move it)\n",
+			ifc->name, rl_xdp_multi_prio(ifc->name));
+	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
+}
+
+/* What a reload onto new maps left behind, in its words. */
+static void print_carried(const struct rl_iface *ifc, const struct rl_carried *c,
+			  __u32 layout)
+{
+	if (layout != RL_LAYOUT_VERSION)
+		printf("%s: pins of layout %u migrated to layout %u\n", ifc->name,
+		       layout, RL_LAYOUT_VERSION);
+	printf("%s: new maps: carried %d rules, %ld bans, %ld verified sources, %s\n",
+	       ifc->name, c->rules, c->bans, c->verified,
+	       c->windows ? "the sources' windows and counters" :
+	       "not the sources' windows and counters (every source starts a fresh window)");
+}
+
+/*
+ * Load this binary's program and swap it in; `ifc` is open and checked
+ * (pins of `layout`). In place (`rebuild` false): on the pinned maps.
+ * Else on new maps sized by `s`, filled from the pinned ones and staged
+ * with the link, the pin directory swapped after the program
+ * (reload_txn.h).
+ */
+static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
+		   __u32 layout, bool rebuild, int ifindex,
+		   const struct rl_settings *s)
+{
+	LIBBPF_OPTS(bpf_link_update_opts, opts, .flags = BPF_F_REPLACE);
+	struct rl_settings rodata_set = *s;
+	char err[RL_ERR_LEN], stage[NAME_MAX + 1] = "";
+	const struct rl_maps *m = &ifc->m;
+	struct rl_carried carried;
+	struct ratelimit *skel;
+	int link_fd = -1, slot_fd = -1, stub_fd = -1, old_fd = -1, new_fd, ret;
+	struct rl_reload_pin att[2];
+	struct rl_maps nm;
+
+	if (rebuild && rl_carry_check(ifc, s, err, sizeof(err)))
+		return rl_fail("reload: %s; nothing changed", err);
+	ret = open_link(ifc->name, ifindex, rebuild, &link_fd, &slot_fd, &old_fd,
+			&stub_fd);
+	if (ret)
+		return ret;
+	/* what IFACE's directory holds beside the maps, staged with them */
+	if (slot_fd >= 0) {
+		att[0] = (struct rl_reload_pin){ RL_PIN_SLOT, slot_fd };
+		att[1] = (struct rl_reload_pin){ RL_PIN_PROG, stub_fd };
+	} else {
+		att[0] = (struct rl_reload_pin){ RL_PIN_LINK, link_fd };
+	}
+	skel = ratelimit__open();
+	if (!skel) {
+		ret = rl_fail("reload: cannot open the BPF object: %s", strerror(errno));
+		goto out;
+	}
+	if (slot_fd >= 0)
+		rl_xdp_multi_slot_prog(skel->progs.xdp_ratelimit);
+	if (!rebuild) {
+		ret = rl_load_reusing(skel->skeleton, &skel->rodata->settings,
+				      &rodata_set, m, err, sizeof(err));
+	} else {
+		m = &nm;
+		ret = rl_load(skel->skeleton, &skel->rodata->settings, &rodata_set,
+			      RL_UNLIMITED, RL_UNLIMITED, &nm, err, sizeof(err));
+		if (!ret)
+			ret = rl_carry(ifc, s, &nm, &carried, err, sizeof(err));
+		if (!ret)
+			ret = rl_reload_stage(ifc->name, &nm, att, slot_fd >= 0 ? 2 : 1,
+					      stage, err, sizeof(err));
+	}
+	if (ret) {
+		ret = rl_fail("reload: %s; nothing changed", err);
+		goto out;
+	}
+	/* the commit point: the link (or the stub's slot) runs the new
+	 * program from the next packet on, if it still runs the old one */
+	opts.old_prog_fd = old_fd;
+	new_fd = bpf_program__fd(skel->progs.xdp_ratelimit);
+	ret = slot_fd >= 0 ? rl_xdp_multi_swap(slot_fd, new_fd) :
+	      bpf_link_update(link_fd, new_fd, &opts) ? -errno : 0;
+	if (ret) {
+		ret = rl_fail("reload: cannot swap the program of %s: %s; nothing changed",
+			      ifc->name, strerror(-ret));
+		if (rebuild)
+			rl_pin_dir_remove(stage);
+		goto out;
+	}
+	if (rebuild && rl_reload_swap(ifc->name, stage, err, sizeof(err))) {
+		ret = rl_fail("reload: the new program runs on %s, but %s; run the same reload again to finish",
+			      ifc->name, err);
+		goto out;
+	}
+	ret = finish(r, ifc->name, ifindex, bpf_program__fd(skel->progs.rl_egress),
+		     m, s);
+	if (ret)
+		goto out;
+	if (rebuild) {
+		/* what the old program banned or the old egress hook
+		 * verified after the copy */
+		rl_carry_late(ifc, s, &nm);
+		print_carried(ifc, &carried, layout);
+	}
+	print_done(r, ifc, s, slot_fd >= 0);
+out:
+	/* the link (or slot), the filters and (new maps) the pins hold what
+	 * we made */
+	ratelimit__destroy(skel);
+	close(old_fd);
+	close(link_fd);
+	close(slot_fd);
+	close(stub_fd);
+	return ret;
+}
+
+/* Pins reload cannot read: what would be lost and how to go on. */
+static int layout_refused(const char *iface, __u32 layout)
+{
+	if (layout > RL_LAYOUT_VERSION)
+		return rl_fail("reload: %s was attached by a newer version of xdp-ratelimit (map layout %u; this one has %u): reload it with that version; nothing changed",
+			       iface, layout, RL_LAYOUT_VERSION);
+	return rl_fail("reload: %s was attached by a version of xdp-ratelimit whose map layout (%u) is too old to carry (this one carries layout %u and later): a reload would lose its rules, bans, verified sources, windows and counters, so the running program keeps enforcing and nothing changed. To go on: 'xdp-ratelimit save --iface %s > FILE' with the older version (it saves the rules; bans, verified sources, windows and counters start afresh), 'xdp-ratelimit detach %s', 'xdp-ratelimit restore FILE' with this one",
+		       iface, layout, RL_LAYOUT_OLDEST_CARRIED, iface, iface);
+}
+
+static int reload_run(void *cfg)
+{
+	const struct reload_args *r = cfg;
+	const char *iface = r->a.iface;
+	struct rl_attach_req req;
+	struct rl_settings s;
+	struct rl_iface ifc;
+	char err[RL_ERR_LEN], dir[PATH_MAX];
+	struct stat st;
+	__u32 layout;
+	int ifindex, ret;
+
+	ifindex = (int)if_nametoindex(iface);
+	if (!ifindex)
+		return rl_fail("reload: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
+			       iface);
+	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	if (stat(dir, &st))
+		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
+			       iface, iface);
+	ret = rl_reload_repair(iface);
+	if (ret < 0)
+		return rl_fail("reload: cannot complete or remove what an interrupted reload of %s left (%s): see 'ls %s'",
+			       iface, strerror(-ret), RL_PIN_ROOT);
+	layout = rl_iface_pinned_layout(iface);
+	if (!layout)
+		layout = RL_LAYOUT_VERSION;	/* rl_iface_open says what is wrong */
+	if (layout < RL_LAYOUT_OLDEST_CARRIED || layout > RL_LAYOUT_VERSION)
+		return layout_refused(iface, layout);
+	ret = rl_iface_open_layout(iface, layout, &ifc, err, sizeof(err));
+	if (ret)
+		return rl_fail("reload: %s; nothing changed", err);
+	new_request(r, &ifc.cfg.set, &req);
+	via_default(req.replies_via, (__u32)ifindex);
+	if (rl_settings_build(&s, &req, rl_cpu_ids(), err, sizeof(err))) {
+		rl_iface_close(&ifc);
+		return rl_usage_err("reload: %s", err);
+	}
+	rl_settings_clock(&s, rl_coarse_tick_ns());
+	/* the default rule's budgets in the new window */
+	if (rl_budgets_fit(&(struct rl_rule_change){
+				.have_pps = r->a.def_pps != RL_UNLIMITED, .pps = r->a.def_pps,
+				.have_bps = r->a.def_bps != RL_UNLIMITED, .bps = r->a.def_bps },
+			   s.window_ns, "default-", err, sizeof(err))) {
+		rl_iface_close(&ifc);
+		return rl_usage_err("reload: %s", err);
+	}
+	if (GIVEN(r, OPT_MODE) && r->a.mode != RL_XDP_AUTO &&
+	    (r->a.mode == RL_XDP_NATIVE) != (ifc.cfg.set.mode == RL_MODE_NATIVE)) {
+		rl_iface_close(&ifc);
+		return rl_fail("reload: %s runs in %s mode: a reload keeps the mode; to change it, detach and attach again (save and restore carry the rules); nothing changed",
+			       iface, rl_mode_name(ifc.cfg.set.mode));
+	}
+	ret = swap_in(r, &ifc, layout,
+		      layout != RL_LAYOUT_VERSION || maps_resized(&ifc.cfg.set, &s),
+		      ifindex, &s);
+	rl_iface_close(&ifc);
+	return ret;
+}
+
+const struct rl_cmd rl_cmd_reload = {
+	.name = "reload",
+	.summary = "replace the running program with this binary's, keeping its state",
+	.args = "IFACE",
+	.doc =
+		"Load this binary's program on the maps pinned for IFACE and swap it in\n"
+		"for the running one in one step (bpf_link update): no packet passes\n"
+		"unjudged, and rules, bans, verified sources, windows and counters are\n"
+		"kept. Settings not given keep their running values. All or nothing: a\n"
+		"reload refused or killed before the swap changes nothing. Under libxdp's\n"
+		"dispatcher the swap is of the program its stub tail-calls (the slot),\n"
+		"the other programs and the stub's place untouched.\n",
+	.opts = reload_opts,
+	.notes =
+		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
+		"pins of layout 7 have other shapes: reload then builds new maps and\n"
+		"carries rules (budgets recomputed), bans, verified sources and counters\n"
+		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
+		"with a fresh window. Pins older than layout 7 are refused. Under libxdp's\n"
+		"dispatcher new maps go in the same slot; an interface attached there by\n"
+		"a version whose stub holds the maps takes only the reload on the same\n"
+		"maps (save, detach, attach, restore once).\n"
+		"\n"
+		"Example:\n"
+		"  xdp-ratelimit reload eth0 --no-dry-run --verified-ttl 5m\n",
+	.flags = RL_CMD_LOCK,
+	.cfg_size = sizeof(struct reload_args),
+	.defaults = reload_defaults,
+	.opt = reload_opt,
+	.operands = reload_operands,
+	.run = reload_run,
+};

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit save [--iface IFACE]: the rules file that recreates the
+ * attached interfaces (rules_file.h), for restore. Reads only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "lib/iface.h"
+#include "lib/pin.h"
+#include "cli/rules_file.h"
+#include "lib/rule_txn.h"
+#include "lib/xdp_multi.h"
+
+enum { OPT_IFACE = RL_OPT_FIRST };
+
+struct save_args {
+	const char *iface;
+};
+
+static int save_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	(void)id;	/* OPT_IFACE */
+	((struct save_args *)cfg)->iface = arg;
+	return rl_iface_arg(p->path, arg);
+}
+
+static int save_iface(FILE *f, const char *name, struct rl_rule *rules)
+{
+	char err[RL_ERR_LEN];
+	struct rl_iface ifc;
+	int n;
+
+	if (rl_iface_open(name, &ifc, err, sizeof(err)))
+		return rl_fail("save: %s", err);
+	n = rl_rules_read(&ifc, rules, RL_MAX_RULES);
+	if (n >= 0)
+		n = rl_rules_file_write(f, name, &ifc.cfg.set,
+					rl_xdp_multi_prio(name), rules, n);
+	rl_iface_close(&ifc);
+	if (n < 0)
+		return rl_fail("save: cannot read the rules of %s: %s", name,
+			       strerror(-n));
+	return RL_EXIT_OK;
+}
+
+/* Printed only once every interface was read: a partial file would make
+ * restore delete the rules left out. */
+static int save_run(void *cfg)
+{
+	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
+	const struct save_args *a = cfg;
+	struct rl_rule *rules = calloc(RL_MAX_RULES, sizeof(*rules));
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int n, ret = RL_EXIT_OK;
+
+	if (a->iface) {
+		n = rl_iface_resolve(a->iface, names[0], err, sizeof(err)) ? -1 : 1;
+		if (n < 0)
+			ret = rl_fail("save: %s", err);
+	} else {
+		n = rl_ifaces_list(names, RL_MAX_IFACES);
+		if (n < 0)
+			ret = rl_fail("save: cannot read %s: %s", RL_PIN_ROOT,
+				      strerror(-n));
+	}
+	if (!ret)
+		f = open_memstream(&doc, &len);
+	if (!ret && (!f || !rules))
+		ret = rl_fail("save: out of memory");
+	if (!ret)
+		fprintf(f, "# xdp-ratelimit %s save: apply with 'xdp-ratelimit restore FILE'\n",
+			RL_VERSION);
+	for (int i = 0; i < n && !ret; i++)
+		ret = save_iface(f, names[i], rules);
+	if (f && fclose(f) && !ret)
+		ret = rl_fail("save: out of memory");
+	if (!ret && (fputs(doc, stdout) == EOF || fflush(stdout)))
+		ret = rl_fail("save: cannot write the output");
+	free(doc);
+	free(rules);
+	return ret;
+}
+
+const struct rl_cmd rl_cmd_save = {
+	.name = "save",
+	.summary = "print a rules file that recreates the attachments",
+	.doc =
+		"Print, for each attached interface (or IFACE), the commands that recreate\n"
+		"it: 'attach IFACE' with every attach setting, then 'quota set ... --iface\n"
+		"IFACE' per rule, one a line, as typed after 'xdp-ratelimit'. 'restore'\n"
+		"applies such a file. Reads only; prints nothing unless every interface\n"
+		"could be read.\n",
+	.opts = (const struct rl_opt[]){
+		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
+		{ 0 }
+	},
+	.notes =
+		"Examples:\n"
+		"  xdp-ratelimit save --iface eth0 > /etc/xdp-ratelimit/eth0.rules\n"
+		"  xdp-ratelimit save | ssh other-host xdp-ratelimit restore -\n",
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct save_args),
+	.opt = save_opt,
+	.run = save_run,
+};

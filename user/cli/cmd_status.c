@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xdp-ratelimit status: attached interfaces, their settings and health. */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "lib/egress.h"
+#include "lib/verified_map.h"
+#include "lib/attach_txn.h"
+#include "lib/ban_map.h"
+#include "lib/iface.h"
+#include "cli/json_writer.h"
+#include "lib/pin.h"
+#include "lib/rule.h"
+#include "lib/reload_txn.h"
+#include "lib/rule_txn.h"
+#include "lib/settings.h"
+#include "lib/sync_status.h"
+#include "cli/table.h"
+#include "lib/values.h"
+#include "lib/xdp_multi.h"
+
+/* Health of one interface's pins: NULL when fine, else what is wrong. */
+static const char *check_iface(const char *name, struct rl_iface *ifc,
+			       bool *opened, char *err, size_t errlen)
+{
+	int ifindex = rl_link_ifindex(name, NULL);
+
+	*opened = rl_iface_open(name, ifc, err, errlen) == 0;
+	if (!*opened && rl_reload_stale(name) && !rl_change_running())
+		return "a reload onto new maps was cut short after its swap (CLI killed?): the new program runs, its maps wait in a staging directory; run 'xdp-ratelimit reload IFACE' (or detach) to complete it";
+	if (!*opened)
+		return err;
+	if (ifindex == -ENOENT)
+		return "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)";
+	if (ifindex == -ENOLINK)
+		return "the program is no longer among the XDP programs of the interface (removed with xdp-loader?), so it does not run";
+	if (ifindex < 0)
+		return "the link pin is not an XDP link";
+	if (ifindex == 0)
+		return "the interface is gone (deleted or moved); the program no longer runs";
+	if ((__u32)ifindex != ifc->cfg.set.ifindex)
+		return "the link is attached to another interface than recorded";
+	if (rl_rules_txn_pending(name) && !rl_change_running())
+		return "a restore was cut short (CLI killed?): 'quota list' shows the rule set it was applying, not all enforced yet; run the restore again, or any 'quota set/del' on this interface, to complete it";
+	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
+		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
+	return NULL;
+}
+
+/*
+ * Wait, at most 2 s, for a change in progress (attach, detach, quota) to
+ * end, so that an attach between its steps is not reported as broken.
+ */
+static void settle(void)
+{
+	for (int i = 0; i < 200 && rl_change_running(); i++)
+		usleep(10 * 1000);
+}
+
+/* One line of status: an interface, or what a dead attach left. */
+struct status_row {
+	char ifname[NAME_MAX + 1];
+	bool opened;			/* its pins opened: the settings are known */
+	struct rl_settings set;
+	__u32 sources_map_entries;
+	int rules;			/* or -errno */
+	int bans;			/* that hold; or -errno */
+	const char *problem;		/* NULL when fine */
+	char why[RL_ERR_LEN];		/* text of a problem found at run time */
+	char staging_dir[PATH_MAX];	/* a dead attach's staging directory */
+	int sync;			/* a sync agent was started: 1, else 0 */
+	bool sync_alive;
+	struct rl_sync_state sync_st;
+	__u64 verified;			/* sources verified now */
+	/* the egress hook: the interfaces it sits on, and whether each has
+	 * it (a filter removed by hand leaves nothing verified) */
+	int hooks[RL_MAX_REPLIES_VIA], nhooks;
+	__u32 hook_prog[RL_MAX_REPLIES_VIA];	/* 0: missing */
+	struct rl_xdp_progs progs;	/* every XDP program on the interface */
+	/* under the dispatcher: our stub and the program in its slot */
+	__u32 stub_id, slot_id;
+};
+
+struct status {
+	struct status_row rows[2 * RL_MAX_IFACES];
+	size_t n;
+	bool broken;
+};
+
+/* The programs on the interface by that name here, as libxdp lists them
+ * (none when it is gone or cannot be read). */
+static void rows_progs(struct status_row *r)
+{
+	char ifname[IF_NAMESIZE];
+	int ifindex, fd;
+
+	rl_pin_dir_iface(r->ifname, ifname, sizeof(ifname));
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex || rl_xdp_progs_read(ifindex, &r->progs))
+		memset(&r->progs, 0, sizeof(r->progs));
+	fd = rl_xdp_multi_slot(r->ifname, &r->slot_id);
+	if (fd >= 0 && rl_xdp_multi_where(r->ifname, &r->stub_id) >= 0)
+		close(fd);
+	else {
+		if (fd >= 0)
+			close(fd);
+		r->stub_id = r->slot_id = 0;
+	}
+}
+
+static void row_iface(struct status *st, const char *name)
+{
+	static struct rl_rule rules[RL_MAX_RULES];
+	struct status_row *r = &st->rows[st->n++];
+	struct rl_iface ifc;
+
+	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
+	r->problem = check_iface(name, &ifc, &r->opened, r->why, sizeof(r->why));
+	st->broken |= r->problem != NULL;
+	rows_progs(r);
+	if (!r->opened)
+		return;
+	r->set = ifc.cfg.set;
+	r->sources_map_entries = ifc.sources_max_entries;
+	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
+	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
+	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
+	if (rl_verified_count(&ifc.m, &ifc.cfg.set, rl_prog_now_ns(&ifc.cfg.set),
+			      &r->verified))
+		r->verified = 0;
+	r->nhooks = rl_egress_hooks((int)r->set.ifindex, r->set.replies_via, r->hooks);
+	for (int i = 0; i < r->nhooks; i++) {
+		int id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
+
+		r->hook_prog[i] = id > 0 ? (__u32)id : 0;
+		if (id <= 0 && !r->problem) {
+			char name[IF_NAMESIZE] = "?", why[RL_ERR_LEN];
+
+			if_indextoname((unsigned int)r->hooks[i], name);
+			snprintf(why, sizeof(why),
+				 "its egress hook on %s is missing (removed by hand?): no source gets verified; 'xdp-ratelimit detach %s' and attach again",
+				 name, r->ifname);
+			memcpy(r->why, why, sizeof(r->why));
+			r->problem = r->why;
+			st->broken = true;
+		}
+	}
+	rl_iface_close(&ifc);
+}
+
+/* The egress hook as "eth0 (prog 12),eth1 (missing)". */
+static void format_hooks(const struct status_row *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < r->nhooks && off < len; i++) {
+		char name[IF_NAMESIZE];
+
+		if (!if_indextoname((unsigned int)r->hooks[i], name))
+			snprintf(name, sizeof(name), "#%d", r->hooks[i]);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", name);
+		if (!r->hook_prog[i] && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "(missing)");
+	}
+}
+
+/*
+ * Staging directories of attaches that died before their link pin (see
+ * attach_txn.h), as broken entries: the interface is not attached, but
+ * the maps stay pinned until 'detach IFACE'.
+ */
+static void rows_stale_stages(struct status *st)
+{
+	char names[RL_MAX_IFACES][NAME_MAX + 1];
+	int n = rl_attach_stale_stages(NULL, names, RL_MAX_IFACES), pid;
+
+	for (int i = 0; i < n; i++) {
+		struct status_row *r = &st->rows[st->n++];
+
+		rl_attach_stage_parse(names[i], r->ifname, &pid);
+		rl_pin_path(r->staging_dir, sizeof(r->staging_dir), names[i], NULL);
+		snprintf(r->why, sizeof(r->why),
+			 rl_link_ifindex(names[i], NULL) > 0 || rl_xdp_multi_runs(names[i]) ?
+			 "an attach (pid %d) died half way and left its pins in '%s', with its program still attached, unreported; 'xdp-ratelimit detach %s' removes both" :
+			 "an attach (pid %d) died half way and left its pins in '%s'; the program is not attached; 'xdp-ratelimit detach %s' removes them",
+			 pid, r->staging_dir, r->ifname);
+		r->problem = r->why;
+		st->broken = true;
+	}
+}
+
+/* "sync": null, or {"fleet", "state", "pid", "interval_ms",
+ * "last_exchange_ms_ago" (null: none yet), "degraded_since_ms" (Unix time
+ * in ms, null when not degraded), "error", "sources" (active in the last
+ * interval), "exchanges", "failures" (intervals), "round_trips",
+ * "busy_us" (the last interval's work)} */
+static void sync_json(struct rl_json *j, const struct status_row *r)
+{
+	const struct rl_sync_state *s = &r->sync_st;
+	struct timespec ts;
+	__u64 now;
+
+	rl_json_name(j, "sync");
+	if (!r->sync) {
+		rl_json_null(j);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (__u64)ts.tv_sec * RL_NSEC_PER_SEC + (__u64)ts.tv_nsec;
+	rl_json_object_start(j);
+	rl_json_string_field(j, "fleet", s->fleet);
+	rl_json_string_field(j, "state", rl_sync_health_name(s, r->sync_alive));
+	rl_json_uint_field(j, "pid", s->pid);
+	rl_json_uint_field(j, "interval_ms", s->interval_ns / RL_NSEC_PER_MSEC);
+	rl_json_uint_or_null_field(j, "last_exchange_ms_ago", s->last_ok_ns,
+				   now > s->last_ok_ns ? (now - s->last_ok_ns) / RL_NSEC_PER_MSEC : 0);
+	rl_json_uint_or_null_field(j, "degraded_since_ms",
+				   s->health == RL_SYNC_DEGRADED && s->degraded_ns,
+				   s->degraded_ns / RL_NSEC_PER_MSEC);
+	rl_json_string_field(j, "error", s->error);
+	rl_json_uint_field(j, "sources", s->sources);
+	rl_json_uint_field(j, "exchanges", s->exchanges);
+	rl_json_uint_field(j, "failures", s->failures);
+	rl_json_uint_field(j, "round_trips", s->round_trips);
+	rl_json_uint_field(j, "busy_us", s->busy_ns / 1000);
+	rl_json_object_end(j);
+}
+
+/* "programs": [{"name", "id", "priority" (null: not under libxdp's
+ * dispatcher), "chain_actions": ["XDP_PASS", ...], "tail_call_id" (the
+ * program our stub runs; null for the others)}], in running order */
+static void progs_json(struct rl_json *j, const struct status_row *r)
+{
+	const struct rl_xdp_progs *pr = &r->progs;
+
+	rl_json_name(j, "programs");
+	rl_json_array_start(j);
+	for (int i = 0; i < pr->n; i++) {
+		const struct rl_xdp_prog *p = &pr->p[i];
+		char acts[96], *a, *save = NULL;
+
+		rl_json_object_start(j);
+		rl_json_string_field(j, "name", p->name);
+		rl_json_uint_field(j, "id", p->id);
+		rl_json_uint_or_null_field(j, "priority", pr->dispatcher, p->prio);
+		rl_json_name(j, "chain_actions");
+		rl_json_array_start(j);
+		rl_xdp_actions_format(p->actions, acts, sizeof(acts));
+		for (a = strtok_r(acts, ",", &save); a; a = strtok_r(NULL, ",", &save))
+			rl_json_string(j, a);
+		rl_json_array_end(j);
+		rl_json_uint_or_null_field(j, "tail_call_id",
+					   r->slot_id && p->id == r->stub_id, r->slot_id);
+		rl_json_object_end(j);
+	}
+	rl_json_array_end(j);
+}
+
+static void row_json(struct rl_json *j, const struct status_row *r)
+{
+	const struct rl_settings *s = &r->set;
+	char w[32];
+
+	rl_json_object_start(j);
+	rl_json_string_field(j, "ifname", r->ifname);
+	if (r->opened) {
+		rl_format_duration(s->window_ns, w, sizeof(w));
+		rl_json_uint_field(j, "ifindex", s->ifindex);
+		rl_json_string_field(j, "mode", rl_mode_name(s->mode));
+		rl_json_string_field(j, "window", w);
+		rl_json_uint_field(j, "window_ms", s->window_ns / RL_NSEC_PER_MSEC);
+		rl_json_uint_field(j, "buckets", s->nbuckets);
+		rl_json_uint_field(j, "max_sources", s->max_sources);
+		rl_json_uint_field(j, "sources_map_entries", r->sources_map_entries);
+		rl_json_uint_field(j, "ipv6_prefix", s->v6_prefix);
+		rl_json_bool_field(j, "dry_run", s->flags & RL_F_DRY_RUN);
+		rl_json_bool_field(j, "pass_malformed", s->flags & RL_F_PASS_MALFORMED);
+		rl_json_uint_field(j, "rules", r->rules < 0 ? 0 : r->rules);
+		rl_json_uint_field(j, "bans", r->bans < 0 ? 0 : r->bans);
+		rl_json_uint_field(j, "verified_sources", r->verified);
+		rl_json_uint_field(j, "verified_ttl_ms", s->verified_ttl_ns / RL_NSEC_PER_MSEC);
+		rl_json_name(j, "egress_hooks");
+		rl_json_array_start(j);
+		for (int i = 0; i < r->nhooks; i++) {
+			char name[IF_NAMESIZE];
+
+			if (!if_indextoname((unsigned int)r->hooks[i], name))
+				snprintf(name, sizeof(name), "#%d", r->hooks[i]);
+			rl_json_object_start(j);
+			rl_json_string_field(j, "ifname", name);
+			rl_json_uint_or_null_field(j, "prog_id", r->hook_prog[i] != 0,
+						   r->hook_prog[i]);
+			rl_json_object_end(j);
+		}
+		rl_json_array_end(j);
+	}
+	if (r->opened)
+		sync_json(j, r);
+	if (!*r->staging_dir)
+		progs_json(j, r);
+	rl_json_string_field(j, "state", r->problem ? "broken" : "ok");
+	if (r->problem)
+		rl_json_string_field(j, "problem", r->problem);
+	if (*r->staging_dir)
+		rl_json_string_field(j, "staging_dir", r->staging_dir);
+	rl_json_object_end(j);
+}
+
+enum { COL_IFACE, COL_MODE, COL_WINDOW, COL_BUCKETS, COL_MAX_SRC,
+       COL_IPV6_PFX, COL_RULES, COL_VERIFIED, COL_EGRESS, COL_STATE, NR_COLS };
+
+static void row_cell(const void *ctx, size_t row, int col, char *buf,
+		     size_t len)
+{
+	const struct status_row *r = &((const struct status *)ctx)->rows[row];
+	const struct rl_settings *s = &r->set;
+
+	if (!r->opened && col != COL_IFACE && col != COL_STATE) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	switch (col) {
+	case COL_IFACE:
+		snprintf(buf, len, "%s", r->ifname);
+		break;
+	case COL_MODE:
+		snprintf(buf, len, "%s", rl_mode_name(s->mode));
+		break;
+	case COL_WINDOW:
+		rl_format_duration(s->window_ns, buf, len);
+		break;
+	case COL_BUCKETS:
+		snprintf(buf, len, "%u", s->nbuckets);
+		break;
+	case COL_MAX_SRC:
+		snprintf(buf, len, "%llu", (unsigned long long)s->max_sources);
+		break;
+	case COL_IPV6_PFX:
+		snprintf(buf, len, "/%u", s->v6_prefix);
+		break;
+	case COL_RULES:
+		snprintf(buf, len, r->rules < 0 ? "-" : "%d", r->rules);
+		break;
+	case COL_VERIFIED:
+		snprintf(buf, len, "%llu", (unsigned long long)r->verified);
+		break;
+	case COL_EGRESS:
+		format_hooks(r, buf, len);
+		break;
+	default: {	/* COL_STATE */
+		char banned[32] = "";
+
+		if (r->opened && r->bans > 0)
+			snprintf(banned, sizeof(banned), " (%d banned)", r->bans);
+		snprintf(buf, len, "%s%s%s%s", r->problem ? "BROKEN: " : "ok",
+			 r->problem ? r->problem : "",
+			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "",
+			 banned);
+	}
+	}
+}
+
+/* The second table: every XDP program on each interface, as
+ * `xdp-loader status` lists them. */
+struct prog_row {
+	const struct status_row *r;
+	int i;
+};
+
+enum { PCOL_IFACE, PCOL_PRIO, PCOL_NAME, PCOL_ID, PCOL_ACTIONS, PCOL_RUNS, NR_PCOLS };
+
+static void prog_cell(const void *ctx, size_t row, int col, char *buf,
+		      size_t len)
+{
+	const struct prog_row *pr = &((const struct prog_row *)ctx)[row];
+	const struct rl_xdp_progs *ps = &pr->r->progs;
+	const struct rl_xdp_prog *p = &ps->p[pr->i];
+
+	switch (col) {
+	case PCOL_IFACE:
+		snprintf(buf, len, "%s", pr->r->ifname);
+		break;
+	case PCOL_PRIO:
+		snprintf(buf, len, ps->dispatcher ? "%u" : "-", p->prio);
+		break;
+	case PCOL_NAME:
+		snprintf(buf, len, "%s", p->name);
+		break;
+	case PCOL_ID:
+		snprintf(buf, len, "%u", p->id);
+		break;
+	case PCOL_RUNS:
+		if (pr->r->slot_id && p->id == pr->r->stub_id)
+			snprintf(buf, len, "tail call: id %u", pr->r->slot_id);
+		else
+			snprintf(buf, len, "-");
+		break;
+	case PCOL_ACTIONS:
+		rl_xdp_actions_format(p->actions, buf, len);
+		if (!*buf)
+			snprintf(buf, len, "-");
+	}
+}
+
+static void print_progs(const struct status *st)
+{
+	static const struct rl_table_col cols[NR_PCOLS] = {
+		{ "IFACE", true }, { "PRIO", false }, { "XDP_PROGRAM", true },
+		{ "ID", false }, { "CHAIN_ACTIONS", true }, { "RUNS", true },
+	};
+	struct prog_row rows[2 * RL_MAX_IFACES * RL_XDP_MAX_PROGS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n; i++)
+		for (int k = 0; k < st->rows[i].progs.n; k++)
+			rows[n++] = (struct prog_row){ &st->rows[i], k };
+	if (!n)
+		return;
+	printf("\n");
+	rl_table_print(stdout, cols, NR_PCOLS, n, prog_cell, rows);
+}
+
+static void print_table(const struct status *st)
+{
+	static const struct rl_table_col cols[NR_COLS] = {
+		{ "IFACE", true }, { "MODE", true }, { "WINDOW", true },
+		{ "BUCKETS", false }, { "MAX_SRC", false }, { "IPV6_PFX", false },
+		{ "RULES", false }, { "VERIFIED", false }, { "EGRESS", true },
+		{ "STATE", true },
+	};
+
+	if (!st->n) {
+		printf("no interface is attached\n");
+		return;
+	}
+	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	print_progs(st);
+	for (size_t i = 0; i < st->n; i++) {
+		char line[256];
+
+		if (!st->rows[i].sync)
+			continue;
+		rl_sync_state_format(&st->rows[i].sync_st, st->rows[i].sync_alive,
+				     line, sizeof(line));
+		printf("%s sync: %s\n", st->rows[i].ifname, line);
+	}
+	if (st->broken)
+		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+}
+
+static int print_json(const struct status *st)
+{
+	struct rl_json j;
+
+	rl_json_begin(&j, stdout);
+	rl_json_object_start(&j);
+	rl_json_name(&j, "interfaces");
+	rl_json_array_start(&j);
+	for (size_t i = 0; i < st->n; i++)
+		row_json(&j, &st->rows[i]);
+	rl_json_array_end(&j);
+	rl_json_object_end(&j);
+	return rl_json_end(&j);
+}
+
+enum { OPT_JSON = RL_OPT_FIRST };
+
+struct status_args {
+	bool json;
+};
+
+static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	(void)p, (void)id, (void)arg;
+	((struct status_args *)cfg)->json = true;	/* OPT_JSON */
+	return 0;
+}
+
+static int status_run(void *cfg)
+{
+	char names[RL_MAX_IFACES][IF_NAMESIZE];
+	struct status *st = calloc(1, sizeof(*st));
+	int n;
+
+	if (!st)
+		return rl_fail("status: out of memory");
+	settle();
+	n = rl_ifaces_list(names, RL_MAX_IFACES);
+	if (n < 0) {
+		free(st);
+		return rl_fail("status: cannot read %s: %s", RL_PIN_ROOT, strerror(-n));
+	}
+	for (int i = 0; i < n; i++)
+		row_iface(st, names[i]);
+	rows_stale_stages(st);
+	if (((struct status_args *)cfg)->json)
+		n = print_json(st);
+	else
+		print_table(st);
+	free(st);
+	if (fflush(stdout) || n == -EIO)
+		return rl_fail("status: cannot write the output: %s", strerror(EIO));
+	return RL_EXIT_OK;
+}
+
+const struct rl_cmd rl_cmd_status = {
+	.name = "status",
+	.summary = "show attached interfaces and their settings",
+	.doc =
+		"List the attached interfaces with their settings, and flag broken\n"
+		"state (a link whose interface is gone, missing or foreign pins, what\n"
+		"an interrupted attach left) with the command that repairs it.\n",
+	.opts = (const struct rl_opt[]){
+		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
+		{ 0 }
+	},
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct status_args),
+	.opt = status_opt,
+	.run = status_run,
+};

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit sync --redis URL [--iface IFACE] [--fleet NAME]
+ * [--interval DURATION] [--password-file FILE]: join the interface to a
+ * fleet through Redis (the agent is sync_agent.c). Every value is checked,
+ * and Redis reached, before anything on the host changes.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "lib/pin.h"
+#include "cli/sync_agent.h"
+#include "lib/values.h"
+
+enum { OPT_REDIS = RL_OPT_FIRST, OPT_IFACE, OPT_FLEET, OPT_INTERVAL,
+	OPT_PASSWORD_FILE };
+
+struct sync_args {
+	const char *redis;
+	const char *iface;
+	const char *password_file;
+	struct rl_sync_opts o;
+};
+
+static void sync_defaults(void *cfg)
+{
+	snprintf(((struct sync_args *)cfg)->o.fleet, sizeof(((struct sync_args *)cfg)->o.fleet),
+		 "%s", RL_SYNC_DEFAULT_FLEET);
+}
+
+static int sync_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct sync_args *a = cfg;
+	char err[RL_ERR_LEN];
+
+	(void)p;
+	switch (id) {
+	case OPT_REDIS:
+		a->redis = arg;
+		if (rl_redis_url_parse(arg, &a->o.url, err, sizeof(err)))
+			return rl_usage_err("sync: %s", err);
+		return 0;
+	case OPT_IFACE:
+		a->iface = arg;
+		return rl_iface_arg("sync", arg);
+	case OPT_FLEET:
+		if (rl_sync_fleet_check(arg, err, sizeof(err)))
+			return rl_usage_err("sync: %s", err);
+		snprintf(a->o.fleet, sizeof(a->o.fleet), "%s", arg);
+		return 0;
+	case OPT_INTERVAL:
+		if (rl_parse_duration(arg, &a->o.interval_ns, err, sizeof(err)))
+			return rl_usage_err("sync: --interval: %s", err);
+		if (a->o.interval_ns < RL_SYNC_MIN_INTERVAL_NS)
+			return rl_usage_err("sync: --interval %s is shorter than 1ms: give 1ms to the window",
+					    arg);
+		return 0;
+	default:	/* OPT_PASSWORD_FILE */
+		a->password_file = arg;
+		return 0;
+	}
+}
+
+static int sync_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
+{
+	(void)p;
+	if (argc)
+		return rl_usage_err("sync: unexpected '%s': see 'xdp-ratelimit sync --help'",
+				    argv[0]);
+	if (!((struct sync_args *)cfg)->redis)
+		return rl_usage_err("sync: give the Redis server: --redis redis://HOST:PORT or unix:///PATH");
+	return 0;
+}
+
+static int sync_run(void *cfg)
+{
+	struct sync_args *a = cfg;
+	char err[RL_ERR_LEN];
+
+	if (rl_iface_resolve(a->iface, a->o.iface, err, sizeof(err)))
+		return rl_fail("sync: %s", err);
+	if (rl_sync_password(a->password_file, a->o.password, sizeof(a->o.password),
+			     err, sizeof(err)))
+		return rl_fail("sync: %s", err);
+	return rl_sync_run(&a->o);
+}
+
+const struct rl_cmd rl_cmd_sync = {
+	.name = "sync",
+	.summary = "share per-source windows with a fleet through Redis",
+	.doc =
+		"Join IFACE to a fleet: every host enforces at its own XDP hook, and\n"
+		"counts what the other hosts passed for the same source as if another\n"
+		"CPU had passed it. Every interval it pushes this host's passes per\n"
+		"source and bucket to Redis and reads back the others'. Runs until\n"
+		"SIGINT or SIGTERM, or until IFACE is detached. If Redis is slow or\n"
+		"gone, enforcement goes on with local counts ('status' says degraded)\n"
+		"and the agent reconnects. The password comes from REDISCLI_AUTH or\n"
+		"--password-file, never the command line.\n",
+	.opts = (const struct rl_opt[]){
+		{ OPT_REDIS, "redis", "URL",
+		  "redis://HOST:PORT[/DB] or unix:///PATH[?db=N] (required)" },
+		RL_OPT_IFACE(OPT_IFACE, "the interface (may be left out when one is attached)"),
+		{ OPT_FLEET, "fleet", "NAME",
+		  "the fleet's name: A-Z a-z 0-9 _ . - (default: default)" },
+		{ OPT_INTERVAL, "interval", "DURATION",
+		  "how often to exchange: 1ms to the window (default:\n"
+		  "one bucket width)" },
+		{ OPT_PASSWORD_FILE, "password-file", "FILE",
+		  "read the Redis password from FILE's first line\n"
+		  "(else REDISCLI_AUTH)" },
+		{ 0 }
+	},
+	.notes =
+		"Examples:\n"
+		"  xdp-ratelimit sync --redis redis://198.18.0.10:6379 --fleet web\n"
+		"  REDISCLI_AUTH=secret xdp-ratelimit sync --iface eth0 --redis unix:///run/redis.sock --interval 20ms\n",
+	.flags = RL_CMD_ROOT,
+	.cfg_size = sizeof(struct sync_args),
+	.defaults = sync_defaults,
+	.opt = sync_opt,
+	.operands = sync_operands,
+	.run = sync_run,
+};

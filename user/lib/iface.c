@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* An attached interface opened from its pins, each checked (iface.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "lib/iface.h"
+#include "lib/pin.h"
+#include "lib/settings.h"
+#include "lib/values.h"
+#include "lib/xdp_multi.h"
+
+/* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
+ * cannot tell them apart: only a map's fdinfo has map_type, only a link's
+ * link_type. */
+static bool fd_is(int fd, const char *field)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, field, strlen(field));
+	fclose(f);
+	return found;
+}
+
+int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
+		    __u32 value_size, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return -errno;
+	if (!fd_is(fd, "map_type:") ||
+	    bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
+	    info.type != type || info.key_size != key_size ||
+	    info.value_size != value_size) {
+		close(fd);
+		return -EPROTO;
+	}
+	if (max_entries)
+		*max_entries = info.max_entries;
+	return fd;
+}
+
+int rl_layout_value_size(__u32 layout, int i)
+{
+	if (layout >= RL_LAYOUT_VERSION)
+		return (int)rl_map_defs[i].value_size;
+	/* layout 7: rules and config ended before the fields layout 8 added
+	 * at their end; no scopes */
+	switch (i) {
+	case RL_MAP_IDX_rules:
+		return offsetof(struct rl_rule, burst);
+	case RL_MAP_IDX_config:
+		return offsetof(struct rl_config, scopes_used);
+	case RL_MAP_IDX_scopes:
+	case RL_MAP_IDX_scoped_v4:
+	case RL_MAP_IDX_scoped_v6:
+		return -1;
+	default:
+		return (int)rl_map_defs[i].value_size;
+	}
+}
+
+static int open_map(const char *iface, __u32 layout, int i, int *fd,
+		    __u32 *max_entries, char *err, size_t errlen)
+{
+	const struct rl_map_def *def = &rl_map_defs[i];
+	char path[PATH_MAX];
+
+	rl_pin_path(path, sizeof(path), iface, def->name);
+	*fd = rl_map_pin_open(path, def->type, def->key_size,
+			      (__u32)rl_layout_value_size(layout, i), max_entries);
+	if (*fd == -EPROTO) {
+		snprintf(err, errlen,
+			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
+			 path, iface);
+		return -EPROTO;
+	}
+	if (*fd < 0) {
+		snprintf(err, errlen,
+			 "cannot open %s (%s): the pins of %s are incomplete; check 'xdp-ratelimit status', then 'xdp-ratelimit detach %s' and attach again",
+			 path, strerror(-*fd), iface, iface);
+		return *fd;
+	}
+	return 0;
+}
+
+/* Map ids the program behind IFACE's link uses; 0 when there is no
+ * usable link (status reports that), else how many (or -errno). */
+static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), prog_id = 0;
+	int fd, ret;
+
+	if (rl_link_ifindex(iface, &prog_id) < 0 || !prog_id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return -errno;
+	info.nr_map_ids = max;
+	info.map_ids = (__u64)(unsigned long)ids;
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
+	      (int)(info.nr_map_ids < max ? info.nr_map_ids : max);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Every pinned map must be one the linked program uses: a map put under
+ * the pin path by hand, even of the right shape, is never written to.
+ */
+static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
+			size_t errlen)
+{
+	__u32 ids[32] = { 0 };	/* valgrind cannot see the kernel fill it */
+	int n = linked_map_ids(iface, ids, 32);
+
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read the program attached to %s: %s",
+			 iface, strerror(-n));
+		return n;
+	}
+	for (int i = 0; n && i < RL_NR_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		bool found = false;
+
+		if (m->fd[i] < 0)
+			continue;	/* not in an older layout */
+		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len))
+			return -errno;
+		for (int k = 0; k < n && !found; k++)
+			found = ids[k] == info.id;
+		if (!found) {
+			snprintf(err, errlen,
+				 "the pinned map '%s' of %s is not one the attached program uses (replaced by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+				 rl_map_defs[i].name, iface, iface);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* Settings read back from a pin: what attach could have written. */
+static bool settings_sane(const struct rl_settings *s)
+{
+	struct rl_attach_req req = {
+		.window_ns = s->window_ns, .nbuckets = s->nbuckets,
+		.v6_prefix = s->v6_prefix, .max_sources = s->max_sources,
+		.flags = s->flags, .verified_ttl_ns = s->verified_ttl_ns,
+	};
+	struct rl_settings again;
+	char err[RL_ERR_LEN];
+
+	return rl_settings_build(&again, &req, rl_cpu_ids(), err, sizeof(err)) == 0 &&
+	       again.bucket_ns == s->bucket_ns && s->ncpus == (__u32)rl_cpu_ids();
+}
+
+/*
+ * The layout version in IFACE's config pin, read before its shape is
+ * checked: another layout's config may have another size, and its user
+ * must hear "detach and attach again", not "not a map we made". `layout`
+ * sat at byte 68 of struct rl_config up to layout 6 (before the settings
+ * grew the verified TTL and --replies-via): a config shorter than layout
+ * 7's is read there. 0 when the pin cannot tell (open_map then says what is wrong).
+ */
+#define RL_LAYOUT_OFFSET_UP_TO_6	68
+__u32 rl_iface_pinned_layout(const char *iface)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info), zero = 0, layout = 0;
+	size_t off = offsetof(struct rl_config, layout);
+	char path[PATH_MAX];
+	void *val;
+	int fd;
+
+	rl_pin_path(path, sizeof(path), iface, rl_map_defs[RL_MAP_IDX_config].name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (fd_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
+	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
+	    info.value_size <= 4096) {
+		/* layout 7 and later only grew config at its end */
+		if (info.value_size < (__u32)rl_layout_value_size(RL_LAYOUT_OLDEST_CARRIED,
+								  RL_MAP_IDX_config))
+			off = RL_LAYOUT_OFFSET_UP_TO_6;
+		if (info.value_size < off + sizeof(layout)) {
+			close(fd);
+			return 0;
+		}
+		val = calloc(1, info.value_size);
+		if (val && !bpf_map_lookup_elem(fd, &zero, val))
+			memcpy(&layout, (char *)val + off, sizeof(layout));
+		free(val);
+	}
+	close(fd);
+	return layout;
+}
+
+static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen)
+{
+	if (layout >= RL_LAYOUT_OLDEST_CARRIED && layout < RL_LAYOUT_VERSION)
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): 'xdp-ratelimit reload %s' carries it over to this version, keeping its state",
+			 name, layout, RL_LAYOUT_VERSION, name);
+	else
+		snprintf(err, errlen,
+			 "%s was attached by a different version of xdp-ratelimit (layout %u, this one reads %u): detach and attach it again with this version",
+			 name, layout, RL_LAYOUT_VERSION);
+	return -EPROTO;
+}
+
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen)
+{
+	__u32 layout = rl_iface_pinned_layout(name);
+
+	if (layout && layout != RL_LAYOUT_VERSION) {
+		memset(ifc, 0, sizeof(*ifc));
+		rl_maps_init(&ifc->m);
+		return wrong_layout(name, layout, err, errlen);
+	}
+	return rl_iface_open_layout(name, RL_LAYOUT_VERSION, ifc, err, errlen);
+}
+
+int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	memset(ifc, 0, sizeof(*ifc));
+	rl_maps_init(&ifc->m);
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	/* config first: another layout version may pin other maps */
+	ret = open_map(name, layout, RL_MAP_IDX_config, &ifc->m.config, NULL,
+		       err, errlen);
+	if (ret)
+		goto fail;
+	/* an older config is shorter: the lookup fills its size, the rest
+	 * stays zero (what layout 8 added means "none" as zero) */
+	ret = rl_config_read(&ifc->m, &ifc->cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config of %s: %s", name,
+			 strerror(-ret));
+		goto fail;
+	}
+	if (ifc->cfg.layout != layout) {
+		ret = wrong_layout(name, ifc->cfg.layout, err, errlen);
+		goto fail;
+	}
+	for (int i = 0; i < RL_NR_MAPS; i++) {
+		if (i == RL_MAP_IDX_config || rl_layout_value_size(layout, i) < 0)
+			continue;	/* open already, or not in that layout */
+		ret = open_map(name, layout, i, &ifc->m.fd[i],
+			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
+			       err, errlen);
+		if (ret)
+			goto fail;
+	}
+	ret = maps_of_link(name, &ifc->m, err, errlen);
+	if (ret)
+		goto fail;
+	if (!settings_sane(&ifc->cfg.set)) {
+		snprintf(err, errlen,
+			 "the config map of %s holds settings out of range (changed by hand?): refusing to use it; 'xdp-ratelimit detach %s' and attach again",
+			 name, name);
+		ret = -EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	rl_maps_close(&ifc->m);
+	return ret;
+}
+
+void rl_iface_close(struct rl_iface *ifc)
+{
+	rl_maps_close(&ifc->m);
+}
+
+__u32 rl_map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+__u32 rl_pinned_map_id(const char *name, const char *pin, int *err)
+{
+	char path[PATH_MAX];
+	__u32 id;
+	int fd, e;
+
+	rl_pin_path(path, sizeof(path), name, pin);
+	fd = bpf_obj_get(path);
+	e = fd < 0 && errno != ENOENT ? -errno : 0;
+	id = rl_map_id(fd);
+	if (fd >= 0 && !id)
+		e = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		*err = e;
+	return id;
+}
+
+__u32 rl_iface_config_id(const char *name)
+{
+	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
+}
+
+bool rl_prog_uses_map(int prog_fd, __u32 map_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[64] = { 0 }, len = sizeof(info);
+
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return false;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
+		if (ids[i] == map_id)
+			return true;
+	return false;
+}
+
+int rl_link_ifindex(const char *name, __u32 *prog_id)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno == ENOENT)	/* under libxdp's dispatcher? */
+		return rl_xdp_multi_judge(name, prog_id);
+	if (fd < 0)
+		return -errno;
+	if (!fd_is(fd, "link_type:"))
+		ret = -EPROTO;
+	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	else if (info.type != BPF_LINK_TYPE_XDP)
+		ret = -EPROTO;
+	else
+		ret = (int)info.xdp.ifindex;
+	if (prog_id)
+		*prog_id = info.prog_id;
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* What a reload onto new maps carries (reload_carry.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "newcomer.h"
+#include "lib/reload_carry.h"
+#include "lib/rule.h"
+#include "lib/settings.h"
+#include "verified.h"
+
+/* The windows of the old and new settings fall on the same buckets. */
+static bool same_grid(const struct rl_settings *a, const struct rl_settings *b)
+{
+	return a->window_ns == b->window_ns && a->nbuckets == b->nbuckets &&
+	       a->bucket_ns == b->bucket_ns && a->ncpus == b->ncpus &&
+	       !((a->flags ^ b->flags) & RL_F_COARSE_CLOCK);
+}
+
+/* Per-source state keeps its meaning: same grid, same IPv6 keys. */
+static bool same_sources(const struct rl_settings *a, const struct rl_settings *b)
+{
+	return same_grid(a, b) && a->v6_prefix == b->v6_prefix;
+}
+
+/* A source key under the new --ipv6-prefix: IPv6 masked to a shorter
+ * one; false for IPv6 under a longer one, which a shorter key cannot
+ * name. */
+static bool key_remap(struct rl_key *k, const struct rl_settings *from,
+		      const struct rl_settings *to)
+{
+	__u32 w[4];
+
+	if (rl_key_is_v4(k) || from->v6_prefix == to->v6_prefix)
+		return true;
+	if (to->v6_prefix > from->v6_prefix)
+		return false;
+	memcpy(w, k->addr, sizeof(w));
+	for (int i = 0; i < 4; i++)
+		w[i] &= to->v6_mask[i];
+	memcpy(k->addr, w, sizeof(w));
+	return true;
+}
+
+static struct rl_rule_change rule_rates(const struct rl_rule *r)
+{
+	return (struct rl_rule_change){
+		.have_pps = true, .pps = r->pps, .have_bps = true, .bps = r->bps,
+		.have_agg_pps = true, .agg_pps = r->agg_pps,
+		.have_agg_bps = true, .agg_bps = r->agg_bps,
+		.have_new_pps = true, .new_pps = r->new_pps,
+		.have_new_bps = true, .new_bps = r->new_bps,
+	};
+}
+
+/* ---- per-source tables, most recent first ---------------------------- */
+
+struct recent {
+	struct rl_key key;
+	__u64 newest;		/* the newest bucket any CPU of it counted in */
+};
+
+static int by_newest(const void *a, const void *b)
+{
+	const struct recent *x = a, *y = b;
+
+	return x->newest == y->newest ? 0 : x->newest > y->newest ? -1 : 1;
+}
+
+/* Every source of a per-CPU table (struct rl_source values) that some CPU
+ * owns, with its newest bucket, most recent first. Count or -errno. */
+static long collect_sources(int fd, struct recent **out)
+{
+	size_t stride = (sizeof(struct rl_source) + 7) & ~(size_t)7;
+	struct rl_key key, next, *prev = NULL;
+	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	struct recent *r = NULL, *grown;
+	size_t n = 0, alloc = 0;
+	long ret = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct recent e = { .key = next };
+		bool owned = false;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;	/* evicted since */
+		for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
+			const struct rl_source *v = (void *)((char *)vals + cpu * stride);
+
+			if (memcmp(&v->owner, &key, sizeof(key)))
+				continue;	/* stale or unused on that CPU */
+			owned = true;
+			if (v->st.win.bucket > e.newest)
+				e.newest = v->st.win.bucket;
+		}
+		if (!owned)
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			grown = realloc(r, alloc * sizeof(*r));
+			if (!grown) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			r = grown;
+		}
+		r[n++] = e;
+	}
+	if (n)	/* r is NULL without rows */
+		qsort(r, n, sizeof(*r), by_newest);
+	ret = (long)n;
+out:
+	free(vals);
+	if (ret < 0)
+		free(r);
+	else
+		*out = r;
+	return ret;
+}
+
+/* The `limit` most recent sources of `src` into `dst`, with their
+ * history. Count or -errno. */
+static long carry_sources(int src, int hist_src, int dst, int hist_dst,
+			  __u64 limit)
+{
+	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	struct rl_history h;
+	struct recent *r = NULL;
+	long n = collect_sources(src, &r), done = 0;
+
+	if (n < 0 || !vals) {
+		free(vals);
+		return n < 0 ? n : -ENOMEM;
+	}
+	for (long i = 0; i < n && (__u64)done < limit; i++) {
+		if (bpf_map_lookup_elem(src, &r[i].key, vals))
+			continue;
+		if (bpf_map_update_elem(dst, &r[i].key, vals, BPF_ANY)) {
+			done = -errno;
+			break;
+		}
+		if (!bpf_map_lookup_elem(hist_src, &r[i].key, &h))
+			(void)bpf_map_update_elem(hist_dst, &r[i].key, &h, BPF_ANY);
+		done++;
+	}
+	free(r);
+	free(vals);
+	return done;
+}
+
+/* Sources some CPU counted in within the last window of `s`. */
+static long active_sources(const struct rl_iface *old)
+{
+	const struct rl_settings *s = &old->cfg.set;
+	__u64 now = rl_prog_now_ns(s) / s->bucket_ns;
+	struct recent *r = NULL;
+	long n = collect_sources(old->m.sources, &r), active = 0;
+
+	for (long i = 0; i < n; i++)
+		active += r[i].newest + s->nbuckets > now;
+	free(r);
+	return n < 0 ? n : active;
+}
+
+/* ---- check --------------------------------------------------------- */
+
+int rl_carry_check(const struct rl_iface *old, const struct rl_settings *s,
+		   char *err, size_t errlen)
+{
+	char why[RL_ERR_LEN], pfx[RL_PREFIX_STRLEN];
+	struct rl_rule r;
+	struct rl_prefix p;
+	struct rl_scope sc;
+	struct rl_rule_change c;
+	long active;
+
+	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
+		memset(&r, 0, sizeof(r));	/* an older rule is shorter */
+		if (bpf_map_lookup_elem(old->m.rules, &id, &r)) {
+			snprintf(err, errlen, "cannot read the rules: %s", strerror(errno));
+			return -errno;
+		}
+		if (!(r.flags & RL_RULE_F_USED))
+			continue;
+		rl_rule_prefix(&r, &p);
+		c = rule_rates(&r);
+		/* a scoped rule's scope, as the pins hold it (layout 7: none) */
+		memset(&sc, 0, sizeof(sc));
+		if (r.scope) {
+			__u32 idx = r.scope - 1;
+
+			if (bpf_map_lookup_elem(old->m.scopes, &idx, &sc)) {
+				snprintf(err, errlen, "cannot read the scopes: %s",
+					 strerror(errno));
+				return -errno;
+			}
+		}
+		if (!rl_rule_check(s, &p, r.scope ? &sc : NULL, &c, why, sizeof(why)))
+			continue;
+		rl_format_prefix(&p, pfx, sizeof(pfx));
+		snprintf(err, errlen,
+			 "the rule of %s cannot be carried to the new settings: %s (or delete the rule first: 'xdp-ratelimit quota del %s --iface %s')",
+			 pfx, why, pfx, old->name);
+		return -EINVAL;
+	}
+	if (!same_sources(&old->cfg.set, s) || s->max_sources >= old->cfg.set.max_sources)
+		return 0;
+	active = active_sources(old);
+	if (active < 0) {
+		snprintf(err, errlen, "cannot read the sources: %s", strerror(-active));
+		return (int)active;
+	}
+	if ((__u64)active <= s->max_sources)
+		return 0;
+	snprintf(err, errlen,
+		 "%ld sources were active in the last window, more than --max-sources %llu would keep (each dropped would start a fresh window): give --max-sources %ld or more, or reload when fewer are active",
+		 active, (unsigned long long)s->max_sources, active);
+	return -EINVAL;
+}
+
+/* ---- copies -------------------------------------------------------- */
+
+/* Entries 0..n-1 of an array, as they are (per-CPU: every CPU's). */
+static int copy_array(int src, int dst, __u32 n, size_t value_size, bool percpu)
+{
+	void *v = percpu ? rl_percpu_alloc(value_size) : calloc(1, value_size);
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !ret; i++)
+		if (bpf_map_lookup_elem(src, &i, v) ||
+		    bpf_map_update_elem(dst, &i, v, BPF_ANY))
+			ret = -errno;
+	free(v);
+	return ret;
+}
+
+/* Every entry of a hash or trie (at most `limit`; a full `dst` ends it):
+ * count or -errno. */
+static long copy_hash(int src, int dst, size_t key_size, size_t value_size,
+		      __u64 limit)
+{
+	char key[64], next[64], *prev = NULL;
+	void *v = calloc(1, value_size);
+	long n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	while ((__u64)n < limit && !bpf_map_get_next_key(src, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(src, key, v))
+			continue;
+		if (bpf_map_update_elem(dst, key, v, BPF_ANY)) {
+			if (errno != E2BIG)
+				n = -errno;
+			break;
+		}
+		n++;
+	}
+	free(v);
+	return n;
+}
+
+static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
+		       const struct rl_maps *nm, struct rl_carried *c)
+{
+	const struct rl_rule_change none = { 0 };
+	static const struct rl_rule empty;
+	struct rl_rule r;
+	long ret;
+
+	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
+		memset(&r, 0, sizeof(r));	/* an older rule: zero-extended */
+		if (bpf_map_lookup_elem(old->m.rules, &id, &r))
+			return -errno;
+		if (!memcmp(&r, &empty, sizeof(r)))
+			continue;	/* the new array holds zeros already */
+		if (r.flags & RL_RULE_F_USED) {
+			rl_rule_apply(&r, &none, s->window_ns);	/* the budgets */
+			c->rules++;
+		}
+		if (bpf_map_update_elem(nm->rules, &id, &r, BPF_ANY))
+			return -errno;
+	}
+	ret = copy_hash(old->m.rules_v4, nm->rules_v4, sizeof(struct rl_lpm_v4),
+			sizeof(__u32), RL_MAX_RULES);
+	if (ret >= 0)
+		ret = copy_hash(old->m.rules_v6, nm->rules_v6, sizeof(struct rl_lpm_v6),
+				sizeof(__u32), RL_MAX_RULES);
+	if (ret < 0 || old->m.scopes < 0)
+		return (int)(ret < 0 ? ret : 0);	/* no scopes before layout 8 */
+	ret = copy_array(old->m.scopes, nm->scopes, RL_MAX_SCOPES,
+			 sizeof(struct rl_scope), false);
+	if (!ret)
+		ret = copy_hash(old->m.scoped_v4, nm->scoped_v4,
+				sizeof(struct rl_lpm_scoped_v4), sizeof(__u32), RL_MAX_RULES);
+	if (ret >= 0)
+		ret = copy_hash(old->m.scoped_v6, nm->scoped_v6,
+				sizeof(struct rl_lpm_scoped_v6), sizeof(__u32), RL_MAX_RULES);
+	return ret < 0 ? (int)ret : 0;
+}
+
+/* Bans, re-keyed: a ban merged with another keeps the later end. */
+static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
+		       const struct rl_maps *nm)
+{
+	struct rl_key key, next, *prev = NULL, k;
+	struct rl_ban b, have;
+	long n = 0;
+
+	while (!bpf_map_get_next_key(old->m.bans, prev, &next)) {
+		key = next;
+		prev = &key;
+		k = key;
+		if (bpf_map_lookup_elem(old->m.bans, &key, &b) ||
+		    !key_remap(&k, &old->cfg.set, s))
+			continue;
+		if (!bpf_map_lookup_elem(nm->bans, &k, &have) && have.until_ns >= b.until_ns)
+			continue;
+		if (bpf_map_update_elem(nm->bans, &k, &b, BPF_ANY))
+			return -errno;
+		n++;
+	}
+	return n;
+}
+
+struct verified_row {
+	struct rl_key key;
+	struct rl_verified v;
+};
+
+static int by_answered(const void *a, const void *b)
+{
+	const struct verified_row *x = a, *y = b;
+
+	return x->v.answered_ns == y->v.answered_ns ? 0 :
+	       x->v.answered_ns > y->v.answered_ns ? -1 : 1;
+}
+
+/* Verified sources, the most recently answered first, at most the new
+ * --max-sources; re-keyed as bans are; each pushed into the new bloom
+ * filter (which cannot be read, only rebuilt). A new --window restarts
+ * the proven counts, which are per fixed window. */
+static long carry_verified(const struct rl_iface *old, const struct rl_settings *s,
+			   const struct rl_maps *nm)
+{
+	struct rl_key key, next, *prev = NULL;
+	struct verified_row *r = NULL, *grown;
+	size_t n = 0, alloc = 0;
+	struct rl_verified have;
+	long done = 0;
+
+	while (!bpf_map_get_next_key(old->m.verified, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			grown = realloc(r, alloc * sizeof(*r));
+			if (!grown) {
+				free(r);
+				return -ENOMEM;
+			}
+			r = grown;
+		}
+		r[n].key = key;
+		if (bpf_map_lookup_elem(old->m.verified, &key, &r[n].v) ||
+		    !key_remap(&r[n].key, &old->cfg.set, s))
+			continue;
+		if (s->window_ns != old->cfg.set.window_ns) {
+			r[n].v.proven_win = r[n].v.proven_pkts = 0;
+			r[n].v.proven_bytes = 0;
+		}
+		n++;
+	}
+	if (n)
+		qsort(r, n, sizeof(*r), by_answered);
+	for (size_t i = 0; i < n && (__u64)done < s->max_sources; i++) {
+		if (!bpf_map_lookup_elem(nm->verified, &r[i].key, &have) &&
+		    have.answered_ns >= r[i].v.answered_ns)
+			continue;
+		if (bpf_map_update_elem(nm->verified, &r[i].key, &r[i].v, BPF_ANY) ||
+		    bpf_map_update_elem(nm->verified_bloom, NULL, &r[i].key, BPF_ANY)) {
+			done = -errno;
+			break;
+		}
+		done++;
+	}
+	free(r);
+	return done;
+}
+
+/* The config: the new settings on the attachment's mode and interface,
+ * and the running one's bits (a rules generation moved on, so that every
+ * source carried re-resolves its rule). */
+static int carry_config(const struct rl_iface *old, const struct rl_maps *nm)
+{
+	struct rl_config cfg;
+	int ret = rl_config_read(nm, &cfg);
+
+	if (ret)
+		return ret;
+	cfg.set.mode = old->cfg.set.mode;
+	cfg.set.ifindex = old->cfg.set.ifindex;
+	cfg.rules_gen = (old->cfg.rules_gen | 1) + 1;
+	if (cfg.rules_gen < 2)
+		cfg.rules_gen = 2;	/* 0 is what a new source holds */
+	cfg.bans_used = old->cfg.bans_used;
+	cfg.remote_used = old->cfg.remote_used;
+	cfg.scopes_used = old->cfg.scopes_used;
+	return rl_config_write(nm, &cfg);
+}
+
+int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
+	     const struct rl_maps *nm, struct rl_carried *c, char *err,
+	     size_t errlen)
+{
+	const struct rl_settings *o = &old->cfg.set;
+	const char *what = "rules";
+	long n;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = carry_rules(old, s, nm, c);
+	if (!ret) {
+		what = "bans";
+		n = carry_bans(old, s, nm);
+		ret = n < 0 ? (int)n : 0;
+		c->bans = n;
+	}
+	if (!ret) {
+		what = "verified sources";
+		n = carry_verified(old, s, nm);
+		ret = n < 0 ? (int)n : 0;
+		c->verified = n;
+	}
+	if (!ret) {
+		what = "answered connections";
+		n = copy_hash(old->m.answered, nm->answered, sizeof(struct rl_flow),
+			      sizeof(struct rl_answered), s->max_sources);
+		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret && o->ncpus == s->ncpus) {
+		what = "counters";
+		ret = copy_array(old->m.counters, nm->counters, 1,
+				 sizeof(struct rl_counters), true);
+	}
+	if (!ret) {
+		what = "sync state";
+		ret = copy_array(old->m.sync, nm->sync, 1, sizeof(struct rl_sync_state), false);
+	}
+	if (!ret && same_grid(o, s)) {
+		what = "aggregate windows";
+		ret = copy_array(old->m.aggregates, nm->aggregates, RL_AGGREGATE_ENTRIES,
+				 sizeof(struct rl_state), true);
+		if (!ret)
+			ret = copy_array(old->m.agg_history, nm->agg_history,
+					 RL_AGGREGATE_ENTRIES, sizeof(struct rl_history), false);
+	}
+	if (!ret && same_sources(o, s)) {
+		c->windows = true;
+		what = "sources";
+		n = carry_sources(old->m.sources, old->m.history, nm->sources,
+				  nm->history, s->max_sources);
+		c->sources = n;
+		if (n >= 0)
+			n = carry_sources(old->m.newcomers, old->m.new_history,
+					  nm->newcomers, nm->new_history,
+					  rl_newcomers_entries(s->max_sources));
+		if (n >= 0)
+			n = copy_hash(old->m.refused, nm->refused, sizeof(struct rl_key),
+				      sizeof(struct rl_refused), RL_REFUSED_ENTRIES);
+		if (n >= 0)
+			n = copy_hash(old->m.remote, nm->remote, sizeof(struct rl_key),
+				      sizeof(struct rl_remote), s->max_sources);
+		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret) {
+		what = "config";
+		ret = carry_config(old, nm);
+	}
+	if (ret)
+		snprintf(err, errlen, "cannot carry the %s into the new maps: %s",
+			 what, strerror(-ret));
+	return ret;
+}
+
+void rl_carry_late(const struct rl_iface *old, const struct rl_settings *s,
+		   const struct rl_maps *nm)
+{
+	(void)carry_bans(old, s, nm);
+	(void)carry_verified(old, s, nm);
+}

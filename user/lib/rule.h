@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Quota rules in the running program's maps (xdp-ratelimit(8), quota). A
+ * rule lives in a slot of `rules`; rules_v4/rules_v6 map its prefix to the
+ * slot. Every change bumps config.rules_gen so sources re-resolve their
+ * rule on their next packet, keeping their counters. Callers hold the
+ * interface lock. Errors name no command: callers add their context.
+ */
+#ifndef RL_RULE_H
+#define RL_RULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "lib/maps.h"
+#include "lib/scope_opts.h"
+#include "lib/values.h"
+
+/* Fields of `quota set`: only those with have_* are changed. A value of
+ * RL_UNLIMITED removes that limit. */
+struct rl_rule_change {
+	bool have_pps, have_bps, have_agg_pps, have_agg_bps;
+	__u64 pps, bps, agg_pps, agg_bps;
+	/* newcomer budget and ban (ban_ns 0: no bans) */
+	bool have_new_pps, have_new_bps, have_ban;
+	__u64 new_pps, new_bps, ban_ns;
+	/* --burst: packets per bucket, 0 for none */
+	bool have_burst;
+	__u64 burst;
+};
+
+/* Does the change name any field? */
+bool rl_rule_change_any(const struct rl_rule_change *c);
+
+/* The default rule that attach --default-pps/--default-bps sets, as a
+ * change (RL_UNLIMITED: not given). False when it names no limit. */
+bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps);
+
+/*
+ * Each limit of a rule as the `quota set` option that sets it, for save:
+ * a rule prints as one option per row whose value differs from `unset`.
+ * A new option of quota set is one more row (the unit tests check that
+ * every option of quota set has one).
+ */
+enum rl_rule_opt_kind {
+	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
+	RL_RULE_OPT_DURATION,	/* DURATION|0; unset: 0 */
+	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
+};
+
+struct rl_rule_opt {
+	const char *name;		/* "aggregate-pps" */
+	size_t offset;			/* of its __u64 in struct rl_rule */
+	enum rl_rule_opt_kind kind;
+};
+
+extern const struct rl_rule_opt rl_rule_opts[];	/* ends with { NULL } */
+/* The options of quota set that give a rule's scope rather than a limit
+ * (ends with NULL): save writes them with rl_scope_opts_text(). */
+extern const char *const rl_rule_scope_opts[];
+
+/* A rule's value for an option, and whether the option would be given. */
+__u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o);
+bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o);
+
+/* The rule `quota set` makes of a prefix that has none: no limit yet. */
+void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p);
+/* Apply a change to a rule as `quota set` does, budgets for window_ns. */
+void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
+		   __u64 window_ns);
+/* Whether `p` may have a rule of `scope` (NULL: none) changed by `c` on an
+ * interface with settings `s` (its budgets fit the window's counters, an
+ * IPv6 prefix is no longer than the tracking prefix, a scope covering IPv6
+ * has room for its sources in a scoped window's key): 0 or -EINVAL with
+ * what to do in err. */
+int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
+		  const struct rl_scope *scope, const struct rl_rule_change *c,
+		  char *err, size_t errlen);
+/* The prefixes a PREFIX stands for: itself, or default's 0.0.0.0/0 and
+ * ::/0. Returns how many (1 or 2). */
+int rl_prefix_expand(const struct rl_prefix *p, struct rl_prefix out[2]);
+/* Do two rules have the same prefix? And the same prefix and scope (two
+ * rules as userspace holds them: rule_scope.h), which names a rule? */
+bool rl_rule_same_prefix(const struct rl_rule *a, const struct rl_rule *b);
+bool rl_rule_same_key(const struct rl_rule *a, const struct rl_rule *b);
+/* The order of rl_rule_list: IPv4 first, then prefix length, address,
+ * scope (unscoped first). */
+int rl_rule_cmp(const void *a, const void *b);
+
+/*
+ * Make the rules exactly `want` (n rules as userspace holds them, any
+ * order, each prefix and scope once) in
+ * one change: rules absent from it are deleted, changed ones rewritten in
+ * their slot (keeping their aggregate and newcomer windows; the default's
+ * shared windows stay while either half of it was set), new ones added; a
+ * rule that is already as wanted is not touched, and when none differs
+ * nothing is written at all (not even the generation, unless a change cut
+ * short left it odd: that is completed). Bans are never lifted. Returns how
+ * many rules it added, changed or deleted, or a negative errno with err
+ * set.
+ */
+int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
+		    int n, char *err, size_t errlen);
+
+/* quota set and del of the unscoped rule of `p`. */
+int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
+		const struct rl_prefix *p, const struct rl_rule_change *c,
+		char *err, size_t errlen);
+int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
+		char *err, size_t errlen);
+/* The same for the rule of `p` and `scope` (NULL or rank 0: unscoped). A
+ * scope is given an entry of `scopes` with its first rule and freed with
+ * its last. */
+int rl_rule_set_scoped(const struct rl_maps *m, const struct rl_settings *s,
+		       const struct rl_prefix *p, const struct rl_scope *scope,
+		       const struct rl_rule_change *c, char *err, size_t errlen);
+int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
+		       const struct rl_scope *scope, char *err, size_t errlen);
+
+/* All rules as userspace holds them (rule_scope.h), IPv4 first, then by
+ * prefix length, address and scope. Returns the count (at most max) or a
+ * negative errno. */
+int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
+
+/* The rule that covers a tracked source (longest prefix), or -ENOENT. */
+int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
+		   bool v6, struct rl_rule *out);
+
+/*
+ * Rule slots read so far, so that finding the rule of every one of a
+ * million sources costs one read per rule rather than an LPM lookup per
+ * source. Zero-initialised; rl_rule_cache_free() when done.
+ */
+struct rl_rule_cache {
+	struct rl_rule *rules;		/* RL_MAX_RULES, allocated on first use */
+	__u8 *state;			/* RL_SLOT_* */
+};
+
+enum { RL_SLOT_UNREAD, RL_SLOT_USED, RL_SLOT_UNUSABLE };
+
+void rl_rule_cache_free(struct rl_rule_cache *rc);
+
+/*
+ * The rule covering a source: the one its CPUs resolved in the current
+ * rules generation (rule_cached; rule_id RL_NO_RULE when none covers it),
+ * else an LPM lookup as the program would make. NULL when no rule covers
+ * it; `found` is room for a rule looked up.
+ */
+const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
+					struct rl_rule_cache *rc,
+					const struct rl_key *key,
+					bool rule_cached, __u32 rule_id,
+					struct rl_rule *found);
+
+/* The `scopes` map (RL_MAX_SCOPES entries), and a rule read from `rules`
+ * turned into the form userspace holds (its scope's content). */
+int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
+void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table);
+
+/* The rule in slot `slot` as userspace holds it (the rule of a scoped
+ * window: rl_scoped_source), or -ENOENT when the slot holds none. */
+int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out);
+
+/* How views name a rule (userspace form): its prefix, then its scope
+ * ("0.0.0.0/0 tcp syn"). */
+#define RL_RULE_STRLEN	(RL_PREFIX_STRLEN + RL_SCOPE_STRLEN)
+void rl_rule_text(const struct rl_rule *r, char *buf, size_t len);
+
+/* A rule's prefix in rl_prefix form. */
+void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p);
+
+/* True when a tracked key is IPv4 (::ffff:a.b.c.d). */
+bool rl_key_is_v4(const struct rl_key *key);
+
+#endif /* RL_RULE_H */
