@@ -74,7 +74,16 @@ test_performance_agrees() {
 	result performance_agrees_with_readme $? "not in README: ${bad[*]}"
 }
 
-tests=(man_lint man_covers_help no_outside_references performance_agrees)
+# user/lib never includes a user/cli header, and no modules include each
+# other in a loop (tree.py).
+test_tree() {
+	local breaches
+	breaches=$(python3 "$root/tests/doc/tree.py" "$root")
+	[ -z "$breaches" ]
+	result tree_lib_below_cli_no_loops $? "$breaches"
+}
+
+tests=(man_lint man_covers_help no_outside_references performance_agrees tree)
 for t in "${@:-${tests[@]}}"; do
 	if [[ " ${tests[*]} " != *" $t "* ]]; then
 		echo "doc: no test named '$t' (${tests[*]})" >&2

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "lib/maps.h"
+#include "lib/source_sum.h"
 #include "lib/rule.h"
 #include "lib/settings.h"
 #include "xdp_hold.h"

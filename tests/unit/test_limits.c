@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/kernel_probe.h"
+#include "lib/maps.h"
+#include "lib/rule.h"
 #include "lib/settings.h"
 #include "harness.h"
 

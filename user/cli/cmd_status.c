@@ -184,7 +184,7 @@ static void rows_stale_stages(struct status *st)
 	for (int i = 0; i < n; i++) {
 		struct status_row *r = &st->rows[st->n++];
 
-		rl_attach_stage_parse(names[i], r->ifname, &pid);
+		rl_pin_stage_parse(names[i], r->ifname, &pid);
 		rl_pin_path(r->staging_dir, sizeof(r->staging_dir), names[i], NULL);
 		snprintf(r->why, sizeof(r->why),
 			 rl_link_ifindex(names[i], NULL) > 0 || rl_xdp_multi_runs(names[i]) ?

@@ -14,6 +14,7 @@
 #include <net/if.h>
 #include "lib/ban_map.h"
 #include "lib/maps.h"
+#include "lib/source_sum.h"
 #include "lib/scope_opts.h"
 #include "lib/values.h"
 

@@ -225,19 +225,6 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-bool rl_attach_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid)
-{
-	const char *tag = strstr(dir, RL_STAGE_TAG);
-	char owner[NAME_MAX + 1];
-
-	if (!tag)
-		return false;
-	snprintf(owner, sizeof(owner), "%.*s", (int)(tag - dir), dir);
-	rl_pin_dir_iface(owner, iface, NAME_MAX + 1);
-	*pid = atoi(tag + strlen(RL_STAGE_TAG));
-	return true;
-}
-
 int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
 {
 	DIR *d = opendir(RL_PIN_ROOT);
@@ -248,7 +235,7 @@ int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int ma
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)) && n < max) {
-		if (!rl_attach_stage_parse(e->d_name, owner, &pid) ||
+		if (!rl_pin_stage_parse(e->d_name, owner, &pid) ||
 		    (iface && strcmp(owner, iface)))
 			continue;
 		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))

@@ -20,23 +20,12 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "lib/attach.h"
 #include "lib/maps.h"
 #include "lib/settings.h"
 
 /* Interface names never contain spaces: a directory name with this tag
  * is a staging directory. */
-#define RL_STAGE_TAG	" attaching "
-
-enum rl_xdp_mode { RL_XDP_AUTO, RL_XDP_NATIVE, RL_XDP_GENERIC };
-
-/* How the program got attached. */
-struct rl_attach_result {
-	enum rl_mode mode;	/* native or generic */
-	int native_err;		/* auto fell back to generic: why native failed */
-	unsigned int prio;	/* under libxdp's dispatcher at this priority; 0: not */
-};
-
-/* What to attach. */
 struct rl_attach_prog {
 	const char *iface;
 	int prog_fd;			/* loaded: a bpf_link's or the slot's */
@@ -58,10 +47,6 @@ struct rl_attach_prog {
 int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 		     const struct rl_maps *m, struct rl_attach_result *res,
 		     char *err, size_t errlen);
-
-/* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
- * interface and pid; false when it is no staging directory. */
-bool rl_attach_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
 
 /* The staging directories of attaches that died, as names for
  * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most

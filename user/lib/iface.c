@@ -14,46 +14,6 @@
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
 
-/* A pin can hold a map, program or link, and bpf_obj_get_info_by_fd
- * cannot tell them apart: only a map's fdinfo has map_type, only a link's
- * link_type. */
-static bool fd_is(int fd, const char *field)
-{
-	char path[64], line[128];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, field, strlen(field));
-	fclose(f);
-	return found;
-}
-
-int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
-		    __u32 value_size, __u32 *max_entries)
-{
-	struct bpf_map_info info = {};
-	__u32 info_len = sizeof(info);
-	int fd = bpf_obj_get(path);
-
-	if (fd < 0)
-		return -errno;
-	if (!fd_is(fd, "map_type:") ||
-	    bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
-	    info.type != type || info.key_size != key_size ||
-	    info.value_size != value_size) {
-		close(fd);
-		return -EPROTO;
-	}
-	if (max_entries)
-		*max_entries = info.max_entries;
-	return fd;
-}
-
 int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
@@ -192,7 +152,7 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return 0;
-	if (fd_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
+	if (rl_pin_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
 		/* layout 7 and later only grew config at its end */
@@ -293,51 +253,9 @@ void rl_iface_close(struct rl_iface *ifc)
 	rl_maps_close(&ifc->m);
 }
 
-__u32 rl_map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
-}
-
-__u32 rl_pinned_map_id(const char *name, const char *pin, int *err)
-{
-	char path[PATH_MAX];
-	__u32 id;
-	int fd, e;
-
-	rl_pin_path(path, sizeof(path), name, pin);
-	fd = bpf_obj_get(path);
-	e = fd < 0 && errno != ENOENT ? -errno : 0;
-	id = rl_map_id(fd);
-	if (fd >= 0 && !id)
-		e = -errno;
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		*err = e;
-	return id;
-}
-
 __u32 rl_iface_config_id(const char *name)
 {
 	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
-}
-
-bool rl_prog_uses_map(int prog_fd, __u32 map_id)
-{
-	struct bpf_prog_info info = {};
-	__u32 ids[64] = { 0 }, len = sizeof(info);
-
-	info.nr_map_ids = 64;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return false;
-	for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
-		if (ids[i] == map_id)
-			return true;
-	return false;
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)
@@ -353,7 +271,7 @@ int rl_link_ifindex(const char *name, __u32 *prog_id)
 		return rl_xdp_multi_judge(name, prog_id);
 	if (fd < 0)
 		return -errno;
-	if (!fd_is(fd, "link_type:"))
+	if (!rl_pin_is(fd, "link_type:"))
 		ret = -EPROTO;
 	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		ret = -errno;

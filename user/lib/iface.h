@@ -48,11 +48,6 @@ void rl_iface_close(struct rl_iface *ifc);
  * NAME's config pin, whatever its size; 0 when the pin cannot tell. */
 __u32 rl_iface_pinned_layout(const char *name);
 
-/* Open a pinned map that must be of this type, key and value size: its
- * fd, or -EPROTO when it is something else, or -errno. */
-int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
-		    __u32 value_size, __u32 *max_entries);
-
 /* State of the pinned link: attached ifindex (0 when the interface went
  * away), or -errno when the pin is missing or not a link. `name` is an
  * interface or a staging directory (attach_txn.h). Without a link pin,
@@ -65,14 +60,4 @@ int rl_link_ifindex(const char *name, __u32 *prog_id);
  * maps. A reload in place keeps it; a reload onto new maps, or a detach
  * and attach, changes it. */
 __u32 rl_iface_config_id(const char *name);
-/* The id of the map pinned as `pin` in NAME's directory, or 0; *err (when
- * given) 0 if there is no such pin, else -errno of what failed. */
-__u32 rl_pinned_map_id(const char *name, const char *pin, int *err);
-/* Whether program prog_fd uses map map_id. */
-bool rl_prog_uses_map(int prog_fd, __u32 map_id);
-/* The id of the map fd refers to, or 0: of the maps one holds, to compare
- * with rl_iface_config_id() (taken from the fd, not the pin, so that a
- * reload between the open and the read cannot hide from the holder). */
-__u32 rl_map_id(int fd);
-
 #endif /* RL_IFACE_H */

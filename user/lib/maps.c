@@ -7,7 +7,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/maps.h"
-#include "lib/settings.h"	/* rl_cpu_mask_bound */
 
 const struct rl_map_def rl_map_defs[RL_NR_MAPS] = {
 #define RL_MAP_DEF(name, type, key, value) \
@@ -149,4 +148,34 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 out:
 	free(v);
 	return err;
+}
+
+int rl_cpu_mask_bound(const char *text)
+{
+	const char *p = text;
+	long hi = -1;
+
+	/* "0-3,8-11\n": ranges and single ids, ascending */
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -EINVAL;
+		}
+		if (b > hi)
+			hi = b;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return hi < 0 || hi >= 0x7fffffff ? -EINVAL : (int)hi + 1;
 }

@@ -72,7 +72,9 @@ __u64 rl_prog_now_ns(const struct rl_settings *s);
  * unknown: what attach's choice of clock rests on (rl_settings_clock). */
 __u64 rl_coarse_tick_ns(void);
 
-/* A source's per-CPU values, summed (source_sum.h). */
-#include "lib/source_sum.h"
+/* Highest CPU id + 1 in a kernel CPU list ("0-3,8-11" gives 12), or
+ * -EINVAL. Per-CPU map slots are addressed by id, so this, not the count,
+ * bounds a loop over them. */
+int rl_cpu_mask_bound(const char *text);
 
 #endif /* RL_MAPS_H */

@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <bpf/bpf.h>
 #include "lib/pin.h"
 #include "lib/values.h"
 
@@ -280,4 +281,96 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	}
 	strcpy(out, names[0]);
 	return 0;
+}
+
+bool rl_pin_is(int fd, const char *field)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, field, strlen(field));
+	fclose(f);
+	return found;
+}
+
+int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
+		    __u32 value_size, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return -errno;
+	if (!rl_pin_is(fd, "map_type:") ||
+	    bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
+	    info.type != type || info.key_size != key_size ||
+	    info.value_size != value_size) {
+		close(fd);
+		return -EPROTO;
+	}
+	if (max_entries)
+		*max_entries = info.max_entries;
+	return fd;
+}
+
+__u32 rl_map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+__u32 rl_pinned_map_id(const char *name, const char *pin, int *err)
+{
+	char path[PATH_MAX];
+	__u32 id;
+	int fd, e;
+
+	rl_pin_path(path, sizeof(path), name, pin);
+	fd = bpf_obj_get(path);
+	e = fd < 0 && errno != ENOENT ? -errno : 0;
+	id = rl_map_id(fd);
+	if (fd >= 0 && !id)
+		e = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		*err = e;
+	return id;
+}
+
+bool rl_prog_uses_map(int prog_fd, __u32 map_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[64] = { 0 }, len = sizeof(info);
+
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return false;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++)
+		if (ids[i] == map_id)
+			return true;
+	return false;
+}
+
+bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid)
+{
+	const char *tag = strstr(dir, RL_STAGE_TAG);
+	char owner[NAME_MAX + 1];
+
+	if (!tag)
+		return false;
+	snprintf(owner, sizeof(owner), "%.*s", (int)(tag - dir), dir);
+	rl_pin_dir_iface(owner, iface, NAME_MAX + 1);
+	*pid = atoi(tag + strlen(RL_STAGE_TAG));
+	return true;
 }

@@ -65,4 +65,31 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
 int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		     size_t errlen);
 
+/* Staging directories of attaches in progress ("IFACE attaching PID"). */
+#define RL_STAGE_TAG	" attaching "
+
+/* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
+ * interface and pid; false when it is no staging directory. */
+bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
+
+/* Whether the object fd refers to is of the kind whose fdinfo has `field`
+ * ("map_type:", "link_type:"): a pin can hold a map, program or link, and
+ * bpf_obj_get_info_by_fd cannot tell them apart. */
+bool rl_pin_is(int fd, const char *field);
+
+/* Open a pinned map that must be of this type, key and value size: its
+ * fd, or -EPROTO when it is something else, or -errno. */
+int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
+		    __u32 value_size, __u32 *max_entries);
+
+/* The id of the map pinned as `pin` in NAME's directory, or 0; *err (when
+ * given) 0 if there is no such pin, else -errno of what failed. */
+__u32 rl_pinned_map_id(const char *name, const char *pin, int *err);
+/* Whether program prog_fd uses map map_id. */
+bool rl_prog_uses_map(int prog_fd, __u32 map_id);
+/* The id of the map fd refers to, or 0: of the maps one holds, to compare
+ * with rl_iface_config_id() (taken from the fd, not the pin, so that a
+ * reload between the open and the read cannot hide from the holder). */
+__u32 rl_map_id(int fd);
+
 #endif /* RL_PIN_H */

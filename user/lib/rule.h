@@ -171,4 +171,11 @@ void rl_rule_prefix(const struct rl_rule *r, struct rl_prefix *p);
 /* True when a tracked key is IPv4 (::ffff:a.b.c.d). */
 bool rl_key_is_v4(const struct rl_key *key);
 
+/* 0 if every rate in `c` makes a budget the window counts exactly
+ * (RL_MAX_BUDGET per window), else -ERANGE and the allowed range, naming
+ * the option as --<opt_prefix>pps ("" for quota set, "default-" for
+ * attach). */
+int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
+		   const char *opt_prefix, char *err, size_t errlen);
+
 #endif /* RL_RULE_H */

@@ -204,35 +204,6 @@ __u64 rl_budget(__u64 rate, __u64 window_ns)
 	return (__u64)b;
 }
 
-int rl_cpu_mask_bound(const char *text)
-{
-	const char *p = text;
-	long hi = -1;
-
-	/* "0-3,8-11\n": ranges and single ids, ascending */
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0)
-			return -EINVAL;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a)
-				return -EINVAL;
-		}
-		if (b > hi)
-			hi = b;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			return -EINVAL;
-	}
-	return hi < 0 || hi >= 0x7fffffff ? -EINVAL : (int)hi + 1;
-}
 
 void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns)
 {
@@ -259,37 +230,3 @@ int rl_cpu_ordered(const char *machine)
 	return !strcmp(machine, "x86_64");
 }
 
-int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
-		   const char *opt_prefix, char *err, size_t errlen)
-{
-	const struct {
-		bool have;
-		__u64 rate;
-		const char *opt, *unit;
-	} r[] = {
-		{ c->have_pps, c->pps, "pps", "packets" },
-		{ c->have_bps, c->bps, "bps", "bytes" },
-		{ c->have_agg_pps, c->agg_pps, "aggregate-pps", "packets" },
-		{ c->have_agg_bps, c->agg_bps, "aggregate-bps", "bytes" },
-		{ c->have_new_pps, c->new_pps, "new-pps", "packets" },
-		{ c->have_new_bps, c->new_bps, "new-bps", "bytes" },
-	};
-	char w[32];
-
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		__u64 b = rl_budget(r[i].rate, window_ns);
-
-		if (!r[i].have || b == RL_UNLIMITED || b <= RL_MAX_BUDGET)
-			continue;
-		rl_format_duration(window_ns, w, sizeof(w));
-		snprintf(err, errlen,
-			 "--%s%s %llu makes %llu %s per window of %s: the window counts at most %llu exactly; use --%s%s %llu or less, a shorter --window, or 'unlimited'",
-			 opt_prefix, r[i].opt, (unsigned long long)r[i].rate,
-			 (unsigned long long)b, r[i].unit, w,
-			 (unsigned long long)RL_MAX_BUDGET, opt_prefix, r[i].opt,
-			 (unsigned long long)((unsigned __int128)RL_MAX_BUDGET *
-					      RL_NSEC_PER_SEC / window_ns));
-		return -ERANGE;
-	}
-	return 0;
-}

@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 #include "ratelimit.h"
-#include "lib/rule.h"
 
 /* What the operator asked for at attach (xdp-ratelimit(8), attach). */
 struct rl_attach_req {
@@ -47,10 +46,6 @@ __u32 rl_sources_map_size(__u64 max_sources, int ncpus);
  * least 1 when the rate is not 0; RL_UNLIMITED stays unlimited. */
 __u64 rl_budget(__u64 rate, __u64 window_ns);
 
-/* Highest CPU id + 1 in a kernel CPU list ("0-3,8-11" gives 12), or
- * -EINVAL. Per-CPU map slots are addressed by id, so this, not the count,
- * bounds a loop over them. */
-int rl_cpu_mask_bound(const char *text);
 
 /* Use the coarse clock when a bucket spans RL_COARSE_MIN_TICKS of its
  * ticks (coarse_tick_ns: clock_getres of CLOCK_MONOTONIC_COARSE). */
@@ -64,11 +59,5 @@ int rl_preempt_rt(const char *realtime_path);
  * the others) may show a reader a roll's stores out of order. */
 int rl_cpu_ordered(const char *machine);
 
-/* 0 if every rate in `c` makes a budget the window counts exactly
- * (RL_MAX_BUDGET per window), else -ERANGE and the allowed range, naming
- * the option as --<opt_prefix>pps ("" for quota set, "default-" for
- * attach). */
-int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
-		   const char *opt_prefix, char *err, size_t errlen);
 
 #endif /* RL_SETTINGS_H */

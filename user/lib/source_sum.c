@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/maps.h"
+#include "lib/source_sum.h"
 #include "window.h"
 
 void rl_source_sum_add(struct rl_source_sum *out, const struct rl_source *src,

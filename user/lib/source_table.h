@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "lib/maps.h"
+#include "lib/source_sum.h"
 
 /* A source as read, with the rule its CPUs cached for it. */
 struct rl_source_row {

@@ -13,7 +13,6 @@
 #include "lib/xdp_multi.h"
 #include "lib/loader.h"
 #include "lib/pin.h"
-#include "lib/iface.h"
 #include "xdp_probe.skel.h"
 #include "xdp_slot.skel.h"
 
@@ -351,7 +350,7 @@ static int dir_ifindex(const char *name)
 	char ifname[NAME_MAX + 1];
 	int pid;
 
-	if (!rl_attach_stage_parse(name, ifname, &pid))
+	if (!rl_pin_stage_parse(name, ifname, &pid))
 		rl_pin_dir_iface(name, ifname, sizeof(ifname));
 	return (int)if_nametoindex(ifname);
 }

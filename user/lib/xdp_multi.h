@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/bpf.h>
-#include "lib/attach_txn.h"
+#include "lib/attach.h"
 #include "lib/maps.h"
 
 #define RL_PIN_PROG	"prog"	/* the commit point under the dispatcher */
