@@ -9,7 +9,8 @@
 # lib_init sets: out cli gen (absolute paths), id (TAG plus the shell's PID:
 # unique to the run), tx rx (namespaces), vtx vrx (the first veth pair's ends),
 # pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles,
-# tmpdirs (removed at exit).
+# tmpdirs (removed at exit), extra_ns (namespaces deleted at exit, with
+# their pins).
 # shellcheck shell=bash
 
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +24,7 @@ lib_init() {	# BUILD_DIR TAG
 	vtx=${id}a vrx=${id}b
 	pins=	# the receiver's namespace's pin directory (lib_setup_ns)
 	passed=0 failed=0
-	bg=() tmpfiles=() tmpdirs=()
+	bg=() tmpfiles=() tmpdirs=() extra_ns=()
 	rx_ifaces=("$vrx")	# receiving ends whose pins cleanup removes
 	trap lib_cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -36,6 +37,11 @@ lib_cleanup() {
 	for i in "${rx_ifaces[@]}"; do
 		[ -n "$pins" ] && [ -e "$(pin_dir "$i")" ] && [ -e "/run/netns/$rx" ] &&
 			rl detach "$i" >/dev/null 2>&1
+	done
+	for p in "${extra_ns[@]}"; do	# with whatever is attached there
+		i=$(ns_pins "$p")
+		ip netns del "$p" 2>/dev/null
+		[ -z "$i" ] || rm -rf "${i:?}"
 	done
 	ip netns del "$tx" 2>/dev/null
 	ip netns del "$rx" 2>/dev/null
