@@ -231,8 +231,12 @@ int rl_lock(char *err, size_t errlen)
 	struct stat st;
 	int fd, e;
 
-	for (;;) {
+	for (int tries = 0;; tries++) {
 		fd = open(rl_pin_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* removed by another's last detach since it was made */
+		if (fd < 0 && errno == ENOENT && tries < 8 &&
+		    (!mkdir(rl_pin_root(), 0700) || errno == EEXIST))
+			continue;
 		if (fd < 0 || flock(fd, LOCK_EX))
 			break;
 		/* the last detach here removes the directory (rl_pin_root_tidy):
