@@ -338,11 +338,12 @@ test_reload_from_layout7() {
 	fi
 	old=$t/build/xdp-ratelimit
 	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
-	in_rx "$old" attach "$vrx" --default-pps 1 --window 10s >/dev/null &&
-		in_rx "$old" quota set "$rule" --pps 2 --ban 1m --iface "$vrx" >/dev/null ||
+	# a 60 s window: longer than the test's steps take on a loaded machine
+	in_rx "$old" attach "$vrx" --default-pps 1 --window 60s >/dev/null &&
+		in_rx "$old" quota set "$rule" --pps 1 --ban 1m --iface "$vrx" >/dev/null ||
 		{ result reload_from_layout7 1 "the layout-7 CLI did not attach"; return; }
-	send_answered "$a" 50 >/dev/null
-	send --src "$w" --count 30 >/dev/null		# its window: 10 of 10 used (1 pps in 10 s)
+	send_answered "$a" 100 >/dev/null
+	send --src "$w" --count 90 >/dev/null		# its window: 60 of 60 used (1 pps in 60 s)
 	rules0=$(in_rx "$old" quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)
 	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
 	id0=$(xdp_prog_id "$vrx")
@@ -363,17 +364,17 @@ test_reload_from_layout7() {
 		[[ $bans0 == *"$a $rule"* ]] || why+=("bans: $bans0 -> $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
 	[ "$(stats_json | jq '.interfaces[0].verified_sources')" -ge 1 ] || why+=("no verified source carried")
 	out=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | [.window_ms, .state]')
-	[ "$out" = '[10000,"ok"]' ] || why+=("status: $out")
+	[ "$out" = '[60000,"ok"]' ] || why+=("status: $out")
 	# enforcement goes on, with the windows and counters carried: no more
-	# for $w (10 passed of its 30 before), 10 for a new source, nothing
+	# for $w (60 passed of its 90 before), 60 for a new source, nothing
 	# for the banned one
 	pa=$(src_stat "$a" passed_packets)
-	[ "$(src_stat "$w" passed_packets)" = 10 ] || why+=("$w: passed $(src_stat "$w" passed_packets) before, want 10 (counters carried)")
+	[ "$(src_stat "$w" passed_packets)" = 60 ] || why+=("$w: passed $(src_stat "$w" passed_packets) before, want 60 (counters carried)")
 	send --src "$w" --count 10 >/dev/null
-	send --src 198.18.58.2 --count 30 >/dev/null
+	send --src 198.18.58.2 --count 90 >/dev/null
 	send --src "$a" --count 10 >/dev/null
-	[ "$(src_stat "$w" passed_packets)" = 10 ] || why+=("$w passed $(src_stat "$w" passed_packets), want 10 (window carried)")
-	[ "$(src_stat 198.18.58.2 passed_packets)" = 10 ] || why+=("new source passed $(src_stat 198.18.58.2 passed_packets) of 30")
+	[ "$(src_stat "$w" passed_packets)" = 60 ] || why+=("$w passed $(src_stat "$w" passed_packets), want 60 (window carried)")
+	[ "$(src_stat 198.18.58.2 passed_packets)" = 60 ] || why+=("new source passed $(src_stat 198.18.58.2 passed_packets) of 90")
 	[ "$(src_stat "$a" passed_packets)" = "$pa" ] || why+=("banned source passed $(src_stat "$a" passed_packets), $pa before")
 	rl quota set "$rule" --pps 30 --iface "$vrx" >/dev/null || why+=("quota set after the migration failed")
 	result reload_from_layout7 "${#why[@]}" "${why[*]}"

@@ -18,9 +18,9 @@
 #include "cli/table.h"
 #include "lib/values.h"
 
-enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
-       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_PROTO, OPT_DPORT,
-       OPT_SYN, OPT_IFACE, OPT_JSON };
+/* OPT_FIELD + n: the rule field n of RL_RULE_FIELDS (lib/rule.h) */
+enum { OPT_PROTO = RL_OPT_FIRST, OPT_DPORT, OPT_SYN, OPT_IFACE, OPT_JSON,
+       OPT_FIELD };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -34,28 +34,15 @@ enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
 	{ OPT_SYN, "syn", NULL, \
 	  "scope it to new connections: SYN without ACK (with --proto tcp)" }
 
+#define FIELD_OPT(id, opt, field, kind, json, column, help) \
+	{ OPT_FIELD + RL_RULE_FIELD_##id, opt, RL_RULE_ARG_##kind, help },
 static const struct rl_opt set_opts[] = {
-	{ OPT_PPS, "pps", "RATE|unlimited",
-	  "packets per second each source in PREFIX may pass" },
-	{ OPT_BPS, "bps", "RATE|unlimited",
-	  "bytes per second each source in PREFIX may pass" },
-	{ OPT_AGG_PPS, "aggregate-pps", "RATE|unlimited",
-	  "packets per second all of PREFIX may pass together" },
-	{ OPT_AGG_BPS, "aggregate-bps", "RATE|unlimited",
-	  "bytes per second all of PREFIX may pass together" },
-	{ OPT_NEW_PPS, "new-pps", "RATE|unlimited",
-	  "packets per second the new sources of PREFIX may pass together" },
-	{ OPT_NEW_BPS, "new-bps", "RATE|unlimited",
-	  "bytes per second the new sources of PREFIX may pass together" },
-	{ OPT_BAN, "ban", "DURATION|0",
-	  "ban a source dropped for its own --pps/--bps for DURATION "
-	  "(1ms to 1440m, a day; 0: no bans)" },
-	{ OPT_BURST, "burst", "N|unlimited",
-	  "packets a source may pass in one bucket of the window at most" },
+	RL_RULE_FIELDS(FIELD_OPT)
 	OPT_QUOTA_SCOPE,
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
+#undef FIELD_OPT
 
 static const struct rl_opt del_opts[] = {
 	OPT_QUOTA_SCOPE,
@@ -68,39 +55,6 @@ static const struct rl_opt list_opts[] = {
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
 	{ 0 }
 };
-
-/* --ban: 0 (no bans) or a DURATION of at most RL_MAX_BAN_NS. */
-static int parse_ban(const char *s, __u64 *ns)
-{
-	char err[RL_ERR_LEN];
-
-	if (!strcmp(s, "0")) {
-		*ns = 0;
-		return 0;
-	}
-	if (rl_parse_duration(s, ns, err, sizeof(err)))
-		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
-				    err);
-	if (*ns > RL_MAX_BAN_NS)
-		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
-				    s);
-	return 0;
-}
-
-/* --burst: packets per bucket, 1 to RL_MAX_BUDGET, or unlimited (0). */
-static int parse_burst(const char *s, __u64 *burst)
-{
-	char err[RL_ERR_LEN];
-
-	if (!strcmp(s, "unlimited")) {
-		*burst = 0;
-		return 0;
-	}
-	if (rl_parse_uint(s, "a burst", 1, RL_MAX_BUDGET, burst, err, sizeof(err)))
-		return rl_usage_err("quota set: --burst: '%s' is not a burst: allowed: a whole number of packets from 1 to %llu, or unlimited",
-				    s, (unsigned long long)RL_MAX_BUDGET);
-	return 0;
-}
 
 /* --proto, --dport, --syn: each on its own; together in scope_operand. */
 static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
@@ -129,10 +83,9 @@ static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
 static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
 	struct rl_quota_args *a = cfg;
-	struct rl_rule_change *ch = &a->change;
+	const struct rl_rule_opt *o;
 	char err[RL_ERR_LEN];
-	__u64 *val;
-	bool *have;
+	__u64 v;
 
 	switch (id) {
 	case OPT_IFACE:
@@ -145,36 +98,11 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_DPORT:
 	case OPT_SYN:
 		return scope_opt(p, &a->scope_opts, id, arg);
-	case OPT_BURST:
-		ch->have_burst = true;
-		return parse_burst(arg, &ch->burst);
-	case OPT_PPS:
-		val = &ch->pps, have = &ch->have_pps;
-		break;
-	case OPT_BPS:
-		val = &ch->bps, have = &ch->have_bps;
-		break;
-	case OPT_AGG_PPS:
-		val = &ch->agg_pps, have = &ch->have_agg_pps;
-		break;
-	case OPT_AGG_BPS:
-		val = &ch->agg_bps, have = &ch->have_agg_bps;
-		break;
-	case OPT_NEW_PPS:
-		val = &ch->new_pps, have = &ch->have_new_pps;
-		break;
-	case OPT_NEW_BPS:
-		val = &ch->new_bps, have = &ch->have_new_bps;
-		break;
-	default:	/* OPT_BAN */
-		ch->have_ban = true;
-		return parse_ban(arg, &ch->ban_ns);
 	}
-	if (rl_parse_rate(arg, true, val, err, sizeof(err)))
-		return rl_usage_err("%s: --%s: %s%s", p->path, rl_opt_name(p, id), err,
-				    id == OPT_NEW_PPS || id == OPT_NEW_BPS ?
-				    " (allowed: 0 to 18446744073709551614 per second)" : "");
-	*have = true;
+	o = &rl_rule_opts[id - OPT_FIELD];
+	if (rl_rule_opt_parse(o, arg, &v, err, sizeof(err)))
+		return rl_usage_err("%s: --%s: %s", p->path, o->name, err);
+	rl_rule_change_put(&a->change, o, v);
 	return 0;
 }
 
@@ -193,8 +121,14 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 		return rl_usage_err("%s: %s", p->path, err);
 	if (rl_scope_check(&a->scope_opts, &a->scope, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
-	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban, --burst");
+	if (is_set && !rl_rule_change_any(&a->change)) {
+		char opts[256] = "";
+
+		for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 "%s--%s", o == rl_rule_opts ? "" : ", ", o->name);
+		return rl_usage_err("quota set: give at least one of %s", opts);
+	}
 	return 0;
 }
 
@@ -246,13 +180,19 @@ struct rule_list {
 	int n;
 };
 
-static void limit_json(struct rl_json *j, const char *name, __u64 v)
+/* A rule field in JSON: null when unset; a duration in ms. */
+static void field_json(struct rl_json *j, const struct rl_rule *r,
+		       const struct rl_rule_opt *o)
 {
-	rl_json_uint_or_null_field(j, name, v != RL_UNLIMITED, v);
+	__u64 v = rl_rule_opt_value(r, o);
+
+	if (o->kind == RL_RULE_OPT_DURATION)
+		v /= RL_NSEC_PER_MSEC;
+	rl_json_uint_or_null_field(j, o->json, rl_rule_opt_set(r, o), v);
 }
 
-/* proto, dport, syn (null when the rule has no such restriction) and
- * burst: xdp-ratelimit(8) JSON. */
+/* proto, dport, syn (null when the rule has no such restriction):
+ * xdp-ratelimit(8) JSON. */
 static void scope_json(struct rl_json *j, const struct rl_rule *r)
 {
 	struct rl_scope s;
@@ -279,7 +219,6 @@ static void scope_json(struct rl_json *j, const struct rl_rule *r)
 		rl_json_bool_field(j, "syn", true);
 	else
 		rl_json_null_field(j, "syn");
-	rl_json_uint_or_null_field(j, "burst", r->burst, r->burst);
 }
 
 static void rules_json(struct rl_json *j, const void *ctx)
@@ -299,14 +238,8 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		rl_format_prefix(&p, pfx, sizeof(pfx));
 		rl_json_object_start(j);
 		rl_json_string_field(j, "prefix", pfx);
-		limit_json(j, "pps", r->pps);
-		limit_json(j, "bps", r->bps);
-		limit_json(j, "aggregate_pps", r->agg_pps);
-		limit_json(j, "aggregate_bps", r->agg_bps);
-		limit_json(j, "new_pps", r->new_pps);
-		limit_json(j, "new_bps", r->new_bps);
-		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
-					   r->ban_ns / RL_NSEC_PER_MSEC);
+		for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+			field_json(j, r, o);
 		scope_json(j, r);
 		rl_json_object_end(j);
 	}
@@ -314,19 +247,14 @@ static void rules_json(struct rl_json *j, const void *ctx)
 	rl_json_object_end(j);
 }
 
-/* The columns of quota list: the prefix, a limit per rule field, the ban. */
-enum { COL_PREFIX, COL_SCOPE, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS,
-       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, NR_COLS };
+/* The columns of quota list: the prefix, the scope, then one per rule
+ * field (RL_RULE_FIELDS). */
+enum { COL_PREFIX, COL_SCOPE, COL_FIELD, NR_COLS = COL_FIELD + RL_RULE_NFIELDS };
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
 	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
-	const __u64 limits[] = {
-		[COL_PPS] = r->pps, [COL_BPS] = r->bps,
-		[COL_AGG_PPS] = r->agg_pps, [COL_AGG_BPS] = r->agg_bps,
-		[COL_NEW_PPS] = r->new_pps, [COL_NEW_BPS] = r->new_bps,
-	};
 	struct rl_prefix p;
 	struct rl_scope s;
 
@@ -338,33 +266,20 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_scope_text(&s, buf, len);
 		if (!buf[0])
 			snprintf(buf, len, "-");
-	} else if (col == COL_BURST) {
-		if (r->burst)
-			snprintf(buf, len, "%llu", (unsigned long long)r->burst);
-		else
-			snprintf(buf, len, "-");
-	} else if (col == COL_BAN) {
-		if (r->ban_ns)
-			rl_format_duration(r->ban_ns, buf, len);
-		else
-			snprintf(buf, len, "-");
-	} else if (limits[col] == RL_UNLIMITED) {
-		snprintf(buf, len, "-");
 	} else {
-		snprintf(buf, len, "%llu", (unsigned long long)limits[col]);
+		rl_rule_opt_text(r, &rl_rule_opts[col - COL_FIELD], buf, len);
 	}
 }
 
 static void rules_table(const void *ctx)
 {
-	static const struct rl_table_col cols[NR_COLS] = {
-		{ "PREFIX", true }, { "SCOPE", true }, { "PPS", false },
-		{ "BPS", false }, { "AGGREGATE_PPS", false },
-		{ "AGGREGATE_BPS", false }, { "NEW_PPS", false },
-		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
+	struct rl_table_col cols[NR_COLS] = {
+		[COL_PREFIX] = { "PREFIX", true }, [COL_SCOPE] = { "SCOPE", true },
 	};
 	const struct rule_list *l = ctx;
 
+	for (int i = 0; i < RL_RULE_NFIELDS; i++)
+		cols[COL_FIELD + i] = (struct rl_table_col){ rl_rule_opts[i].column, false };
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
 	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
 }
