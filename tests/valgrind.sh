@@ -26,14 +26,15 @@ failed=0
 log=$(mktemp)
 id=rlvg$$
 ns=${id}n va=${id}a vb=${id}b	# the limiter goes on $va; frames come in from $vb
-pins=/sys/fs/bpf/xdp-ratelimit
+pins=	# the namespace's pin directory, once it exists
 cleanup() {
 	if [ -e "/run/netns/$ns" ]; then
-		[ -e "$pins/$va" ] && nsenter --net="/run/netns/$ns" "$cli" detach "$va" \
-			>/dev/null 2>&1
+		[ -n "$pins" ] && [ -e "$pins/$va" ] &&
+			nsenter --net="/run/netns/$ns" "$cli" detach "$va" >/dev/null 2>&1
 		ip netns del "$ns" 2>/dev/null
 	fi
-	rm -rf "${pins:?}/$va" 2>/dev/null
+	[ -z "$pins" ] || rm -rf "${pins:?}/$va" 2>/dev/null
+	[ -z "$pins" ] || rmdir "$pins" 2>/dev/null
 	rm -f "$log"
 }
 trap cleanup EXIT
@@ -154,6 +155,9 @@ elif ! ip netns add "$ns" ||
 	! ip -n "$ns" link set "$va" up || ! ip -n "$ns" link set "$vb" up ||
 	! ip -n "$ns" link set lo up; then
 	fail_all "cannot create the test namespace $ns"
+elif ! pins=$(nsenter --net="/run/netns/$ns" "$cli" status --json | jq -r .pin_dir) ||
+	[ -z "$pins" ]; then
+	fail_all "status --json names no pin directory"
 else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
 	run_cli attach_again 1 --in-ns attach "$va"

@@ -57,8 +57,8 @@ rl attach "$dev" --default-pps 10 >/dev/null
 echo "attach=$?"
 echo "mount=$(findmnt -no FSTYPE /sys/fs/bpf) $(findmnt -no OPTIONS /sys/fs/bpf)"
 p=/sys/fs/bpf/xdp-ratelimit
-echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* | sort -u | paste -sd " ")"
-echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit)"
+echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* $p/*/*/* | sort -u | paste -sd " ")"
+echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit/netns:*)"
 echo "status=$(rl status --json | jq -c "[.interfaces[] | .ifname, .state]")"
 nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.18.24.1 \
 	--count 30 --json >/dev/null

@@ -348,7 +348,7 @@ test_reload_from_layout7() {
 	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
 	id0=$(xdp_prog_id "$vrx")
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-7 pins")
-	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
+	[[ $out == *"run 'xdp-ratelimit reload $vrx'"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
 	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 8"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")

@@ -265,9 +265,10 @@ cut_short_reported() {
 t_restore_killed() {
 	local ra rb trace=$tmp/trace steps=() step sc n what k=0 why now
 	rl detach "$vrx" >/dev/null 2>&1
-	rl restore "$tmp/a.rules" >/dev/null && ra=$(rules_of "$vrx") &&
-		rl restore "$tmp/b.rules" >/dev/null && rb=$(rules_of "$vrx") &&
-		rl restore "$tmp/a.rules" >/dev/null || { result restore_killed 1 "setup"; return; }
+	rl restore "$tmp/a.rules" >/dev/null 2>"$tmp/err" && ra=$(rules_of "$vrx") &&
+		rl restore "$tmp/b.rules" >/dev/null 2>>"$tmp/err" && rb=$(rules_of "$vrx") &&
+		rl restore "$tmp/a.rules" >/dev/null 2>>"$tmp/err" ||
+		{ result restore_killed 1 "setup: $(cat "$tmp/err")"; return; }
 	traced -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
 	mapfile -t steps < <(write_steps "$trace")
 	rl restore "$tmp/a.rules" >/dev/null

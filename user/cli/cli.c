@@ -89,7 +89,7 @@ static int list_names(const struct rl_lister *l, const char *iface,
 	}
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
-		rl_err("%s: cannot read %s: %s", l->cmd, RL_PIN_ROOT, strerror(-n));
+		rl_err("%s: cannot read %s: %s", l->cmd, rl_pin_root(), strerror(-n));
 		return -1;
 	}
 	return n;

@@ -459,13 +459,18 @@ static int reload_run(void *cfg)
 		return rl_fail("reload: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
 			       iface);
 	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	ret = stat(dir, &st) ? rl_pins_carry_flat(iface, err, sizeof(err)) : 0;
+	if (ret < 0)
+		return rl_fail("reload: %s; nothing changed", err);
+	if (ret > 0)
+		printf("%s\n", err);
 	if (stat(dir, &st))
 		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
 			       iface, iface);
 	ret = rl_reload_repair(iface);
 	if (ret < 0)
 		return rl_fail("reload: cannot complete or remove what an interrupted reload of %s left (%s): see 'ls %s'",
-			       iface, strerror(-ret), RL_PIN_ROOT);
+			       iface, strerror(-ret), rl_pin_root());
 	layout = rl_iface_pinned_layout(iface);
 	if (!layout)
 		layout = RL_LAYOUT_VERSION;	/* rl_iface_open says what is wrong */

@@ -345,7 +345,7 @@ static int plan_build(struct plan *pl, const struct rl_rules_file *rf)
 	pl->rf = rf;
 	pl->nattached = rl_ifaces_list(pl->attached, RL_MAX_IFACES);
 	if (pl->nattached < 0)
-		return rl_fail("cannot read %s: %s", RL_PIN_ROOT,
+		return rl_fail("cannot read %s: %s", rl_pin_root(),
 			       strerror(-pl->nattached));
 	for (int i = 0; i < rf->n && !ret; i++) {
 		const struct rl_file_line *l = &rf->lines[i];

@@ -91,7 +91,67 @@ struct status {
 	struct status_row rows[2 * RL_MAX_IFACES];
 	size_t n;
 	bool broken;
+	struct rl_netns self;
+	/* other namespaces' attachments: shown as such, never judged from
+	 * here (their interfaces are not ours to look at) */
+	struct rl_netns_pins others[RL_MAX_IFACES];
+	int nothers;
+	/* pins of an earlier release's flat layout, which reload carries */
+	char flat[RL_MAX_IFACES][IF_NAMESIZE];
+	int nflat;
 };
+
+static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "net:[%llu]", (unsigned long long)ns->inode);
+}
+
+/* The other namespaces' attachments and the flat layout's pins, in the
+ * table's tail: named, never repaired from here. */
+static void print_elsewhere(const struct status *st)
+{
+	char ns[32];
+
+	for (int i = 0; i < st->nothers; i++) {
+		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		printf("%sin network namespace %s (not this one):", i ? "" : "\n", ns);
+		for (int k = 0; k < st->others[i].n; k++)
+			printf(" %s", st->others[i].names[k]);
+		printf("\n");
+	}
+	if (st->nflat) {
+		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);
+		for (int k = 0; k < st->nflat; k++)
+			printf(" %s", st->flat[k]);
+		printf("\n'xdp-ratelimit reload IFACE', run in the interface's network namespace, moves them into that namespace's directory\n");
+	}
+}
+
+static void elsewhere_json(struct rl_json *j, const struct status *st)
+{
+	char ns[32];
+
+	rl_json_name(j, "other_namespaces");
+	rl_json_array_start(j);
+	for (int i = 0; i < st->nothers; i++) {
+		rl_json_object_start(j);
+		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		rl_json_string_field(j, "netns", ns);
+		rl_json_uint_field(j, "netns_inode", st->others[i].ns.inode);
+		rl_json_name(j, "interfaces");
+		rl_json_array_start(j);
+		for (int k = 0; k < st->others[i].n; k++)
+			rl_json_string(j, st->others[i].names[k]);
+		rl_json_array_end(j);
+		rl_json_object_end(j);
+	}
+	rl_json_array_end(j);
+	rl_json_name(j, "earlier_release_pins");
+	rl_json_array_start(j);
+	for (int k = 0; k < st->nflat; k++)
+		rl_json_string(j, st->flat[k]);
+	rl_json_array_end(j);
+}
 
 /* The programs on the interface by that name here, as libxdp lists them
  * (none when it is gone or cannot be read). */
@@ -437,7 +497,8 @@ static void print_table(const struct status *st)
 	};
 
 	if (!st->n) {
-		printf("no interface is attached\n");
+		printf("no interface is attached in this network namespace\n");
+		print_elsewhere(st);
 		return;
 	}
 	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
@@ -453,19 +514,27 @@ static void print_table(const struct status *st)
 	}
 	if (st->broken)
 		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+	print_elsewhere(st);
 }
 
 static int print_json(const struct status *st)
 {
 	struct rl_json j;
 
+	char ns[32];
+
 	rl_json_begin(&j, stdout);
 	rl_json_object_start(&j);
+	netns_text(&st->self, ns, sizeof(ns));
+	rl_json_string_field(&j, "netns", ns);
+	rl_json_uint_field(&j, "netns_inode", st->self.inode);
+	rl_json_string_field(&j, "pin_dir", rl_pin_root());
 	rl_json_name(&j, "interfaces");
 	rl_json_array_start(&j);
 	for (size_t i = 0; i < st->n; i++)
 		row_json(&j, &st->rows[i]);
 	rl_json_array_end(&j);
+	elsewhere_json(&j, st);
 	rl_json_object_end(&j);
 	return rl_json_end(&j);
 }
@@ -495,11 +564,19 @@ static int status_run(void *cfg)
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
 		free(st);
-		return rl_fail("status: cannot read %s: %s", RL_PIN_ROOT, strerror(-n));
+		return rl_fail("status: cannot read %s: %s", rl_pin_root(), strerror(-n));
 	}
 	for (int i = 0; i < n; i++)
 		row_iface(st, names[i]);
 	rows_stale_stages(st);
+	(void)rl_netns_self(&st->self);
+	st->nothers = rl_netns_others(st->others, RL_MAX_IFACES);
+	st->nflat = rl_pins_legacy(st->flat, RL_MAX_IFACES);
+	if (st->nothers < 0 || st->nflat < 0) {
+		n = st->nothers < 0 ? st->nothers : st->nflat;
+		free(st);
+		return rl_fail("status: cannot read %s: %s", RL_PIN_TOP, strerror(-n));
+	}
 	if (((struct status_args *)cfg)->json)
 		n = print_json(st);
 	else
@@ -514,9 +591,11 @@ const struct rl_cmd rl_cmd_status = {
 	.name = "status",
 	.summary = "show attached interfaces and their settings",
 	.doc =
-		"List the attached interfaces with their settings, and flag broken\n"
-		"state (a link whose interface is gone, missing or foreign pins, what\n"
-		"an interrupted attach left) with the command that repairs it.\n",
+		"List the interfaces attached in this network namespace with their\n"
+		"settings, and flag broken state (a link whose interface is gone,\n"
+		"missing or foreign pins, what an interrupted attach left) with the\n"
+		"command that repairs it. Other namespaces' attachments are named\n"
+		"as such, never judged from here.\n",
 	.opts = (const struct rl_opt[]){
 		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
 		{ 0 }

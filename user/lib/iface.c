@@ -258,6 +258,52 @@ __u32 rl_iface_config_id(const char *name)
 	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
 }
 
+bool rl_iface_runs_here(const char *name)
+{
+	char path[PATH_MAX];
+	struct rl_xdp_progs cur;
+	__u32 prog_id = 0;
+	int at = rl_link_ifindex(name, &prog_id);
+
+	if (at <= 0 || (unsigned int)at != if_nametoindex(name))
+		return false;
+	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
+	if (access(path, F_OK))
+		return true;	/* the dispatcher's: rl_xdp_multi_where looked here */
+	/* an ifindex is only unique within a namespace: is the link's
+	 * program the one on this namespace's interface? */
+	if (rl_xdp_progs_read(at, &cur))
+		return false;
+	for (int i = 0; i < cur.n; i++)
+		if (cur.p[i].id == prog_id)
+			return true;
+	return false;
+}
+
+int rl_pins_carry_flat(const char *iface, char *err, size_t errlen)
+{
+	int moved = rl_pins_legacy_move(iface, false);
+
+	if (moved < 0) {
+		snprintf(err, errlen, "cannot move the pins of %s from %s into %s: %s",
+			 iface, RL_PIN_TOP, rl_pin_root(), strerror(-moved));
+		return moved;
+	}
+	if (!moved)
+		return 0;
+	if (!rl_iface_runs_here(iface)) {
+		moved = rl_pins_legacy_move(iface, true);
+		snprintf(err, errlen,
+			 "the pins of %s in %s are not those of the program on %s in this network namespace%s: run the command in the namespace where it is attached ('nsenter --net=/run/netns/NAME xdp-ratelimit ...')",
+			 iface, RL_PIN_TOP, iface,
+			 moved < 0 ? " (and they could not be put back)" : "");
+		return -EXDEV;
+	}
+	snprintf(err, errlen, "moved the pins of %s from %s into %s", iface,
+		 RL_PIN_TOP, rl_pin_root());
+	return 1;
+}
+
 int rl_link_ifindex(const char *name, __u32 *prog_id)
 {
 	struct bpf_link_info info = {};

@@ -56,6 +56,20 @@ __u32 rl_iface_pinned_layout(const char *name);
  * prog_id the program in its slot, the one that judges and uses the maps. */
 int rl_link_ifindex(const char *name, __u32 *prog_id);
 
+/* Do NAME's pins hold the program that runs on this network namespace's
+ * interface NAME? (An ifindex alone does not say: each namespace numbers
+ * its own.) */
+bool rl_iface_runs_here(const char *name);
+
+/*
+ * Pins an earlier release left in its flat layout (RL_PIN_TOP/IFACE, before
+ * each network namespace had a directory of its own) move into this
+ * namespace's directory when the program they hold runs on this
+ * namespace's IFACE: reload and detach carry them so. 1 if moved (err says
+ * so), 0 if there were none, -errno with err (-EXDEV: another namespace's).
+ */
+int rl_pins_carry_flat(const char *iface, char *err, size_t errlen);
+
 /* The id of the config map pinned for `name`, or 0: what names one set of
  * maps. A reload in place keeps it; a reload onto new maps, or a detach
  * and attach, changes it. */
