@@ -15,6 +15,7 @@
 #include "lib/rule.h"
 #include "lib/rule_txn.h"
 #include "cli/table.h"
+#include "cli/text.h"
 #include "lib/values.h"
 
 enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
@@ -363,8 +364,10 @@ static void rules_table(const void *ctx)
 		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
 	};
 	const struct rule_list *l = ctx;
+	char name[RL_SHOWN_LEN];
 
-	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
+	printf("%s: %d rule%s\n", rl_text_shown(l->name, name, sizeof(name)), l->n,
+	       l->n == 1 ? "" : "s");
 	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
 }
 
