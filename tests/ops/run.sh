@@ -452,6 +452,10 @@ t_exporter_slow_clients() {
 	result exporter_scrape_beside_half_open $? "$out; $(promtool check metrics <"$tmp/slow.body" 2>&1 | head -3)"
 	jq -e '.left == 0 and .dropped_after <= 12' <<<"$out" >/dev/null
 	result exporter_drops_idle_clients $? "$out"
+	# about 200 connections refused or dropped: 10 lines a minute say so
+	local said
+	said=$(grep -c "^xdp-ratelimit: exporter: " "$log")
+	check exporter_log_bounded "said >= 1 && said <= 10" "$said lines: $(tail -3 "$log")"
 	kill -TERM "$pid"; wait "$pid"
 	in_rx ip route del local 198.18.202.0/24 dev lo
 }

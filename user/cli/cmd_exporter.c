@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@
 #define CONNECTION_TIMEOUT_S	5	/* a client idle this long is dropped */
 #define READ_INTERVAL_NS	RL_NSEC_PER_SEC	/* a reading serves this long */
 #define LISTEN_BACKLOG		128
+#define LOG_BURST		10	/* the HTTP server's messages a minute */
+#define LOG_PERIOD_NS		(60 * RL_NSEC_PER_SEC)
 #define METRICS_PATH		"/metrics"
 #define CONTENT_TYPE		"text/plain; version=0.0.4; charset=utf-8"
 
@@ -190,6 +193,38 @@ static char *metrics(const struct exporter_args *a, size_t *len)
 	return buf;
 }
 
+/* libmicrohttpd says a line for each connection refused or dropped: at
+ * most LOG_BURST a minute, so that a flood of clients cannot flood the
+ * log; how many were not shown is said with the next period's first. */
+struct log_limit {
+	pthread_mutex_t lock;
+	__u64 since;
+	unsigned int n, dropped;
+};
+
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	struct log_limit *l = cls;
+	__u64 now = rl_now_ns();
+
+	pthread_mutex_lock(&l->lock);
+	if (now - l->since >= LOG_PERIOD_NS) {
+		if (l->dropped)
+			fprintf(stderr, "xdp-ratelimit: exporter: %u more messages of the HTTP server not shown\n",
+				l->dropped);
+		l->since = now;
+		l->n = l->dropped = 0;
+	}
+	if (l->n < LOG_BURST) {
+		l->n++;
+		fputs("xdp-ratelimit: exporter: ", stderr);
+		vfprintf(stderr, fmt, ap);	/* its own words, ending in \n */
+	} else {
+		l->dropped++;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
 			     const char *body)
 {
@@ -272,6 +307,8 @@ static int exporter_run(void *cfg)
 {
 	struct exporter_args *a = cfg;
 	struct exporter e = { .a = a, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct log_limit log = { .lock = PTHREAD_MUTEX_INITIALIZER,
+				 .since = rl_now_ns() };
 	struct MHD_Daemon *d;
 	sigset_t stop;
 	int fd, sig;
@@ -291,6 +328,7 @@ static int exporter_run(void *cfg)
 	/* epoll, not a thread per connection: a slow client costs a slot */
 	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
 			     NULL, NULL, on_request, &e,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, &log,	/* first: for every message */
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)THREADS,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
