@@ -512,7 +512,7 @@ t_names() {
 	local odd=v$'\xff\x1b'$id peer=${id}e json=vÿ$'\x1b'$id shown="v\\xff\\x1b$id"
 	local log=$tmp/exporter-names.log out rc pid
 	rx_ifaces+=("$odd")
-	setup_link "$peer" "$odd" 202 &&
+	setup_link "$peer" "$odd" 204 &&
 		rl attach "$odd" >/dev/null &&
 		rl quota set 198.18.0.0/15 --pps 1000 --iface "$odd" >/dev/null ||
 		{ result names_attach 1 "cannot attach to the odd name"; return; }
