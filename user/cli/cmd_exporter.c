@@ -35,7 +35,7 @@
 #define PER_IP_CONNECTIONS	16	/* a scraper needs one */
 #define CONNECTION_TIMEOUT_S	5	/* a client idle this long is dropped */
 #define READ_INTERVAL_NS	RL_NSEC_PER_SEC	/* a reading serves this long */
-#define LISTEN_BACKLOG		128
+#define LISTEN_BACKLOG		128	/* where a scrape waits while every slot is taken */
 #define LOG_BURST		10	/* the HTTP server's messages a minute */
 #define LOG_PERIOD_NS		(60 * RL_NSEC_PER_SEC)
 #define METRICS_PATH		"/metrics"
