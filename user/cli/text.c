@@ -33,7 +33,8 @@ size_t rl_utf8_char_len(const unsigned char *s)
 	return 0;
 }
 
-void rl_text_json(FILE *f, const char *s)
+/* JSON and Prometheus: the same characters, each format's escapes. */
+static void escaped(FILE *f, const char *s, bool json)
 {
 	const unsigned char *c = (const unsigned char *)s;
 
@@ -42,23 +43,8 @@ void rl_text_json(FILE *f, const char *s)
 
 		if (*c == '"' || *c == '\\')
 			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20 || !n)	/* a byte that is not UTF-8: U+00XX */
+		else if (json && (*c < 0x20 || !n))	/* a control, or not UTF-8 */
 			fprintf(f, "\\u%04x", *c);
-		else
-			fwrite(c, 1, n, f);
-		c += n ? n : 1;
-	}
-}
-
-void rl_text_prometheus(FILE *f, const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	while (*c) {
-		size_t n = rl_utf8_char_len(c);
-
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
 		else if (*c == '\n')
 			fputs("\\n", f);
 		else if (!n)	/* U+00XX in UTF-8, as JSON's \u00XX reads */
@@ -67,6 +53,16 @@ void rl_text_prometheus(FILE *f, const char *s)
 			fwrite(c, 1, n, f);
 		c += n ? n : 1;
 	}
+}
+
+void rl_text_json(FILE *f, const char *s)
+{
+	escaped(f, s, true);
+}
+
+void rl_text_prometheus(FILE *f, const char *s)
+{
+	escaped(f, s, false);
 }
 
 const char *rl_text_shown(const char *s, char *buf, size_t len)
