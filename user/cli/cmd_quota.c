@@ -16,6 +16,7 @@
 #include "lib/rule_store.h"
 #include "lib/rule_txn.h"
 #include "cli/table.h"
+#include "cli/text.h"
 #include "lib/values.h"
 
 /* OPT_FIELD + n: the rule field n of RL_RULE_FIELDS (lib/rule.h) */
@@ -277,10 +278,12 @@ static void rules_table(const void *ctx)
 		[COL_PREFIX] = { "PREFIX", true }, [COL_SCOPE] = { "SCOPE", true },
 	};
 	const struct rule_list *l = ctx;
+	char name[RL_SHOWN_LEN];
 
 	for (int i = 0; i < RL_RULE_NFIELDS; i++)
 		cols[COL_FIELD + i] = (struct rl_table_col){ rl_rule_opts[i].column, false };
-	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
+	printf("%s: %d rule%s\n", rl_text_shown(l->name, name, sizeof(name)), l->n,
+	       l->n == 1 ? "" : "s");
 	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
 }
 

@@ -22,6 +22,7 @@
 #include "lib/settings.h"
 #include "lib/sync_status.h"
 #include "cli/table.h"
+#include "cli/text.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
 
@@ -504,13 +505,15 @@ static void print_table(const struct status *st)
 	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
 	print_progs(st);
 	for (size_t i = 0; i < st->n; i++) {
-		char line[256];
+		char line[256], name[RL_SHOWN_LEN], shown[sizeof(line) * 4];
 
 		if (!st->rows[i].sync)
 			continue;
 		rl_sync_state_format(&st->rows[i].sync_st, st->rows[i].sync_alive,
 				     line, sizeof(line));
-		printf("%s sync: %s\n", st->rows[i].ifname, line);
+		/* the line may quote a server's error text */
+		printf("%s sync: %s\n", rl_text_shown(st->rows[i].ifname, name, sizeof(name)),
+		       rl_text_shown(line, shown, sizeof(shown)));
 	}
 	if (st->broken)
 		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");

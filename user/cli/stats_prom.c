@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include "cli/stats_view.h"
+#include "cli/text.h"
 
 #define PROM_PREFIX	"xdp_ratelimit_"
 
@@ -75,18 +76,12 @@ static const struct iface_metric iface_metrics[] = {
 	  NULL, IFACE_U64(verified_sources) },
 };
 
-/* A label value, escaped as the format wants: \\, \" and \n. */
+/* A label value, escaped as the format wants (\\, \" and \n) and valid
+ * UTF-8 whatever the bytes of an interface name (text.h). */
 static void label_value(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
+	rl_text_prometheus(f, s);
 	fputc('"', f);
 }
 

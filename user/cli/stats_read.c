@@ -3,7 +3,7 @@
  * A reading for stats (stats.h): per interface, the totals from the
  * per-CPU `counters`, the busiest sources from one pass over `sources`
  * (source_table.c), the rule of each shown (rules.c) and the bans that
- * hold (bans.c). Reads the pinned maps, never writes them.
+ * hold (bans.c). Reads the pinned maps through read-only fds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,7 +93,7 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (rl_iface_open(name, &ifc, err, sizeof(err))) {
+	if (rl_iface_open_read_only(name, &ifc, err, sizeof(err))) {
 		rl_err("stats: %s", err);
 		return RL_EXIT_FAIL;
 	}

@@ -9,6 +9,7 @@
 #include "lib/settings.h"
 #include "cli/stats_view.h"
 #include "cli/table.h"
+#include "cli/text.h"
 
 void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len)
@@ -187,11 +188,11 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		{ "PACKETS/s", false }, { "BYTES/s", false },
 	};
 	const struct rl_settings *set = &s->set;
-	char window[32];
+	char window[32], name[RL_SHOWN_LEN];
 
 	rl_format_duration(set->window_ns, window, sizeof(window));
 	fprintf(f, "%s (ifindex %u): %s XDP, window %s in %u buckets, dry run %s%s\n",
-		s->name, set->ifindex, rl_mode_name(set->mode), window,
+		rl_text_shown(s->name, name, sizeof(name)), set->ifindex, rl_mode_name(set->mode), window,
 		set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
 		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
 	rl_table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);

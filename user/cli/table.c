@@ -2,18 +2,23 @@
 /* Aligned tables (table.h). */
 #include <string.h>
 #include "cli/table.h"
+#include "cli/text.h"
 
 #define COL_GAP	"  "
 
-/* Cell (row, col); row 0 is the heading. */
+/* Cell (row, col); row 0 is the heading. A cell may hold a name with
+ * control characters (an interface's): shown escaped, never raw. */
 static const char *text_of(const struct rl_table_col *cols, size_t row,
 			   int col, rl_table_cell_fn cell, const void *ctx,
 			   char *buf)
 {
+	char raw[RL_TABLE_CELL_LEN];
+
 	if (row == 0)
 		return cols[col].head;
-	cell(ctx, row - 1, col, buf, RL_TABLE_CELL_LEN);
-	return buf;
+	raw[0] = '\0';
+	cell(ctx, row - 1, col, raw, sizeof(raw));
+	return rl_text_shown(raw, buf, RL_TABLE_CELL_LEN);
 }
 
 void rl_table_print(FILE *f, const struct rl_table_col *cols, int ncols,

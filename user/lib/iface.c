@@ -34,15 +34,16 @@ int rl_layout_value_size(__u32 layout, int i)
 	}
 }
 
-static int open_map(const char *iface, __u32 layout, int i, int *fd,
-		    __u32 *max_entries, char *err, size_t errlen)
+static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
+		    int *fd, __u32 *max_entries, char *err, size_t errlen)
 {
 	const struct rl_map_def *def = &rl_map_defs[i];
 	char path[PATH_MAX];
 
 	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = rl_map_pin_open(path, def->type, def->key_size,
-			      (__u32)rl_layout_value_size(layout, i), max_entries);
+	*fd = rl_map_pin_open_flags(path, file_flags, def->type, def->key_size,
+				    (__u32)rl_layout_value_size(layout, i),
+				    max_entries);
 	if (*fd == -EPROTO) {
 		snprintf(err, errlen,
 			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
@@ -144,12 +145,13 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info), zero = 0, layout = 0;
 	size_t off = offsetof(struct rl_config, layout);
+	LIBBPF_OPTS(bpf_obj_get_opts, ro, .file_flags = BPF_F_RDONLY);
 	char path[PATH_MAX];
 	void *val;
 	int fd;
 
 	rl_pin_path(path, sizeof(path), iface, rl_map_defs[RL_MAP_IDX_config].name);
-	fd = bpf_obj_get(path);
+	fd = bpf_obj_get_opts(path, &ro);	/* a look, never a write */
 	if (fd < 0)
 		return 0;
 	if (rl_pin_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
@@ -185,8 +187,11 @@ static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen
 	return -EPROTO;
 }
 
-int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
-		  size_t errlen)
+static int open_layout(const char *name, __u32 layout, __u32 file_flags,
+		       struct rl_iface *ifc, char *err, size_t errlen);
+
+static int open_current(const char *name, __u32 file_flags, struct rl_iface *ifc,
+			char *err, size_t errlen)
 {
 	__u32 layout = rl_iface_pinned_layout(name);
 
@@ -195,11 +200,29 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		rl_maps_init(&ifc->m);
 		return wrong_layout(name, layout, err, errlen);
 	}
-	return rl_iface_open_layout(name, RL_LAYOUT_VERSION, ifc, err, errlen);
+	return open_layout(name, RL_LAYOUT_VERSION, file_flags, ifc, err, errlen);
+}
+
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen)
+{
+	return open_current(name, 0, ifc, err, errlen);
+}
+
+int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
+			    size_t errlen)
+{
+	return open_current(name, BPF_F_RDONLY, ifc, err, errlen);
 }
 
 int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 			 char *err, size_t errlen)
+{
+	return open_layout(name, layout, 0, ifc, err, errlen);
+}
+
+static int open_layout(const char *name, __u32 layout, __u32 file_flags,
+		       struct rl_iface *ifc, char *err, size_t errlen)
 {
 	int ret;
 
@@ -207,8 +230,8 @@ int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 	/* config first: another layout version may pin other maps */
-	ret = open_map(name, layout, RL_MAP_IDX_config, &ifc->m.config, NULL,
-		       err, errlen);
+	ret = open_map(name, layout, file_flags, RL_MAP_IDX_config,
+		       &ifc->m.config, NULL, err, errlen);
 	if (ret)
 		goto fail;
 	/* an older config is shorter: the lookup fills its size, the rest
@@ -226,7 +249,7 @@ int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 	for (int i = 0; i < RL_NR_MAPS; i++) {
 		if (i == RL_MAP_IDX_config || rl_layout_value_size(layout, i) < 0)
 			continue;	/* open already, or not in that layout */
-		ret = open_map(name, layout, i, &ifc->m.fd[i],
+		ret = open_map(name, layout, file_flags, i, &ifc->m.fd[i],
 			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
 			       err, errlen);
 		if (ret)

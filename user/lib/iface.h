@@ -25,6 +25,10 @@ struct rl_iface {
  */
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
+/* rl_iface_open with every map fd read-only (BPF_F_RDONLY): for the
+ * readers (stats, the exporter), so that the kernel refuses any write. */
+int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
+			    size_t errlen);
 
 /* The oldest layout whose pins reload carries into this one's maps. */
 #define RL_LAYOUT_OLDEST_CARRIED	7

@@ -464,9 +464,17 @@ bool rl_pin_is(int fd, const char *field)
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
 		    __u32 value_size, __u32 *max_entries)
 {
+	return rl_map_pin_open_flags(path, 0, type, key_size, value_size,
+				     max_entries);
+}
+
+int rl_map_pin_open_flags(const char *path, __u32 file_flags, __u32 type,
+			  __u32 key_size, __u32 value_size, __u32 *max_entries)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = file_flags);
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	int fd = bpf_obj_get(path);
+	int fd = bpf_obj_get_opts(path, &opts);
 
 	if (fd < 0)
 		return -errno;

@@ -129,6 +129,10 @@ bool rl_pin_is(int fd, const char *field);
  * fd, or -EPROTO when it is something else, or -errno. */
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
 		    __u32 value_size, __u32 *max_entries);
+/* The same with the fd's file_flags: BPF_F_RDONLY for a reader, whom the
+ * kernel then refuses every write through it. */
+int rl_map_pin_open_flags(const char *path, __u32 file_flags, __u32 type,
+			  __u32 key_size, __u32 value_size, __u32 *max_entries);
 
 /* The id of the map pinned as `pin` in NAME's directory, or 0; *err (when
  * given) 0 if there is no such pin, else -errno of what failed. */
