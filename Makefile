@@ -88,13 +88,22 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+# where the units read the rules files, whatever PREFIX
+CONFDIR ?= /etc/xdp-ratelimit
 MAN8 := $(wildcard doc/xdp-ratelimit.8)
 UNITS := $(wildcard systemd/*.service)
+CONF_EXAMPLE := systemd/IFACE.rules.example
 INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
 	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
-	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
+	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8)) \
+	$(CONFDIR)/$(notdir $(CONF_EXAMPLE))
+# make deb: the package of what make install installs, under /usr
+DEB_VERSION := $(VERSION)-1
+DEB := $(OUTPUT)/xdp-ratelimit_$(DEB_VERSION)_amd64.deb
+DEB_ROOT := $(OUTPUT)/deb/root
+DEB_MAINTAINER ?= xdp-ratelimit maintainers <maintainers@xdp-ratelimit.example>
 
-.PHONY: all deps test test-unit test-prog test-e2e test-vm test-doc test-stress test-fuzz fuzz valgrind \
+.PHONY: all deps deb test test-unit test-prog test-e2e test-vm test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -155,6 +164,20 @@ install: $(CLI)
 	$(Q)$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u)) &&) true
 	$(Q)$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/)
+	$(Q)install -d $(DESTDIR)$(CONFDIR)
+	$(Q)install -m 0644 $(CONF_EXAMPLE) $(DESTDIR)$(CONFDIR)/
+
+# A .deb of this build (not of a sanitizer build): Debian's paths, then
+# pkg/deb/ wraps the tree (control, docs, dependencies from dpkg-shlibdeps).
+deb: $(CLI)
+ifeq ($(SANITIZE),1)
+	$(error make deb packages the normal build: leave out SANITIZE=1)
+endif
+	$(call msg,DEB,$(DEB))
+	$(Q)rm -rf $(DEB_ROOT)
+	$(Q)$(MAKE) -s install OUTPUT=$(OUTPUT) DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr \
+		UNITDIR=/lib/systemd/system CONFDIR=/etc/xdp-ratelimit
+	$(Q)pkg/deb/build.sh $(DEB_ROOT) $(DEB) "$(DEB_VERSION)" "$(DEB_MAINTAINER)"
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
