@@ -18,17 +18,21 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$bin"
 gzip -9nf "$root"/usr/share/man/man8/*.8
 
 install -d "$doc/examples/monitoring" "$root/usr/share/lintian/overrides"
-first=$(git -C "$repo" log --reverse --format=%cd --date=format:%Y 2>/dev/null | awk 'NR == 1')
-last=$(git -C "$repo" log -1 --format=%cd --date=format:%Y 2>/dev/null || date +%Y)
-years=${first:-$last}
+# the years and the changelog's date are the commits', so that a rebuild
+# is the same; today's without git or its history
+first=$(date +%Y) last=$first when=$(date -R)
+if git -C "$repo" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+	first=$(git -C "$repo" log --reverse --format=%cd --date=format:%Y | awk 'NR == 1')
+	last=$(git -C "$repo" log -1 --format=%cd --date=format:%Y)
+	when=$(git -C "$repo" log -1 --format=%cD)
+fi
+years=$first
 [ "$years" = "$last" ] || years=$years-$last
 sed "s|@YEARS@|$years|" "$here/copyright" >"$doc/copyright"
 install -m 0644 "$here/README.Debian" "$doc/"
 # not meant for Debian's archive: no ITP bug to close
 echo "xdp-ratelimit: initial-upload-closes-no-bugs" >"$root/usr/share/lintian/overrides/xdp-ratelimit"
 install -m 0644 "$repo"/monitoring/* "$doc/examples/monitoring/"
-# the changelog's date is the commit's, so that a rebuild is the same
-when=$(git -C "$repo" log -1 --format=%cD 2>/dev/null || date -R)
 printf 'xdp-ratelimit (%s) unstable; urgency=medium\n\n  * Built from the source tree with make deb.\n\n -- %s  %s\n' \
 	"$version" "$maintainer" "$when" | gzip -9n >"$doc/changelog.Debian.gz"
 
@@ -37,7 +41,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/debian"
 printf 'Source: xdp-ratelimit\n\nPackage: xdp-ratelimit\nArchitecture: amd64\n' >"$work/debian/control"
-depends=$(cd "$work" && dpkg-shlibdeps -O "$(cd "$repo" && realpath "$bin")" 2>/dev/null |
+depends=$(cd "$work" && dpkg-shlibdeps -O "$(cd "$repo" && realpath "$bin")" |
 	sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 

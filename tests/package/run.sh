@@ -147,6 +147,71 @@ exit 0 # the operator's"
 	result deps_host_untouched $? "$(ls /usr/sbin/policy-rc.d* 2>&1)"
 }
 
+# A fresh Debian 12 with the build's packages, as a chroot: the files of
+# the fresh system's packages and of those apt would add for
+# install-deps.sh (hard links to this machine's, the tree read-only), their
+# dpkg database, the alternatives their scripts make; the source as `git
+# ls-files` lists it. `make` and `make deb` there show that the build's
+# list is enough.
+fresh_root() {	# DIR
+	local r=$1 p f l t pkgs
+	pkgs=$( { sed -n 's/^Package: //p' "$fresh"; fresh_installs $("$deps" --print); } | sort -u)
+	mkdir -p "$r/var/lib/dpkg/info" "$r/etc/alternatives" "$r/src" "$r/proc" "$r/tmp" "$r/dev"
+	for l in /*; do	# merged /usr, as this machine has it
+		[ -L "$l" ] && t=$(readlink "$l") && [[ $t == usr/* ]] && mkdir -p "$r/$t" && ln -s "$t" "$r${l}"
+	done
+	for p in $pkgs; do
+		for f in /var/lib/dpkg/info/"$p".* /var/lib/dpkg/info/"$p":*; do
+			[ -e "$f" ] && cp "$f" "$r/var/lib/dpkg/info/"
+		done
+		dpkg-query -s "$p" 2>/dev/null && echo
+	done >"$r/var/lib/dpkg/status"
+	cp /var/lib/dpkg/info/format "$r/var/lib/dpkg/info/"	# the multiarch layout
+	touch "$r/var/lib/dpkg/available" "$r/var/lib/dpkg/diversions" "$r/var/lib/dpkg/statoverride"
+	cat "$r"/var/lib/dpkg/info/*.list | sort -u | sed 's|^/||' |
+		grep -vxE '|\.|bin|sbin|lib|lib32|lib64|libx32' |
+		(cd / && cpio -pdml --quiet "$r") 2>/dev/null
+	for f in /etc/alternatives/*; do
+		[ -L "$f" ] && [ -e "$r$(readlink "$f")" ] && cp -P "$f" "$r/etc/alternatives/"
+	done
+	for f in /usr/bin/* /usr/sbin/*; do
+		[ -L "$f" ] && [[ $(readlink "$f") == /etc/alternatives/* ]] &&
+			[ -e "$r$(readlink "$f")" ] && [ ! -e "$r$f" ] && cp -P "$f" "$r$f"
+	done
+	chroot "$r" /sbin/ldconfig && touch "$r/dev/null" &&
+		(cd "$repo" && git ls-files | cpio -pdm --quiet "$r/src")
+}
+in_fresh_root() {	# DIR CMD: run CMD (sh) in /src, the tree read-only but /src
+	unshare -m --propagation private sh -c '
+		r=$0
+		mount --bind "$r" "$r" && mount -o remount,bind,ro "$r" "$r" &&
+		mount --bind "$r/src" "$r/src" && mount -o remount,bind,rw "$r/src" &&
+		mount -t proc proc "$r/proc" && mount -t tmpfs tmpfs "$r/tmp" &&
+		mount --bind /dev/null "$r/dev/null" || exit 99
+		exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp chroot "$r" sh -c "cd /src && $1"' "$@"
+}
+t_deps_build_fresh_root() {
+	local r=$tmp/fresh-root out rc n
+	fresh_root "$r" || { result deps_fresh_root_made 1 "cannot make it"; return; }
+	n=$(grep -c '^Package: ' "$r/var/lib/dpkg/status")
+	out=$(in_fresh_root "$r" 'make -j2 2>&1 && build/xdp-ratelimit --version' 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$(tail -1 <<<"$out")" = "xdp-ratelimit $version" ] &&
+		[ -x "$r/src/build/test_prog" ] && [ -x "$r/src/build/trafficgen" ]
+	result deps_build_in_fresh_root $? "$n packages; exit $rc: $(tail -5 <<<"$out")"
+	out=$(in_fresh_root "$r" 'make deb 2>&1' 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ -f "$r/src/build/xdp-ratelimit_${version}-1_amd64.deb" ]
+	result deps_deb_in_fresh_root $? "exit $rc: $(tail -5 <<<"$out")"
+	# what make demo runs besides the build
+	out=$(in_fresh_root "$r" 'for c in ip nsenter timeout; do command -v $c || echo "no $c"; done' 2>&1)
+	! grep -q '^no ' <<<"$out"
+	result deps_demo_tools_in_fresh_root $? "$out"
+	# and without a package of the list the build fails there: the test can fail
+	rm -f "$r/usr/include/microhttpd.h" && touch "$r/src/user/cli/cmd_exporter.c"
+	out=$(in_fresh_root "$r" 'make -j2 2>&1' 2>&1); rc=$?
+	[ "$rc" != 0 ] && grep -q 'microhttpd.h' <<<"$out"
+	result deps_fresh_root_can_fail $? "exit $rc: $(tail -3 <<<"$out")"
+}
+
 # ---- make deb --------------------------------------------------------------
 t_deb() {
 	local out rc f r=$tmp/root why=() want u line path
@@ -236,7 +301,7 @@ t_deb_example() {
 }
 
 start=$(date +%s)
-tests=(deps_lists deps_fresh_root deps_no_service deb deb_example)
+tests=(deps_lists deps_fresh_root deps_build_fresh_root deps_no_service deb deb_example)
 for t in "${tests[@]}"; do
 	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
 		"t_$t"
