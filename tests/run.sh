@@ -47,6 +47,8 @@ else
 	run_suite "$here/fuzz/run.sh" "$out"
 	run_suite "$here/e2e/run.sh" "$out"
 	run_suite "$here/ops/run.sh" "$out"
+	run_suite "$here/monitoring/run.sh" "$out"
+	run_suite "$here/package/run.sh" "$out"
 	run_suite "$here/doc/run.sh" "$out"
 	run_suite "$here/flood/run.sh" "$out"
 	run_suite "$here/scope/run.sh" "$out"

@@ -580,7 +580,8 @@ t_install() {
 $p/lib/systemd/system/xdp-ratelimit-sync@.service
 $p/lib/systemd/system/xdp-ratelimit@.service
 $p/sbin/xdp-ratelimit
-$p/share/bash-completion/completions/xdp-ratelimit"
+$p/share/bash-completion/completions/xdp-ratelimit
+/etc/xdp-ratelimit/IFACE.rules.example"
 	[ -e "$repo/doc/xdp-ratelimit.8" ] && want+=$'\n'"$p/share/man/man8/xdp-ratelimit.8"
 	got=$(cd "$d" && find . -type f | sed 's/^\.//' | sort)
 	[ "$got" = "$(sort <<<"$want")" ] && "$d$p/sbin/xdp-ratelimit" --version | grep -q "^xdp-ratelimit " &&
@@ -628,7 +629,7 @@ redis:// unix:///" ]
 # man page is checked once the tree has it.
 t_units() {
 	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res
-	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" >/dev/null 2>&1
+	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" CONFDIR="$p/etc/xdp-ratelimit" >/dev/null 2>&1
 	mkdir -p "$v"
 	for u in "$p"/lib/systemd/system/*.service; do
 		u=${u##*/}

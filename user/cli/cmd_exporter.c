@@ -178,6 +178,8 @@ static char *metrics(const struct exporter_args *a, size_t *len)
 		for (size_t i = 0; i < s->n; i++)
 			views[i] = s->ifs[i].view;
 		v.n = s->n;
+		v.attached = s->attached;
+		v.nattached = s->nattached;
 		ret = rl_stats_print_prometheus(f, &v);
 	}
 	if (f && fclose(f) && !ret)

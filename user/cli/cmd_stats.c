@@ -108,7 +108,7 @@ static int stats_run(void *cfg)
 	} else {
 		status = rl_stats_snapshot_read(o, s);
 		/* what could be read is shown even when another failed */
-		if ((s->n || status == RL_EXIT_OK) &&
+		if ((s->n || s->nattached || status == RL_EXIT_OK) &&
 		    rl_stats_output(o, s, false, true))
 			status = RL_EXIT_FAIL;
 	}

@@ -12,12 +12,12 @@
 #include "lib/egress.h"
 #include "lib/verified_map.h"
 #include "lib/attach_txn.h"
+#include "lib/attached_state.h"
 #include "lib/ban_map.h"
 #include "lib/iface.h"
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
-#include "lib/reload_txn.h"
 #include "lib/rule_txn.h"
 #include "lib/settings.h"
 #include "lib/sync_status.h"
@@ -25,34 +25,6 @@
 #include "cli/text.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
-
-/* Health of one interface's pins: NULL when fine, else what is wrong. */
-static const char *check_iface(const char *name, struct rl_iface *ifc,
-			       bool *opened, char *err, size_t errlen)
-{
-	int ifindex = rl_link_ifindex(name, NULL);
-
-	*opened = rl_iface_open(name, ifc, err, errlen) == 0;
-	if (!*opened && rl_reload_stale(name) && !rl_change_running())
-		return "a reload onto new maps was cut short after its swap (CLI killed?): the new program runs, its maps wait in a staging directory; run 'xdp-ratelimit reload IFACE' (or detach) to complete it";
-	if (!*opened)
-		return err;
-	if (ifindex == -ENOENT)
-		return "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)";
-	if (ifindex == -ENOLINK)
-		return "the program is no longer among the XDP programs of the interface (removed with xdp-loader?), so it does not run";
-	if (ifindex < 0)
-		return "the link pin is not an XDP link";
-	if (ifindex == 0)
-		return "the interface is gone (deleted or moved); the program no longer runs";
-	if ((__u32)ifindex != ifc->cfg.set.ifindex)
-		return "the link is attached to another interface than recorded";
-	if (rl_rule_txn_pending(name) && !rl_change_running())
-		return "a restore was cut short (CLI killed?): 'quota list' shows the rule set it was applying, not all enforced yet; run the restore again, or any 'quota set/del' on this interface, to complete it";
-	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
-		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
-	return NULL;
-}
 
 /*
  * Wait, at most 2 s, for a change in progress (attach, detach, quota) to
@@ -182,7 +154,8 @@ static void row_iface(struct status *st, const char *name)
 	struct rl_iface ifc;
 
 	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
-	r->problem = check_iface(name, &ifc, &r->opened, r->why, sizeof(r->why));
+	if (rl_attached_state(name, &ifc, &r->opened, r->why, sizeof(r->why)))
+		r->problem = r->why;
 	st->broken |= r->problem != NULL;
 	rows_progs(r);
 	if (!r->opened)
@@ -200,17 +173,6 @@ static void row_iface(struct status *st, const char *name)
 		int id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
 
 		r->hook_prog[i] = id > 0 ? (__u32)id : 0;
-		if (id <= 0 && !r->problem) {
-			char name[IF_NAMESIZE] = "?", why[RL_ERR_LEN];
-
-			if_indextoname((unsigned int)r->hooks[i], name);
-			snprintf(why, sizeof(why),
-				 "its egress hook on %s is missing (removed by hand?): no source gets verified; 'xdp-ratelimit detach %s' and attach again",
-				 name, r->ifname);
-			memcpy(r->why, why, sizeof(r->why));
-			r->problem = r->why;
-			st->broken = true;
-		}
 	}
 	rl_iface_close(&ifc);
 }

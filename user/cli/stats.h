@@ -30,6 +30,9 @@ struct rl_stats_read {
 struct rl_stats_snapshot {
 	struct rl_stats_read ifs[RL_MAX_IFACES];
 	size_t n;
+	/* --prometheus: the state of each interface asked for, read or not */
+	struct rl_stats_attached attached[RL_MAX_IFACES];
+	size_t nattached;
 };
 
 /*

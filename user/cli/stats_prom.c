@@ -141,9 +141,29 @@ static void source_family(FILE *f, const struct rl_stats_view *v, bool bytes)
 	}
 }
 
+/* A sample for every state of each interface, 1 for the one it is in,
+ * so that a rule can test any state and a change of state ends a series. */
+static void attached_family(FILE *f, const struct rl_stats_view *v)
+{
+	family(f, "attached", "gauge",
+	       "1 for the state status judges the attachment in (ok, broken, gone), 0 for the others.");
+	for (size_t i = 0; i < v->nattached; i++)
+		for (int st = 0; st < RL_ATTACHED_NR_STATES; st++) {
+			sample_start(f, "attached", v->attached[i].name);
+			fprintf(f, ",state=\"%s\"} %d\n", rl_attached_state_name(st),
+				st == (int)v->attached[i].state);
+		}
+}
+
 int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v)
 {
 	size_t n = sizeof(iface_metrics) / sizeof(iface_metrics[0]);
+
+	family(f, "build_info", "gauge", "Always 1; the version of xdp-ratelimit serving the metrics.");
+	fprintf(f, PROM_PREFIX "build_info{version=");
+	label_value(f, RL_VERSION);
+	fputs("} 1\n", f);
+	attached_family(f, v);
 
 	for (size_t r = 0; r < n; r++) {
 		const struct iface_metric *m = &iface_metrics[r];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "lib/attached_state.h"
 #include "lib/iface.h"
 #include "lib/rule.h"
 #include "lib/rule_store.h"
@@ -169,13 +170,31 @@ void rl_stats_snapshot_free(struct rl_stats_snapshot *s)
 	s->n = 0;
 }
 
+/* What status would say of each interface: xdp_ratelimit_attached. */
+static void read_attached(char names[][IF_NAMESIZE], int n,
+			  struct rl_stats_snapshot *s)
+{
+	char why[RL_ERR_LEN];
+	struct rl_iface ifc;
+	bool opened;
+
+	for (int i = 0; i < n; i++) {
+		struct rl_stats_attached *a = &s->attached[s->nattached++];
+
+		snprintf(a->name, sizeof(a->name), "%.*s", IF_NAMESIZE - 1, names[i]);
+		a->state = rl_attached_state(names[i], &ifc, &opened, why, sizeof(why));
+		if (opened)
+			rl_iface_close(&ifc);
+	}
+}
+
 int rl_stats_snapshot_read(const struct rl_stats_opts *o,
 			   struct rl_stats_snapshot *s)
 {
 	char names[RL_MAX_IFACES][IF_NAMESIZE], err[RL_ERR_LEN];
 	int n, status = RL_EXIT_OK;
 
-	s->n = 0;
+	s->n = s->nattached = 0;
 	if (o->iface) {
 		if (rl_iface_resolve(o->iface, names[0], err, sizeof(err))) {
 			rl_err("stats: %s", err);
@@ -193,6 +212,8 @@ int rl_stats_snapshot_read(const struct rl_stats_opts *o,
 		 * give (a private mount namespace, which hides the pins,
 		 * was refused before: cmd.c) */
 	}
+	if (o->prometheus)
+		read_attached(names, n, s);
 	for (int i = 0; i < n; i++) {
 		if (read_iface(names[i], o, &s->ifs[s->n]))
 			status = RL_EXIT_FAIL;

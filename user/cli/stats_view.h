@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <net/if.h>
+#include "lib/attached_state.h"
 #include "lib/ban_map.h"
 #include "lib/maps.h"
 #include "lib/source_sum.h"
@@ -60,9 +61,17 @@ struct rl_stats_iface {
 	size_t nbans;
 };
 
+/* An attached interface as status judges it (Prometheus only). */
+struct rl_stats_attached {
+	char name[IF_NAMESIZE];
+	enum rl_attached_state state;
+};
+
 struct rl_stats_view {
 	struct rl_stats_iface *ifs;
 	size_t n;
+	const struct rl_stats_attached *attached;	/* also those not read */
+	size_t nattached;
 	bool watch;			/* show rates (and a title line) */
 	__u64 interval_ns;		/* of --watch */
 	time_t wall;			/* when read, for the title */

@@ -133,6 +133,7 @@ static int render(const struct rl_stats_opts *o, struct rl_stats_snapshot *s,
 	struct rl_stats_iface views[RL_MAX_IFACES];
 	struct rl_stats_view v = {
 		.ifs = views, .n = s->n, .watch = o->watch,
+		.attached = s->attached, .nattached = s->nattached,
 		.interval_ns = o->interval_ns, .wall = time(NULL),
 	};
 	int ret;
