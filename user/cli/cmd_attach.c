@@ -248,7 +248,7 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 	if (rl_preempt_rt("/sys/kernel/realtime"))
 		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
 	if (uname(&un) || !rl_cpu_ordered(un.machine))
-		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
+		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (doc/design/cpus.md in the source tree) and could pass a bucket twice here; use an x86_64 machine",
 			       un.machine);
 	need = rl_kernel_missing(rl_kernel_probe);
 	if (need)
