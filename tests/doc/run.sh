@@ -3,7 +3,8 @@
 # mandoc's lint and names every command and option that the CLI's --help
 # shows; README, CONTRIBUTING and the man page point at nothing outside the
 # repository; bench/PERFORMANCE.md quotes only figures that its own tables
-# (bench/report.py --markdown) hold. No root needed.
+# (bench/report.py --markdown) hold; the README is at most 300 lines. No
+# root needed. (tests/doc/recipes.sh, as root, runs the README's recipes.)
 # Usage: tests/doc/run.sh BUILD_DIR [NAME...]
 set -u
 suite=doc
@@ -78,6 +79,15 @@ test_performance_quotes_tables() {
 	result performance_quotes_tables $? "not in PERFORMANCE.md's tables: ${bad[*]}"
 }
 
+# The README stays a README: at most 300 lines (the manual is the man page,
+# the design notes doc/design/, the figures bench/PERFORMANCE.md).
+test_readme_short() {
+	local n
+	n=$(wc -l <"$root/README.md")
+	[ "$n" -le 300 ]
+	result readme_short $? "README.md has $n lines (at most 300)"
+}
+
 # user/lib never includes a user/cli header, and no modules include each
 # other in a loop (tree.py).
 test_tree() {
@@ -87,7 +97,7 @@ test_tree() {
 	result tree_lib_below_cli_no_loops $? "$breaches"
 }
 
-tests=(man_lint man_covers_help no_outside_references performance_quotes_tables tree)
+tests=(man_lint man_covers_help no_outside_references performance_quotes_tables readme_short tree)
 for t in "${@:-${tests[@]}}"; do
 	if [[ " ${tests[*]} " != *" $t "* ]]; then
 		echo "doc: no test named '$t' (${tests[*]})" >&2

@@ -252,7 +252,7 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 			       un.machine);
 	need = rl_kernel_missing(rl_kernel_probe);
 	if (need)
-		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels\")",
+		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels and requirements\")",
 			       need->what, need->since);
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
