@@ -83,8 +83,10 @@ static int read_bans(const struct rl_maps *m, struct rl_stats_iface *v)
 	return 0;
 }
 
+/* One interface's reading; with `state`, also what status would say of it
+ * (xdp_ratelimit_attached), from the same opened pins. */
 static int read_iface(const char *name, const struct rl_stats_opts *o,
-		      struct rl_stats_read *r)
+		      struct rl_stats_read *r, enum rl_attached_state *state)
 {
 	struct rl_stats_iface *v = &r->view;
 	struct rl_rule_cache rc = {};
@@ -98,6 +100,8 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 		rl_err("stats: %s", err);
 		return RL_EXIT_FAIL;
 	}
+	if (state)
+		*state = rl_attached_state_of(name, &ifc, err, sizeof(err));
 	if (o->watch && keep)
 		keep = keep * WATCH_KEEP_FACTOR + WATCH_KEEP_EXTRA;
 	snprintf(v->name, sizeof(v->name), "%s", ifc.name);
@@ -170,24 +174,6 @@ void rl_stats_snapshot_free(struct rl_stats_snapshot *s)
 	s->n = 0;
 }
 
-/* What status would say of each interface: xdp_ratelimit_attached. */
-static void read_attached(char names[][IF_NAMESIZE], int n,
-			  struct rl_stats_snapshot *s)
-{
-	char why[RL_ERR_LEN];
-	struct rl_iface ifc;
-	bool opened;
-
-	for (int i = 0; i < n; i++) {
-		struct rl_stats_attached *a = &s->attached[s->nattached++];
-
-		snprintf(a->name, sizeof(a->name), "%.*s", IF_NAMESIZE - 1, names[i]);
-		a->state = rl_attached_state(names[i], &ifc, &opened, why, sizeof(why));
-		if (opened)
-			rl_iface_close(&ifc);
-	}
-}
-
 int rl_stats_snapshot_read(const struct rl_stats_opts *o,
 			   struct rl_stats_snapshot *s)
 {
@@ -212,10 +198,15 @@ int rl_stats_snapshot_read(const struct rl_stats_opts *o,
 		 * give (a private mount namespace, which hides the pins,
 		 * was refused before: cmd.c) */
 	}
-	if (o->prometheus)
-		read_attached(names, n, s);
 	for (int i = 0; i < n; i++) {
-		if (read_iface(names[i], o, &s->ifs[s->n]))
+		/* Prometheus: every interface's state, also one not read */
+		struct rl_stats_attached *a = o->prometheus ? &s->attached[s->nattached++] : NULL;
+
+		if (a) {
+			snprintf(a->name, sizeof(a->name), "%.*s", IF_NAMESIZE - 1, names[i]);
+			a->state = RL_ATTACHED_BROKEN;
+		}
+		if (read_iface(names[i], o, &s->ifs[s->n], a ? &a->state : NULL))
 			status = RL_EXIT_FAIL;
 		else
 			s->n++;

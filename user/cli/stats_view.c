@@ -338,17 +338,12 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 
 	rl_json_name(j, "totals");
 	rl_json_object_start(j);
-	traffic_json(j, t->passed_pkts, t->passed_bytes, t->dropped_pkts,
-		     t->dropped_bytes);
-	rl_json_uint_field(j, "malformed_packets", t->malformed_pkts);
-	rl_json_uint_field(j, "non_ip_packets", t->non_ip_pkts);
-	rl_json_uint_field(j, "encap_packets", t->encap_pkts);
-	rl_json_uint_field(j, "new_sources", t->new_sources);
-	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
-	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
-	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
-	rl_json_uint_field(j, "events_lost", t->events_lost);
-	rl_json_uint_field(j, "replies", t->replies);
+	/* every shown counter of RL_COUNTERS, in its order */
+#define COUNTER_JSON(field, json, ...) \
+	if (json) \
+		rl_json_uint_field(j, json ? json : "", t->field);
+	RL_COUNTERS(COUNTER_JSON)
+#undef COUNTER_JSON
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);
