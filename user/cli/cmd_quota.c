@@ -4,6 +4,7 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "cli/json_writer.h"
+#include "cli/rules_file.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
 #include "lib/rule_store.h"
@@ -20,7 +22,7 @@
 
 enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
        OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_PROTO, OPT_DPORT,
-       OPT_SYN, OPT_IFACE, OPT_JSON };
+       OPT_SYN, OPT_IFACE, OPT_JSON, OPT_WIDE, OPT_VERBOSE = 'v' };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -66,6 +68,12 @@ static const struct rl_opt del_opts[] = {
 static const struct rl_opt list_opts[] = {
 	OPT_QUOTA_IFACE,
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
+	{ OPT_VERBOSE, "verbose", NULL,
+	  "'list': add what each rule judged: packets passed and dropped\n"
+	  "(with --wide, bytes too), counted since the rule was made" },
+	{ OPT_WIDE, "wide", NULL,
+	  "'list': every column, each limit in its own, numbers exact\n"
+	  "(default: the view fits the terminal, at least 80 columns)" },
 	{ 0 }
 };
 
@@ -140,6 +148,12 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		return rl_iface_arg(p->path, arg);
 	case OPT_JSON:
 		a->json = true;
+		return 0;
+	case OPT_VERBOSE:
+		a->verbose = true;
+		return 0;
+	case OPT_WIDE:
+		a->wide = true;
 		return 0;
 	case OPT_PROTO:
 	case OPT_DPORT:
@@ -244,6 +258,12 @@ struct rule_list {
 	const char *name;
 	struct rl_rule rules[RL_MAX_RULES];
 	int n;
+	/* what each rule judged; !counted: no slot holds it yet (a restore
+	 * in progress) */
+	struct rl_rule_counters counters[RL_MAX_RULES];
+	bool counted[RL_MAX_RULES];
+	bool verbose, wide;
+	int width;			/* of the table (rl_view_width) */
 };
 
 static void limit_json(struct rl_json *j, const char *name, __u64 v)
@@ -282,6 +302,19 @@ static void scope_json(struct rl_json *j, const struct rl_rule *r)
 	rl_json_uint_or_null_field(j, "burst", r->burst, r->burst);
 }
 
+/* passed_packets, passed_bytes, dropped_packets, dropped_bytes (null
+ * while no slot holds the rule) */
+static void counters_json(struct rl_json *j, const struct rule_list *l, int i)
+{
+	const struct rl_rule_counters *c = &l->counters[i];
+	bool ok = l->counted[i];
+
+	rl_json_uint_or_null_field(j, "passed_packets", ok, c->passed_pkts);
+	rl_json_uint_or_null_field(j, "passed_bytes", ok, c->passed_bytes);
+	rl_json_uint_or_null_field(j, "dropped_packets", ok, c->dropped_pkts);
+	rl_json_uint_or_null_field(j, "dropped_bytes", ok, c->dropped_bytes);
+}
+
 static void rules_json(struct rl_json *j, const void *ctx)
 {
 	const struct rule_list *l = ctx;
@@ -308,20 +341,43 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
 					   r->ban_ns / RL_NSEC_PER_MSEC);
 		scope_json(j, r);
+		counters_json(j, l, i);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
 	rl_json_object_end(j);
 }
 
-/* The columns of quota list: the prefix, a limit per rule field, the ban. */
-enum { COL_PREFIX, COL_SCOPE, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS,
-       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, NR_COLS };
+/*
+ * The columns of quota list: the prefix, the scope, a limit per rule field
+ * (--wide) or all of them as the options that set them, and with -v what
+ * the rule judged (bytes with --wide only).
+ */
+enum { COL_PREFIX, COL_SCOPE, COL_PASSED_PKTS, COL_DROPPED_PKTS,
+       COL_PASSED_BYTES, COL_DROPPED_BYTES, COL_LIMITS, COL_PPS, COL_BPS,
+       COL_AGG_PPS, COL_AGG_BPS, COL_NEW_PPS, COL_NEW_BPS, COL_BAN,
+       COL_BURST, NR_COLS };
+
+static void counter_cell(const struct rule_list *l, size_t row, int col,
+			 char *buf, size_t len)
+{
+	const struct rl_rule_counters *c = &l->counters[row];
+
+	if (!l->counted[row]) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	rl_table_count(buf, len, col == COL_PASSED_PKTS ? c->passed_pkts :
+		       col == COL_DROPPED_PKTS ? c->dropped_pkts :
+		       col == COL_PASSED_BYTES ? c->passed_bytes :
+		       c->dropped_bytes, l->wide);
+}
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
-	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
+	const struct rule_list *l = ctx;
+	const struct rl_rule *r = &l->rules[row];
 	const __u64 limits[] = {
 		[COL_PPS] = r->pps, [COL_BPS] = r->bps,
 		[COL_AGG_PPS] = r->agg_pps, [COL_AGG_BPS] = r->agg_bps,
@@ -338,6 +394,10 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_scope_text(&s, buf, len);
 		if (!buf[0])
 			snprintf(buf, len, "-");
+	} else if (col >= COL_PASSED_PKTS && col <= COL_DROPPED_BYTES) {
+		counter_cell(l, row, col, buf, len);
+	} else if (col == COL_LIMITS) {
+		rl_rule_limits_text(r, buf, len);
 	} else if (col == COL_BURST) {
 		if (r->burst)
 			snprintf(buf, len, "%llu", (unsigned long long)r->burst);
@@ -357,16 +417,37 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 
 static void rules_table(const void *ctx)
 {
-	static const struct rl_table_col cols[NR_COLS] = {
-		{ "PREFIX", true }, { "SCOPE", true }, { "PPS", false },
-		{ "BPS", false }, { "AGGREGATE_PPS", false },
-		{ "AGGREGATE_BPS", false }, { "NEW_PPS", false },
-		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
+	static const struct rl_table_col all[NR_COLS] = {
+		[COL_PREFIX] = { "PREFIX", true, 0 },
+		[COL_SCOPE] = { "SCOPE", true, 0 },
+		[COL_PASSED_PKTS] = { "PASSED", false, 0 },
+		[COL_DROPPED_PKTS] = { "DROPPED", false, 0 },
+		[COL_PASSED_BYTES] = { "PASSED(bytes)", false, 0 },
+		[COL_DROPPED_BYTES] = { "DROPPED(bytes)", false, 0 },
+		[COL_LIMITS] = { "LIMITS", true, 0 },
+		[COL_PPS] = { "PPS", false, 0 }, [COL_BPS] = { "BPS", false, 0 },
+		[COL_AGG_PPS] = { "AGGREGATE_PPS", false, 0 },
+		[COL_AGG_BPS] = { "AGGREGATE_BPS", false, 0 },
+		[COL_NEW_PPS] = { "NEW_PPS", false, 0 },
+		[COL_NEW_BPS] = { "NEW_BPS", false, 0 },
+		[COL_BAN] = { "BAN", false, 0 }, [COL_BURST] = { "BURST", false, 0 },
 	};
 	const struct rule_list *l = ctx;
+	struct rl_table_col cols[NR_COLS];
 
+	memcpy(cols, all, sizeof(cols));
+	for (int c = 0; c < NR_COLS; c++) {
+		bool counter = c >= COL_PASSED_PKTS && c <= COL_DROPPED_BYTES;
+		bool bytes = c == COL_PASSED_BYTES || c == COL_DROPPED_BYTES;
+		bool limit = c > COL_LIMITS;	/* one column per limit */
+
+		if ((counter && !l->verbose) || (bytes && !l->wide) ||
+		    (c == COL_LIMITS && l->wide) || (limit && !l->wide))
+			cols[c].head = NULL;
+	}
 	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
+	rl_table_print_fit(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l,
+			   l->width);
 }
 
 static int rules_read(void *ctx, const char *name)
@@ -374,15 +455,25 @@ static int rules_read(void *ctx, const char *name)
 	struct rule_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
+	int ret = 0;
 
 	l->name = name;
 	if (rl_iface_open(name, &ifc, err, sizeof(err)))
 		return rl_fail("quota list: %s", err);
 	l->n = rl_rules_read(&ifc, l->rules, RL_MAX_RULES);
+	for (int i = 0; i < l->n && !ret; i++) {
+		ret = rl_rule_counters_read(&ifc.m, &l->rules[i], &l->counters[i]);
+		l->counted[i] = !ret;
+		if (ret == -ENOENT)
+			ret = 0;
+	}
 	rl_iface_close(&ifc);
 	if (l->n < 0)
 		return rl_fail("quota list: cannot read the rules of %s: %s",
 			       name, strerror(-l->n));
+	if (ret)
+		return rl_fail("quota list: cannot read the rule counters of %s: %s",
+			       name, strerror(-ret));
 	return RL_EXIT_OK;
 }
 
@@ -395,6 +486,9 @@ static int quota_list(void *cfg)
 	const struct rl_quota_args *a = cfg;
 	static struct rule_list list;
 
+	list.verbose = a->verbose;
+	list.wide = a->wide;
+	list.width = rl_view_width(a->wide);
 	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 

@@ -35,9 +35,17 @@ struct rl_stats_source {
 	 * text, "tcp syn"; "" for the source's own window */
 	char scope[RL_SCOPE_STRLEN];
 	struct rl_rates rates;
+	bool nested;			/* shown under its source's row */
 	bool verified;			/* the host answered it (Verified sources) */
 	bool banned;			/* a ban holds, for ban_ms_left more */
 	__u64 ban_ms_left;
+};
+
+/* A rule and what it judged (Prometheus' per-rule counters). */
+struct rl_stats_rule {
+	char prefix[RL_PREFIX_STRLEN];
+	char scope[RL_SCOPE_STRLEN];	/* "" when unscoped */
+	struct rl_rule_counters c;
 };
 
 struct rl_stats_iface {
@@ -58,14 +66,19 @@ struct rl_stats_iface {
 	size_t nsrc;
 	struct rl_ban_row *bans;	/* banned sources, soonest free first */
 	size_t nbans;
+	struct rl_stats_rule *rules;	/* read for Prometheus only */
+	size_t nrules;
 };
 
 struct rl_stats_view {
 	struct rl_stats_iface *ifs;
 	size_t n;
-	bool watch;			/* show rates (and a title line) */
+	bool watch;			/* a frame of --watch: a title line */
+	bool rates;			/* show rates */
 	__u64 interval_ns;		/* of --watch */
 	time_t wall;			/* when read, for the title */
+	bool wide;			/* every column, numbers exact */
+	int width;			/* of the tables (rl_view_width) */
 };
 
 /* An IPv4 source as "198.18.0.7"; an IPv6 one as its tracked prefix

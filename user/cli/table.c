@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Aligned tables (table.h). */
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include "cli/table.h"
 
 #define COL_GAP	"  "
+#define COL_GAP_LEN	2
+/* Counts up to this print whole in a narrow cell: five digits. */
+#define EXACT_MAX	99999
 
 /* Cell (row, col); row 0 is the heading. */
 static const char *text_of(const struct rl_table_col *cols, size_t row,
@@ -16,38 +23,165 @@ static const char *text_of(const struct rl_table_col *cols, size_t row,
 	return buf;
 }
 
-void rl_table_print(FILE *f, const struct rl_table_col *cols, int ncols,
-		    size_t nrows, rl_table_cell_fn cell, const void *ctx)
+/* The column that leaves next: the highest drop, the rightmost of equals;
+ * -1 when none may. */
+static int next_to_leave(const struct rl_table_col *cols, int ncols,
+			 const bool *shown)
+{
+	int best = -1;
+
+	for (int c = 0; c < ncols; c++)
+		if (shown[c] && cols[c].drop &&
+		    (best < 0 || cols[c].drop >= cols[best].drop))
+			best = c;
+	return best;
+}
+
+void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
+			size_t nrows, rl_table_cell_fn cell, const void *ctx,
+			int width)
 {
 	char buf[RL_TABLE_MAX_COLS][RL_TABLE_CELL_LEN];
-	size_t width[RL_TABLE_MAX_COLS] = { 0 };
+	size_t w[RL_TABLE_MAX_COLS] = { 0 };
+	bool shown[RL_TABLE_MAX_COLS];
+	int idx[RL_TABLE_MAX_COLS], n = 0;
 
 	if (ncols > RL_TABLE_MAX_COLS)
 		ncols = RL_TABLE_MAX_COLS;
+	for (int c = 0; c < ncols; c++)
+		shown[c] = cols[c].head != NULL;
 	for (size_t r = 0; r <= nrows; r++) {
 		for (int c = 0; c < ncols; c++) {
-			size_t n = strlen(text_of(cols, r, c, cell, ctx, buf[c]));
+			size_t len;
 
-			if (n > width[c])
-				width[c] = n;
+			if (!shown[c])
+				continue;
+			len = strlen(text_of(cols, r, c, cell, ctx, buf[c]));
+
+			if (len > w[c])
+				w[c] = len;
 		}
 	}
+	while (width > 0) {
+		size_t total = 0;
+		int k = 0, leave;
+
+		for (int c = 0; c < ncols; c++)
+			if (shown[c])
+				total += (k++ ? COL_GAP_LEN : 0) + w[c];
+		if (total <= (size_t)width)
+			break;
+		leave = next_to_leave(cols, ncols, shown);
+		if (leave < 0)
+			break;
+		shown[leave] = false;
+	}
+	for (int c = 0; c < ncols; c++)
+		if (shown[c])
+			idx[n++] = c;
 	for (size_t r = 0; r <= nrows; r++) {
 		const char *text[RL_TABLE_MAX_COLS];
 		int last = -1;
 
-		for (int c = 0; c < ncols; c++) {
-			text[c] = text_of(cols, r, c, cell, ctx, buf[c]);
-			if (*text[c])
-				last = c;
+		for (int k = 0; k < n; k++) {
+			text[k] = text_of(cols, r, idx[k], cell, ctx, buf[k]);
+			if (*text[k])
+				last = k;
 		}
-		/* up to the last cell with text, unpadded on the right */
-		for (int c = 0; c <= last; c++) {
-			int w = cols[c].left && c == last ? 0 : (int)width[c];
+		/* up to the last cell with text, unpadded on the right; the
+		 * last column's text wrapped when it is too long for the
+		 * width */
+		for (int k = 0, at = 0; k <= last; k++) {
+			const struct rl_table_col *col = &cols[idx[k]];
+			int pad = col->left && k == last ? 0 : (int)w[idx[k]];
 
-			fprintf(f, cols[c].left ? "%s%-*s" : "%s%*s",
-				c ? COL_GAP : "", w, text[c]);
+			if (k)
+				at += COL_GAP_LEN;
+			if (col->left && k == n - 1 && width > 0) {
+				fputs(k ? COL_GAP : "", f);
+				rl_print_wrapped(f, text[k], width, at);
+				break;
+			}
+			fprintf(f, col->left ? "%s%-*s" : "%s%*s",
+				k ? COL_GAP : "", pad, text[k]);
+			at += (int)w[idx[k]];
+			if (k == last)
+				fputc('\n', f);
 		}
-		fputc('\n', f);
+		if (last < 0)
+			fputc('\n', f);
 	}
+}
+
+void rl_table_print(FILE *f, const struct rl_table_col *cols, int ncols,
+		    size_t nrows, rl_table_cell_fn cell, const void *ctx)
+{
+	rl_table_print_fit(f, cols, ncols, nrows, cell, ctx, 0);
+}
+
+int rl_view_width(bool wide)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	long width = 0;
+	char *end;
+
+	if (wide)
+		return 0;
+	if (env && *env) {
+		width = strtol(env, &end, 10);
+		if (*end || width <= 0)
+			width = 0;
+	}
+	if (!width && isatty(STDOUT_FILENO) &&
+	    !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws))
+		width = ws.ws_col;
+	if (width < RL_VIEW_MIN_WIDTH)
+		width = RL_VIEW_MIN_WIDTH;
+	return width > 100000 ? 100000 : (int)width;
+}
+
+void rl_table_count(char *buf, size_t len, __u64 v, bool exact)
+{
+	static const char suffix[] = "kMGTPE";
+	double d = (double)v;
+	int i = -1;
+
+	if (exact || v <= EXACT_MAX) {
+		snprintf(buf, len, "%" PRIu64, (uint64_t)v);
+		return;
+	}
+	while (d >= 999.5 && i < 5) {
+		d /= 1000;
+		i++;
+	}
+	snprintf(buf, len, "%.*f%c", d < 9.995 ? 2 : d < 99.95 ? 1 : 0, d,
+		 suffix[i]);
+}
+
+void rl_print_wrapped(FILE *f, const char *text, int width, int indent)
+{
+	bool line_start = true;
+	int col = indent;
+
+	text += strspn(text, " ");
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+
+		if (!line_start && width > 0 && col + 1 + word > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", word, text);
+		col += word;
+		line_start = false;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
 }
