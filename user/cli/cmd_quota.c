@@ -397,7 +397,11 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 	} else if (col >= COL_PASSED_PKTS && col <= COL_DROPPED_BYTES) {
 		counter_cell(l, row, col, buf, len);
 	} else if (col == COL_LIMITS) {
+		/* wrapped between options, never inside one */
 		rl_rule_limits_text(r, buf, len);
+		for (char *c = buf; (c = strchr(c, ' ')); c++)
+			if (c[1] != '-')
+				*c = RL_TABLE_NBSP;
 	} else if (col == COL_BURST) {
 		if (r->burst)
 			snprintf(buf, len, "%llu", (unsigned long long)r->burst);

@@ -475,8 +475,11 @@ static void print_table(const struct status *st)
 				     line, sizeof(line));
 		print_note(st, st->rows[i].ifname, "sync", line);
 	}
-	if (st->broken)
-		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+	if (st->broken) {
+		printf("\n");
+		rl_print_wrapped(stdout, "repair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again",
+				 st->width, 0);
+	}
 }
 
 static int print_json(const struct status *st)

@@ -124,16 +124,16 @@ static const struct rl_table_col source_cols_wide[SRC_COLS] = {
 	{ "VERIFIED", true, 0 }, { "RULE", true, 0 },
 };
 
-/* The narrow view: packets only, VERIFIED, RULE, WINDOW and the counts
- * since attach leave in that order when the table is too wide. */
+/* The narrow view: packets only, VERIFIED, RULE, WINDOW and (with rates)
+ * the counts since attach leave in that order when the table is too wide. */
 static const struct rl_table_col source_cols_narrow[SRC_COLS] = {
 	{ "ADDRESS", true, 0 },
 	{ "DROP/s", false, 0 }, { NULL, false, 0 },
 	{ "PASS/s", false, 0 }, { NULL, false, 0 },
-	{ "DROPPED", false, 1 }, { NULL, false, 0 },
-	{ "PASSED", false, 1 }, { NULL, false, 0 },
-	{ "WINDOW", false, 2 }, { NULL, false, 0 },
-	{ "VERIFIED", true, 4 }, { "RULE", true, 3 },
+	{ "DROPPED", false, 0 }, { NULL, false, 0 },
+	{ "PASSED", false, 0 }, { NULL, false, 0 },
+	{ "WINDOW", false, 3 }, { NULL, false, 0 },
+	{ "VERIFIED", true, 5 }, { "RULE", true, 4 },
 };
 
 struct source_table {
@@ -228,7 +228,7 @@ static void print_sources(FILE *f, const struct rl_stats_view *v,
 			cols[c].head = NULL;
 	else	/* the counts since attach may leave before the rest */
 		for (int c = SRC_DROPPED_PKTS; c <= SRC_PASSED_BYTES; c++)
-			cols[c].drop = cols[c].head && !v->wide ? 5 : 0;
+			cols[c].drop = cols[c].head && !v->wide ? 1 : 0;
 	rl_table_print_fit(f, cols, SRC_COLS, s->nsrc, source_cell, &t, v->width);
 }
 

@@ -9,6 +9,9 @@
 
 #define COL_GAP	"  "
 #define COL_GAP_LEN	2
+/* A wrapped last column that cannot sit beside its row goes under it,
+ * this far in. */
+#define UNDER_INDENT	4
 /* Counts up to this print whole in a narrow cell: five digits. */
 #define EXACT_MAX	99999
 
@@ -21,6 +24,34 @@ static const char *text_of(const struct rl_table_col *cols, size_t row,
 		return cols[col].head;
 	cell(ctx, row - 1, col, buf, RL_TABLE_CELL_LEN);
 	return buf;
+}
+
+/* The longest piece of text a wrap keeps whole. */
+static int longest_piece(const char *text)
+{
+	int best = 0;
+
+	while (*text) {
+		int n = (int)strcspn(text, " ");
+
+		if (n > best)
+			best = n;
+		text += n;
+		text += strspn(text, " ");
+	}
+	return best;
+}
+
+/* The width of a line of the shown columns. */
+static size_t table_width(const size_t *w, const bool *shown, int ncols)
+{
+	size_t total = 0;
+	int k = 0;
+
+	for (int c = 0; c < ncols; c++)
+		if (shown[c])
+			total += (k++ ? COL_GAP_LEN : 0) + w[c];
+	return total;
 }
 
 /* The column that leaves next: the highest drop, the rightmost of equals;
@@ -44,7 +75,7 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 	char buf[RL_TABLE_MAX_COLS][RL_TABLE_CELL_LEN];
 	size_t w[RL_TABLE_MAX_COLS] = { 0 };
 	bool shown[RL_TABLE_MAX_COLS];
-	int idx[RL_TABLE_MAX_COLS], n = 0;
+	int idx[RL_TABLE_MAX_COLS], n = 0, left[RL_TABLE_MAX_COLS], nleft = 0;
 
 	if (ncols > RL_TABLE_MAX_COLS)
 		ncols = RL_TABLE_MAX_COLS;
@@ -62,19 +93,21 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 				w[c] = len;
 		}
 	}
-	while (width > 0) {
-		size_t total = 0;
-		int k = 0, leave;
+	/* columns leave in their order until the table fits; then those that
+	 * left come back, the last to leave first, while it still fits: a
+	 * narrow column need not go with a wide one */
+	while (width > 0 && table_width(w, shown, ncols) > (size_t)width) {
+		int leave = next_to_leave(cols, ncols, shown);
 
-		for (int c = 0; c < ncols; c++)
-			if (shown[c])
-				total += (k++ ? COL_GAP_LEN : 0) + w[c];
-		if (total <= (size_t)width)
-			break;
-		leave = next_to_leave(cols, ncols, shown);
 		if (leave < 0)
 			break;
 		shown[leave] = false;
+		left[nleft++] = leave;
+	}
+	while (nleft--) {
+		shown[left[nleft]] = true;
+		if (table_width(w, shown, ncols) > (size_t)width)
+			shown[left[nleft]] = false;
 	}
 	for (int c = 0; c < ncols; c++)
 		if (shown[c])
@@ -98,7 +131,12 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 			if (k)
 				at += COL_GAP_LEN;
 			if (col->left && k == n - 1 && width > 0) {
-				fputs(k ? COL_GAP : "", f);
+				if (at + longest_piece(text[k]) > width && k) {
+					fprintf(f, "\n%*s", UNDER_INDENT, "");
+					at = UNDER_INDENT;
+				} else {
+					fputs(k ? COL_GAP : "", f);
+				}
 				rl_print_wrapped(f, text[k], width, at);
 				break;
 			}
@@ -177,7 +215,8 @@ void rl_print_wrapped(FILE *f, const char *text, int width, int indent)
 			fputc(' ', f);
 			col++;
 		}
-		fprintf(f, "%.*s", word, text);
+		for (int i = 0; i < word; i++)
+			fputc(text[i] == RL_TABLE_NBSP ? ' ' : text[i], f);
 		col += word;
 		line_start = false;
 		text += word;

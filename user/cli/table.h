@@ -28,6 +28,10 @@ struct rl_table_col {
 	int drop;
 };
 
+/* In a cell's text, a space the wrapping of the last column never breaks
+ * at ("--pps 100" stays one piece); printed as a space. */
+#define RL_TABLE_NBSP	'\x1f'
+
 /* Writes the text of cell (row, col) into buf (RL_TABLE_CELL_LEN). */
 typedef void (*rl_table_cell_fn)(const void *ctx, size_t row, int col,
 				 char *buf, size_t len);
@@ -37,7 +41,8 @@ void rl_table_print(FILE *f, const struct rl_table_col *cols, int ncols,
 		    size_t nrows, rl_table_cell_fn cell, const void *ctx);
 /* The same within `width` columns (0: no limit, every column): leaves out
  * columns by their `drop` until each line fits, or none may leave; the
- * text of a last column aligned left then wraps at spaces. */
+ * text of a last column aligned left then wraps at spaces, onto lines of
+ * its own under the row when its pieces do not fit beside it. */
 void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 			size_t nrows, rl_table_cell_fn cell, const void *ctx,
 			int width);
@@ -55,8 +60,8 @@ int rl_view_width(bool wide);
 void rl_table_count(char *buf, size_t len, __u64 v, bool exact);
 
 /* `text` and a newline, printed from column `indent` (where the cursor
- * is), wrapped at spaces to `width` (0: unwrapped) onto lines indented as
- * far. */
+ * is), wrapped at spaces (not RL_TABLE_NBSP) to `width` (0: unwrapped)
+ * onto lines indented as far. */
 void rl_print_wrapped(FILE *f, const char *text, int width, int indent);
 
 #endif /* RL_TABLE_H */
