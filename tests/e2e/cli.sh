@@ -35,8 +35,8 @@ test_cli_help() {
 		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
 	[ "$out" = '["native",500,5,100,56,"ok"]' ]
 	result status_json $? "status --json: $out"
-	# the human table: every value in its header's column
-	out=$(rl status)
+	# the human table, every column: every value in its header's column
+	out=$(rl status --wide)
 	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" VERIFIED "*" EGRESS "*" STATE"$'\n'* ]] &&
 		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 0 $vrx ok" ]
 	result status_table $? "status printed:"$'\n'"$out"
