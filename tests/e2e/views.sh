@@ -139,13 +139,15 @@ test_quota_list_counters() {
 	fresh --default-pps 1000 && quota "$rule" --pps 10 ||
 		{ result quota_list_counters 1 "attach or quota set"; return; }
 	send --src "$a" --count 30 >/dev/null || { result quota_list_counters 1 "send"; return; }
-	counted() { rl quota list --iface "$vrx" --json | jq -r --arg r "$rule" '.interfaces[0].rules[] |
+	counted() { rl quota list -v --iface "$vrx" --json | jq -r --arg r "$rule" '.interfaces[0].rules[] |
 		select(.prefix == $r) | "\(.passed_packets) \(.passed_bytes) \(.dropped_packets) \(.dropped_bytes)"'; }
 	[ "$(counted)" = "10 600 20 1200" ] || why+=("after 30 frames: $(counted)")
 	out=$(rl quota list -v --iface "$vrx")
 	grep -Eq '^PREFIX +SCOPE +PASSED +DROPPED +LIMITS$' <<<"$out" &&
 		grep -Eq "^${rule//./\\.} +- +10 +20 +--pps 10$" <<<"$out" || why+=("quota list -v:"$'\n'"$out")
 	grep -q 'PASSED' <<<"$(rl quota list --iface "$vrx")" && why+=("quota list without -v shows counters")
+	rl quota list --iface "$vrx" --json | jq -e '.interfaces[0].rules[] | has("passed_packets")' >/dev/null &&
+		why+=("quota list --json without -v has counters")
 	quota "$rule" --pps 20 && [ "$(counted)" = "10 600 20 1200" ] || why+=("after quota set: $(counted)")
 	rl reload "$vrx" >/dev/null && [ "$(counted)" = "10 600 20 1200" ] || why+=("after reload: $(counted)")
 	rl reload "$vrx" --window 2s >/dev/null && [ "$(counted)" = "10 600 20 1200" ] ||

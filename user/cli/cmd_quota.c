@@ -70,7 +70,8 @@ static const struct rl_opt list_opts[] = {
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
 	{ OPT_VERBOSE, "verbose", NULL,
 	  "'list': add what each rule judged: packets passed and dropped\n"
-	  "(with --wide, bytes too), counted since the rule was made" },
+	  "(with --wide, bytes too; in JSON both), counted since the rule\n"
+	  "was made" },
 	{ OPT_WIDE, "wide", NULL,
 	  "'list': every column, each limit in its own, numbers exact\n"
 	  "(default: the view fits the terminal, at least 80 columns)" },
@@ -341,7 +342,8 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
 					   r->ban_ns / RL_NSEC_PER_MSEC);
 		scope_json(j, r);
-		counters_json(j, l, i);
+		if (l->verbose)
+			counters_json(j, l, i);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
