@@ -479,7 +479,8 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		t xdp-ratelimit ban del --iface "$2" ""
 		t xdp-ratelimit sy
 		t xdp-ratelimit sync --int
-		t xdp-ratelimit sync --redis ""' _ \
+		t xdp-ratelimit sync --redis ""
+		t xdp-ratelimit stats --sort dr' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
@@ -491,7 +492,8 @@ list del --help
 all
 sync
 --interval
-redis:// unix:///" ]
+redis:// unix:///
+dropped-rate" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)
