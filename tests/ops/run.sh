@@ -480,7 +480,7 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		t xdp-ratelimit sy
 		t xdp-ratelimit sync --int
 		t xdp-ratelimit sync --redis ""
-		t xdp-ratelimit stats --sort dr' _ \
+		t xdp-ratelimit stats --sort dropped-' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
