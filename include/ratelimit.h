@@ -118,7 +118,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	8
+#define RL_LAYOUT_VERSION	9
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -160,7 +160,8 @@
 	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)	\
 	X(scopes,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_scope)	\
 	X(scoped_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v4, __u32)			\
-	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)
+	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)			\
+	X(rule_counters, BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_rule_counters)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -608,6 +609,19 @@ struct rl_counters {
 };
 #undef RL_COUNTER_FIELD
 
+/*
+ * Entry of the per-CPU `rule_counters` array, indexed like `rules` (a
+ * slot): what the rule judged, as iptables -v counts (a banned source's
+ * drops count in rl_counters.banned_pkts, not here). Kept across quota
+ * set and reload; zeroed when the slot is given to a new rule.
+ */
+struct rl_rule_counters {
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+};
+
 /* ---- events ------------------------------------------------------------ */
 
 enum rl_event_type {
@@ -664,6 +678,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_flow) == 36, "rl_flow layout");
 RL_STATIC_ASSERT(sizeof(struct rl_verified) == 24, "rl_verified layout");
 RL_STATIC_ASSERT(sizeof(struct rl_settings) % 8 == 0, "rl_settings padding");
 RL_STATIC_ASSERT(sizeof(struct rl_scope) == 12, "rl_scope layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 32, "rl_rule_counters layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v4) == 12, "rl_lpm_scoped_v4 layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v6) == 24, "rl_lpm_scoped_v6 layout");
 

@@ -131,6 +131,35 @@ static void attached_family(FILE *f, const struct rl_stats_view *v)
 		}
 }
 
+/* rule packets or bytes of every rule, both verdicts: a rule is its
+ * prefix and its scope ("" when unscoped) */
+static void rule_family(FILE *f, const struct rl_stats_view *v, bool bytes)
+{
+	const char *name = bytes ? "rule_bytes_total" : "rule_packets_total";
+
+	family(f, name, "counter", bytes ?
+	       "Bytes each rule passed or dropped since it was made (a banned source's drops are in banned_packets_total)." :
+	       "Frames each rule passed or dropped since it was made (a banned source's drops are in banned_packets_total).");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct rl_stats_iface *s = &v->ifs[i];
+
+		for (size_t k = 0; k < s->nrules; k++) {
+			const struct rl_stats_rule *r = &s->rules[k];
+
+			for (int d = 0; d < 2; d++) {
+				sample_start(f, name, s->name);
+				fputs(",rule=", f);
+				label_value(f, r->prefix);
+				fputs(",scope=", f);
+				label_value(f, r->scope);
+				sample_end(f, d ? "dropped" : "passed",
+					   d ? (bytes ? r->c.dropped_bytes : r->c.dropped_pkts) :
+					   (bytes ? r->c.passed_bytes : r->c.passed_pkts));
+			}
+		}
+	}
+}
+
 int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v)
 {
 	size_t n = sizeof(iface_metrics) / sizeof(iface_metrics[0]);
@@ -169,5 +198,7 @@ int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v)
 	}
 	source_family(f, v, false);
 	source_family(f, v, true);
+	rule_family(f, v, false);
+	rule_family(f, v, true);
 	return ferror(f) ? -EIO : 0;
 }
