@@ -49,7 +49,7 @@ _xdp_ratelimit_attached() {	# BIN: the first column of status's first table
 }
 
 _xdp_ratelimit_prefixes() {	# BIN [IFACE]
-	"$1" quota list ${2:+--iface "$2"} 2>/dev/null | awk '$1 ~ /\// && !seen[$1]++ { print $1 }'
+	"$1" quota list --wide ${2:+--iface "$2"} 2>/dev/null | awk '$1 ~ /\// && !seen[$1]++ { print $1 }'
 	echo default
 }
 
@@ -82,6 +82,7 @@ _xdp_ratelimit() {
 	--iface) mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached "$bin")" -- "$cur"); return ;;
 	--mode) mapfile -t COMPREPLY < <(compgen -W "auto native generic" -- "$cur"); return ;;
 	--proto) mapfile -t COMPREPLY < <(compgen -W "tcp udp icmp icmpv6" -- "$cur"); return ;;
+	--sort) mapfile -t COMPREPLY < <(compgen -W "dropped-rate dropped passed rate" -- "$cur"); return ;;
 	--password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	--redis) mapfile -t COMPREPLY < <(compgen -W "redis:// unix:///" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
 	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--burst|--dport|--top|--fleet|--interval)

@@ -175,6 +175,7 @@ else
 	run_cli quota_del_scoped_none 1 --in-ns quota del 198.18.0.0/24 --proto icmp --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
+	run_cli quota_list_verbose_wide 0 --in-ns quota list -v --wide --iface "$va"
 	# events follows the frames below (limited, banned) until SIGTERM
 	evout=$(mktemp)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" events --json \
@@ -212,6 +213,9 @@ else
 	run_cli stats 0 --in-ns stats --iface "$va"
 	run_cli stats_json_top 0 --in-ns stats --json --top 3 --iface "$va"
 	run_cli stats_top_all 0 --in-ns stats --top 0 --iface "$va"
+	run_cli status_wide 0 --in-ns status --wide
+	run_cli stats_sort_rate 0 --in-ns stats --sort dropped-rate --wide --iface "$va"
+	run_cli stats_sort_bad 2 --in-ns stats --sort newest --iface "$va"
 	# --watch until SIGINT, which ends it cleanly (exit 0): sent once it
 	# has drawn two frames (valgrind takes seconds to start; a SIGINT
 	# before the CLI's handler is set would kill it)

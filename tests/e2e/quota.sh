@@ -209,8 +209,8 @@ test_quota_del() {
 	fresh --window 1m --default-pps 1 && quota 198.18.23.0/24 --pps 2 &&
 		quota 198.18.23.5 --pps 1 || { result quota_del 1 "attach or quota set"; return; }
 	local a=198.18.23.5 out rc1 rc2 rules s1 s2 s3 r
-	# the human list: its header, a row per rule
-	out=$(rl quota list --iface "$vrx")
+	# the human list, every column: its header, a row per rule
+	out=$(rl quota list --iface "$vrx" --wide)
 	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS "*" NEW_PPS "*" NEW_BPS "*" BAN "*" BURST"$'\n'* ]] &&
 		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 - 1 - - - - - - -" ] &&
 		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 - 2 - - - - - - -" ] &&

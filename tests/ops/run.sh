@@ -331,9 +331,17 @@ metric() {	# TEXT NAME{LABELS}: the value of one sample
 	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
 }
 
+# What rule 198.18.10.0/24 judged, passed + dropped, from Prometheus.
+rule_judged() {
+	rl stats --prometheus --iface "$vrx" | awk -v i="$vrx" '
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"passed\"}" ||
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"dropped\"}" { n += $2 }
+		END { print n + 0 }'
+}
 t_stats_prometheus() {
-	local out rc n
+	local out rc n r0
 	rl restore "$tmp/b.rules" >/dev/null
+	r0=$(rule_judged)
 	send --src 198.18.10.1 --sources 5 --count 100
 	out=$(rl stats --prometheus --iface "$vrx" --top 3); rc=$?
 	promtool check metrics <<<"$out" >/dev/null 2>&1
@@ -347,6 +355,12 @@ t_stats_prometheus() {
 		[ "$(metric "$out" "xdp_ratelimit_source_packets_total{ifname=\"$vrx\",source=\"198.18.10.1\",rule=\"198.18.10.0/24\",verdict=\"dropped\"}")" = "$(src_stat 198.18.10.1 dropped_packets)" ] &&
 		[ "$n" = 6 ] && grep -q "^# TYPE xdp_ratelimit_sources gauge$" <<<"$out"
 	result stats_prometheus_values $? "exit $rc, $n source series (want 3 x 2):"$'\n'"$out"
+	# per rule: the 100 frames its rule judged, a pair of series per rule
+	# (4 rules, the default's two halves: 6)
+	n=$(grep -c '^xdp_ratelimit_rule_packets_total{' <<<"$out")
+	[ "$(( $(rule_judged) - r0 ))" = 100 ] && [ "$n" = 12 ] &&
+		grep -q '^# TYPE xdp_ratelimit_rule_bytes_total counter$' <<<"$out"
+	result stats_prometheus_rules $? "rule 198.18.10.0/24 judged $r0 before, $(rule_judged) after 100 frames; $n rule series (want 6 x 2):"$'\n'"$(grep '^xdp_ratelimit_rule_' <<<"$out")"
 	out=$(rl stats --prometheus --json 2>&1); rc=$?
 	[ "$rc" = 2 ] && [[ $out == *"one of --json and --prometheus"* ]]
 	result stats_prometheus_json_refused $? "exit $rc: $out"
@@ -604,7 +618,8 @@ $p/share/bash-completion/completions/xdp-ratelimit
 		t xdp-ratelimit ban del --iface "$2" ""
 		t xdp-ratelimit sy
 		t xdp-ratelimit sync --int
-		t xdp-ratelimit sync --redis ""' _ \
+		t xdp-ratelimit sync --redis ""
+		t xdp-ratelimit stats --sort dropped-' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
@@ -616,7 +631,8 @@ list del --help
 all
 sync
 --interval
-redis:// unix:///" ]
+redis:// unix:///
+dropped-rate" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)

@@ -174,7 +174,7 @@ static char *metrics(const struct exporter_args *a, size_t *len)
 	if (s && views && (f = open_memstream(&buf, len))) {
 		/* an interface that cannot be read is reported on stderr and
 		 * left out; the others are served */
-		(void)rl_stats_snapshot_read(&o, s);
+		(void)rl_stats_snapshot_read(&o, NULL, s);
 		for (size_t i = 0; i < s->n; i++)
 			views[i] = s->ifs[i].view;
 		v.n = s->n;

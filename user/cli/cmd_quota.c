@@ -4,6 +4,7 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "cli/json_writer.h"
+#include "cli/rules_file.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
 #include "lib/rule_store.h"
@@ -21,7 +23,8 @@
 
 /* OPT_FIELD + n: the rule field n of RL_RULE_FIELDS (lib/rule.h) */
 enum { OPT_PROTO = RL_OPT_FIRST, OPT_DPORT, OPT_SYN, OPT_IFACE, OPT_JSON,
-       OPT_FIELD };
+       OPT_WIDE, OPT_FIELD };
+enum { OPT_VERBOSE = 'v' };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -54,6 +57,13 @@ static const struct rl_opt del_opts[] = {
 static const struct rl_opt list_opts[] = {
 	OPT_QUOTA_IFACE,
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
+	{ OPT_VERBOSE, "verbose", NULL,
+	  "'list': add what each rule judged: packets passed and dropped\n"
+	  "(with --wide, bytes too; in JSON both), counted since the rule\n"
+	  "was made" },
+	{ OPT_WIDE, "wide", NULL,
+	  "'list': every column, each limit in its own, numbers exact\n"
+	  "(default: the view fits the terminal, at least 80 columns)" },
 	{ 0 }
 };
 
@@ -94,6 +104,12 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		return rl_iface_arg(p->path, arg);
 	case OPT_JSON:
 		a->json = true;
+		return 0;
+	case OPT_VERBOSE:
+		a->verbose = true;
+		return 0;
+	case OPT_WIDE:
+		a->wide = true;
 		return 0;
 	case OPT_PROTO:
 	case OPT_DPORT:
@@ -179,6 +195,12 @@ struct rule_list {
 	const char *name;
 	struct rl_rule rules[RL_MAX_RULES];
 	int n;
+	/* what each rule judged; !counted: no slot holds it yet (a restore
+	 * in progress) */
+	struct rl_rule_counters counters[RL_MAX_RULES];
+	bool counted[RL_MAX_RULES];
+	bool verbose, wide;
+	int width;			/* of the table (rl_view_width) */
 };
 
 /* A rule field in JSON: null when unset; a duration in ms. */
@@ -222,6 +244,19 @@ static void scope_json(struct rl_json *j, const struct rl_rule *r)
 		rl_json_null_field(j, "syn");
 }
 
+/* passed_packets, passed_bytes, dropped_packets, dropped_bytes (null
+ * while no slot holds the rule) */
+static void counters_json(struct rl_json *j, const struct rule_list *l, int i)
+{
+	const struct rl_rule_counters *c = &l->counters[i];
+	bool ok = l->counted[i];
+
+	rl_json_uint_or_null_field(j, "passed_packets", ok, c->passed_pkts);
+	rl_json_uint_or_null_field(j, "passed_bytes", ok, c->passed_bytes);
+	rl_json_uint_or_null_field(j, "dropped_packets", ok, c->dropped_pkts);
+	rl_json_uint_or_null_field(j, "dropped_bytes", ok, c->dropped_bytes);
+}
+
 static void rules_json(struct rl_json *j, const void *ctx)
 {
 	const struct rule_list *l = ctx;
@@ -242,20 +277,42 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
 			field_json(j, r, o);
 		scope_json(j, r);
+		if (l->verbose)
+			counters_json(j, l, i);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
 	rl_json_object_end(j);
 }
 
-/* The columns of quota list: the prefix, the scope, then one per rule
- * field (RL_RULE_FIELDS). */
-enum { COL_PREFIX, COL_SCOPE, COL_FIELD, NR_COLS = COL_FIELD + RL_RULE_NFIELDS };
+/*
+ * The columns of quota list: the prefix, the scope, with -v what the rule
+ * judged (bytes with --wide only), then all its limits as the options that
+ * set them or (--wide) one column per rule field (RL_RULE_FIELDS).
+ */
+enum { COL_PREFIX, COL_SCOPE, COL_PASSED_PKTS, COL_DROPPED_PKTS,
+       COL_PASSED_BYTES, COL_DROPPED_BYTES, COL_LIMITS, COL_FIELD,
+       NR_COLS = COL_FIELD + RL_RULE_NFIELDS };
+static void counter_cell(const struct rule_list *l, size_t row, int col,
+			 char *buf, size_t len)
+{
+	const struct rl_rule_counters *c = &l->counters[row];
+
+	if (!l->counted[row]) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	rl_table_count(buf, len, col == COL_PASSED_PKTS ? c->passed_pkts :
+		       col == COL_DROPPED_PKTS ? c->dropped_pkts :
+		       col == COL_PASSED_BYTES ? c->passed_bytes :
+		       c->dropped_bytes, l->wide);
+}
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
-	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
+	const struct rule_list *l = ctx;
+	const struct rl_rule *r = &l->rules[row];
 	struct rl_prefix p;
 	struct rl_scope s;
 
@@ -267,6 +324,14 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_scope_text(&s, buf, len);
 		if (!buf[0])
 			snprintf(buf, len, "-");
+	} else if (col >= COL_PASSED_PKTS && col <= COL_DROPPED_BYTES) {
+		counter_cell(l, row, col, buf, len);
+	} else if (col == COL_LIMITS) {
+		/* wrapped between options, never inside one */
+		rl_rule_limits_text(r, buf, len);
+		for (char *c = buf; (c = strchr(c, ' ')); c++)
+			if (c[1] != '-')
+				*c = RL_TABLE_NBSP;
 	} else {
 		rl_rule_opt_text(r, &rl_rule_opts[col - COL_FIELD], buf, len);
 	}
@@ -274,17 +339,35 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 
 static void rules_table(const void *ctx)
 {
-	struct rl_table_col cols[NR_COLS] = {
-		[COL_PREFIX] = { "PREFIX", true }, [COL_SCOPE] = { "SCOPE", true },
+	static const struct rl_table_col fixed[COL_FIELD] = {
+		[COL_PREFIX] = { "PREFIX", true, 0 },
+		[COL_SCOPE] = { "SCOPE", true, 0 },
+		[COL_PASSED_PKTS] = { "PASSED", false, 0 },
+		[COL_DROPPED_PKTS] = { "DROPPED", false, 0 },
+		[COL_PASSED_BYTES] = { "PASSED(bytes)", false, 0 },
+		[COL_DROPPED_BYTES] = { "DROPPED(bytes)", false, 0 },
+		[COL_LIMITS] = { "LIMITS", true, 0 },
 	};
 	const struct rule_list *l = ctx;
+	struct rl_table_col cols[NR_COLS];
 	char name[RL_SHOWN_LEN];
 
+	memcpy(cols, fixed, sizeof(fixed));
 	for (int i = 0; i < RL_RULE_NFIELDS; i++)
-		cols[COL_FIELD + i] = (struct rl_table_col){ rl_rule_opts[i].column, false };
+		cols[COL_FIELD + i] = (struct rl_table_col){ rl_rule_opts[i].column, false, 0 };
+	for (int c = 0; c < NR_COLS; c++) {
+		bool counter = c >= COL_PASSED_PKTS && c <= COL_DROPPED_BYTES;
+		bool bytes = c == COL_PASSED_BYTES || c == COL_DROPPED_BYTES;
+		bool limit = c >= COL_FIELD;	/* one column per limit */
+
+		if ((counter && !l->verbose) || (bytes && !l->wide) ||
+		    (c == COL_LIMITS && l->wide) || (limit && !l->wide))
+			cols[c].head = NULL;
+	}
 	printf("%s: %d rule%s\n", rl_text_shown(l->name, name, sizeof(name)), l->n,
 	       l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
+	rl_table_print_fit(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l,
+			   l->width);
 }
 
 static int rules_read(void *ctx, const char *name)
@@ -292,15 +375,25 @@ static int rules_read(void *ctx, const char *name)
 	struct rule_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
+	int ret = 0;
 
 	l->name = name;
 	if (rl_iface_open(name, &ifc, err, sizeof(err)))
 		return rl_fail("quota list: %s", err);
 	l->n = rl_rules_read(&ifc, l->rules, RL_MAX_RULES);
+	for (int i = 0; i < l->n && !ret; i++) {
+		ret = rl_rule_counters_read(&ifc.m, &l->rules[i], &l->counters[i]);
+		l->counted[i] = !ret;
+		if (ret == -ENOENT)
+			ret = 0;
+	}
 	rl_iface_close(&ifc);
 	if (l->n < 0)
 		return rl_fail("quota list: cannot read the rules of %s: %s",
 			       name, strerror(-l->n));
+	if (ret)
+		return rl_fail("quota list: cannot read the rule counters of %s: %s",
+			       name, strerror(-ret));
 	return RL_EXIT_OK;
 }
 
@@ -313,6 +406,9 @@ static int quota_list(void *cfg)
 	const struct rl_quota_args *a = cfg;
 	static struct rule_list list;
 
+	list.verbose = a->verbose;
+	list.wide = a->wide;
+	list.width = rl_view_width(a->wide);
 	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 

@@ -72,6 +72,8 @@ struct status {
 	/* pins of an earlier release's flat layout, which reload carries */
 	char flat[RL_MAX_IFACES][IF_NAMESIZE];
 	int nflat;
+	bool wide;	/* problems in the table, not below it */
+	int width;	/* of the view (rl_view_width) */
 };
 
 static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
@@ -378,12 +380,15 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 		format_hooks(r, buf, len);
 		break;
 	default: {	/* COL_STATE */
+		const struct status *st = ctx;
 		char banned[32] = "";
 
 		if (r->opened && r->bans > 0)
 			snprintf(banned, sizeof(banned), " (%d banned)", r->bans);
-		snprintf(buf, len, "%s%s%s%s", r->problem ? "BROKEN: " : "ok",
-			 r->problem ? r->problem : "",
+		/* narrow: the problem follows the table */
+		snprintf(buf, len, "%s%s%s%s",
+			 !r->problem ? "ok" : st->wide ? "BROKEN: " : "BROKEN (below)",
+			 r->problem && st->wide ? r->problem : "",
 			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "",
 			 banned);
 	}
@@ -434,9 +439,10 @@ static void prog_cell(const void *ctx, size_t row, int col, char *buf,
 
 static void print_progs(const struct status *st)
 {
+	/* narrow: the chain actions leave first, then the tail call */
 	static const struct rl_table_col cols[NR_PCOLS] = {
-		{ "IFACE", true }, { "PRIO", false }, { "XDP_PROGRAM", true },
-		{ "ID", false }, { "CHAIN_ACTIONS", true }, { "RUNS", true },
+		{ "IFACE", true, 0 }, { "PRIO", false, 0 }, { "XDP_PROGRAM", true, 0 },
+		{ "ID", false, 0 }, { "CHAIN_ACTIONS", true, 2 }, { "RUNS", true, 1 },
 	};
 	struct prog_row rows[2 * RL_MAX_IFACES * RL_XDP_MAX_PROGS];
 	size_t n = 0;
@@ -447,16 +453,33 @@ static void print_progs(const struct status *st)
 	if (!n)
 		return;
 	printf("\n");
-	rl_table_print(stdout, cols, NR_PCOLS, n, prog_cell, rows);
+	rl_table_print_fit(stdout, cols, NR_PCOLS, n, prog_cell, rows, st->width);
+}
+
+/* "IFACE: TEXT", wrapped to the view's width under its start. */
+/* A line under the table: the name and the text (which may quote a
+ * server's error text) shown as the terminal may print them (text.h). */
+static void print_note(const struct status *st, const char *ifname,
+		       const char *what, const char *text)
+{
+	char name[RL_SHOWN_LEN], *shown = malloc(strlen(text) * 4 + 1);
+	int n = printf("%s %s: ", rl_text_shown(ifname, name, sizeof(name)), what);
+
+	rl_print_wrapped(stdout, shown ? rl_text_shown(text, shown, strlen(text) * 4 + 1) : "?",
+			 st->width, n > 0 ? n : 0);
+	free(shown);
 }
 
 static void print_table(const struct status *st)
 {
+	/* narrow: the egress hooks leave first, then the IPv6 prefix, the
+	 * buckets, the table size and the verified count */
 	static const struct rl_table_col cols[NR_COLS] = {
-		{ "IFACE", true }, { "MODE", true }, { "WINDOW", true },
-		{ "BUCKETS", false }, { "MAX_SRC", false }, { "IPV6_PFX", false },
-		{ "RULES", false }, { "VERIFIED", false }, { "EGRESS", true },
-		{ "STATE", true },
+		{ "IFACE", true, 0 }, { "MODE", true, 0 }, { "WINDOW", true, 0 },
+		{ "BUCKETS", false, 3 }, { "MAX_SRC", false, 2 },
+		{ "IPV6_PFX", false, 4 }, { "RULES", false, 0 },
+		{ "VERIFIED", false, 1 }, { "EGRESS", true, 5 },
+		{ "STATE", true, 0 },
 	};
 
 	if (!st->n) {
@@ -464,21 +487,28 @@ static void print_table(const struct status *st)
 		print_elsewhere(st);
 		return;
 	}
-	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	rl_table_print_fit(stdout, cols, NR_COLS, st->n, row_cell, st, st->width);
+	for (size_t i = 0; i < st->n && !st->wide; i++)
+		if (st->rows[i].problem) {
+			if (i == 0 || !st->rows[i - 1].problem)
+				printf("\n");
+			print_note(st, st->rows[i].ifname, "is BROKEN", st->rows[i].problem);
+		}
 	print_progs(st);
 	for (size_t i = 0; i < st->n; i++) {
-		char line[256], name[RL_SHOWN_LEN], shown[sizeof(line) * 4];
+		char line[256];
 
 		if (!st->rows[i].sync)
 			continue;
 		rl_sync_state_format(&st->rows[i].sync_st, st->rows[i].sync_alive,
 				     line, sizeof(line));
-		/* the line may quote a server's error text */
-		printf("%s sync: %s\n", rl_text_shown(st->rows[i].ifname, name, sizeof(name)),
-		       rl_text_shown(line, shown, sizeof(shown)));
+		print_note(st, st->rows[i].ifname, "sync", line);
 	}
-	if (st->broken)
-		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+	if (st->broken) {
+		printf("\n");
+		rl_print_wrapped(stdout, "repair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again",
+				 st->width, 0);
+	}
 	print_elsewhere(st);
 }
 
@@ -504,16 +534,22 @@ static int print_json(const struct status *st)
 	return rl_json_end(&j);
 }
 
-enum { OPT_JSON = RL_OPT_FIRST };
+enum { OPT_JSON = RL_OPT_FIRST, OPT_WIDE };
 
 struct status_args {
 	bool json;
+	bool wide;
 };
 
 static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	(void)p, (void)id, (void)arg;
-	((struct status_args *)cfg)->json = true;	/* OPT_JSON */
+	struct status_args *a = cfg;
+
+	(void)p, (void)arg;
+	if (id == OPT_WIDE)
+		a->wide = true;
+	else	/* OPT_JSON */
+		a->json = true;
 	return 0;
 }
 
@@ -542,6 +578,8 @@ static int status_run(void *cfg)
 		free(st);
 		return rl_fail("status: cannot read %s: %s", RL_PIN_TOP, strerror(-n));
 	}
+	st->wide = ((struct status_args *)cfg)->wide;
+	st->width = rl_view_width(st->wide);
 	if (((struct status_args *)cfg)->json)
 		n = print_json(st);
 	else
@@ -563,6 +601,9 @@ const struct rl_cmd rl_cmd_status = {
 		"as such, never judged from here.\n",
 	.opts = (const struct rl_opt[]){
 		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
+		{ OPT_WIDE, "wide", NULL,
+		  "every column, and each problem in the table (default: the\n"
+		  "view fits the terminal, at least 80 columns, problems below)" },
 		{ 0 }
 	},
 	.flags = RL_CMD_ROOT,

@@ -51,13 +51,21 @@ static enum rl_attached_state hooks_state(const char *name, const struct rl_ifac
 enum rl_attached_state rl_attached_state(const char *name, struct rl_iface *ifc,
 					 bool *opened, char *why, size_t len)
 {
-	int ifindex = rl_link_ifindex(name, NULL);
-
-	*opened = rl_iface_open(name, ifc, why, len) == 0;
+	/* judging writes nothing: read-only fds, as the exporter holds */
+	*opened = rl_iface_open_read_only(name, ifc, why, len) == 0;
 	if (!*opened && rl_reload_stale(name) && !rl_change_running())
 		return broken(why, len, "a reload onto new maps was cut short after its swap (CLI killed?): the new program runs, its maps wait in a staging directory; run 'xdp-ratelimit reload IFACE' (or detach) to complete it");
 	if (!*opened)
 		return RL_ATTACHED_BROKEN;	/* rl_iface_open said why */
+	return rl_attached_state_of(name, ifc, why, len);
+}
+
+enum rl_attached_state rl_attached_state_of(const char *name,
+					    const struct rl_iface *ifc,
+					    char *why, size_t len)
+{
+	int ifindex = rl_link_ifindex(name, NULL);
+
 	if (ifindex == -ENOENT)
 		return broken(why, len, "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)");
 	if (ifindex == -ENOLINK)

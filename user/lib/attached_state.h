@@ -24,6 +24,10 @@ enum rl_attached_state {
  */
 enum rl_attached_state rl_attached_state(const char *name, struct rl_iface *ifc,
 					 bool *opened, char *why, size_t len);
+/* The same for pins already opened in `ifc`. */
+enum rl_attached_state rl_attached_state_of(const char *name,
+					    const struct rl_iface *ifc,
+					    char *why, size_t len);
 
 /* "ok", "broken", "gone" */
 const char *rl_attached_state_name(enum rl_attached_state s);

@@ -16,22 +16,10 @@
 
 int rl_layout_value_size(__u32 layout, int i)
 {
-	if (layout >= RL_LAYOUT_VERSION)
-		return (int)rl_map_defs[i].value_size;
-	/* layout 7: rules and config ended before the fields layout 8 added
-	 * at their end; no scopes */
-	switch (i) {
-	case RL_MAP_IDX_rules:
-		return offsetof(struct rl_rule, burst);
-	case RL_MAP_IDX_config:
-		return offsetof(struct rl_config, scopes_used);
-	case RL_MAP_IDX_scopes:
-	case RL_MAP_IDX_scoped_v4:
-	case RL_MAP_IDX_scoped_v6:
+	/* layout 8: no rule_counters */
+	if (layout < RL_LAYOUT_VERSION && i == RL_MAP_IDX_rule_counters)
 		return -1;
-	default:
-		return (int)rl_map_defs[i].value_size;
-	}
+	return (int)rl_map_defs[i].value_size;
 }
 
 static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
@@ -140,6 +128,8 @@ static bool settings_sane(const struct rl_settings *s)
  * 7's is read there. 0 when the pin cannot tell (open_map then says what is wrong).
  */
 #define RL_LAYOUT_OFFSET_UP_TO_6	68
+/* layout 7's config ended where scopes_used begins */
+#define RL_LAYOUT_7_CONFIG_SIZE		offsetof(struct rl_config, scopes_used)
 __u32 rl_iface_pinned_layout(const char *iface)
 {
 	struct bpf_map_info info = {};
@@ -158,8 +148,7 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
 		/* layout 7 and later only grew config at its end */
-		if (info.value_size < (__u32)rl_layout_value_size(RL_LAYOUT_OLDEST_CARRIED,
-								  RL_MAP_IDX_config))
+		if (info.value_size < RL_LAYOUT_7_CONFIG_SIZE)
 			off = RL_LAYOUT_OFFSET_UP_TO_6;
 		if (info.value_size < off + sizeof(layout)) {
 			close(fd);

@@ -61,6 +61,9 @@ static int replace_apply(const struct rl_maps *m, struct live_rule *live,
 			if (next == RL_MAX_RULES)
 				return -ENOSPC;
 			used[next] = true;
+			ret = rl_store_counters_reset(m, next);
+			if (ret)
+				return ret;
 			ret = rl_store_put(m, &want[i], next,
 				       want[i].prefixlen || want[i].scope ||
 				       !had_default);
