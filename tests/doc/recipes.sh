@@ -10,7 +10,10 @@
 # program may print more lines between them; `...` says some are left out).
 # A command whose output ends in `^C` is stopped with SIGINT after a few
 # seconds; one ending in ` &` runs in the background until the recipe ends,
-# its output checked then.
+# its output checked then. A command that succeeds but prints another shape
+# is run again until it fits (for at most 10 s), since its output may wait
+# for the next pulse. Commands run with COLUMNS=80, as the README shows
+# them.
 # What a recipe cannot do inside a namespace is done by stand-ins in front
 # of PATH: `systemctl enable --now|reload|disable --now xdp-ratelimit@IFACE`
 # runs the unit's own ExecStart, ExecReload or ExecStop lines (systemd/);
@@ -107,7 +110,7 @@ unlocalize() { sed -e "s/$vrx/eth0/g" -e "s|$tmp/etc|/etc/xdp-ratelimit|g"; }
 run_checked() {	# CMD [nonempty: its output must not be empty either]
 	local stop=()
 	tail -n 1 "$want" | grep -qxF '^C' && stop=(timeout --preserve-status -s INT 6)
-	in_rx env PATH="$tmp/bin:$PATH" "${stop[@]}" bash -c "cd $tmp && $1" >"$got" 2>&1
+	in_rx env COLUMNS=80 PATH="$tmp/bin:$PATH" "${stop[@]}" bash -c "cd $tmp && $1" >"$got" 2>&1
 	rc=$?
 	shape <"$got" >"$got.s"
 	miss=$(missing_line "$want" "$got.s")
@@ -140,17 +143,20 @@ run_recipe() {	# NAME
 		localize <"${c%.cmd}.out" | shape >"$want"
 		if [[ $cmd == *' &' ]]; then
 			i=${#bgpids[@]}
-			setsid nsenter --net="/run/netns/$rx" env PATH="$tmp/bin:$PATH" \
+			setsid nsenter --net="/run/netns/$rx" env COLUMNS=80 PATH="$tmp/bin:$PATH" \
 				bash -c "cd $tmp && ${cmd% &}" >"$got.$i" 2>&1 &
 			bgpids+=($!) bgouts+=("$got.$i")
 			cp "$want" "$want.$i"; bgwant+=("$want.$i")
 			after_bg=1
 			continue
 		fi
-		if [ -n "$after_bg" ]; then	# what it awaits may not be up yet: poll
+		# What a command awaits may not be there yet (a background
+		# command's server, the next pulse of traffic): a command that
+		# succeeds with output of another shape is polled until it fits.
+		if [ -n "$after_bg" ]; then
 			within 200 run_checked "$cmd" nonempty || true
-		else
-			run_checked "$cmd"
+		elif ! run_checked "$cmd" && [ "$rc" = 0 ]; then
+			within 100 run_checked "$cmd" || true
 		fi
 		[ -z "${RECIPES_SHOW:-}" ] || { echo "# $cmd"; cat "$got"; } | unlocalize
 		[ "$rc" = 0 ] || { why="'$cmd' exited $rc: $(head -c 300 "$got")"; break; }
