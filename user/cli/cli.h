@@ -79,6 +79,13 @@ struct rl_cmd {
 	int (*opt)(struct rl_parser *p, void *cfg, int id, const char *arg);
 	int (*operands)(struct rl_parser *p, void *cfg, int argc, char **argv);
 	int (*run)(void *cfg);
+	/* May be NULL. prepare() runs after the root check and before the
+	 * lock: what may block, such as reading stdin (a stalled pipe must
+	 * not hold up other changes), and it may clear RL_CMD_LOCK from
+	 * *flags when this command line only reads (restore --test).
+	 * release() frees what it read, whether run() ran or not. */
+	int (*prepare)(void *cfg, unsigned int *flags);
+	void (*release)(void *cfg);
 
 	/* A group of subcommands instead (quota): NULL-ended. The help of
 	 * the group and of each subcommand is the group's. An option of a

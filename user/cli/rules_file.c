@@ -170,8 +170,7 @@ static void write_attach(FILE *f, const char *iface, const struct rl_settings *s
 		s->flags & RL_F_PASS_MALFORMED ? " --pass-malformed" : "");
 }
 
-/* Every limit of r as the option that sets it. */
-static void write_limits(FILE *f, const struct rl_rule *r)
+void rl_rules_file_limits(FILE *f, const struct rl_rule *r)
 {
 	bool any = false;
 	char d[32];
@@ -246,7 +245,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 		rl_rule_scope_get(r, &sc);
 		rl_scope_opts_text(&sc, scope, sizeof(scope));
 		fprintf(f, "quota set %s", pfx);
-		write_limits(f, r);
+		rl_rules_file_limits(f, r);
 		fprintf(f, "%s --iface %s\n", scope, iface);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -59,4 +59,9 @@ void rl_rules_file_where(const struct rl_rules_file *rf,
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 			unsigned int prio, const struct rl_rule *rules, int n);
 
+/* Every limit of r as the option of quota set that gives it, each after a
+ * blank (" --pps 10 --ban 1m"; " --pps unlimited" for a rule without a
+ * limit): as save writes them and restore prints a change. */
+void rl_rules_file_limits(FILE *f, const struct rl_rule *r);
+
 #endif /* RL_RULES_FILE_H */
