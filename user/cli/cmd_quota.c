@@ -4,6 +4,7 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static const struct rl_opt set_opts[] = {
 	  "bytes per second the new sources of PREFIX may pass together" },
 	{ OPT_BAN, "ban", "DURATION|0",
 	  "ban a source dropped for its own --pps/--bps for DURATION "
-	  "(1ms to 1440m, a day; 0: no bans)" },
+	  "(1ms to 24h; 0: no bans)" },
 	{ OPT_BURST, "burst", "N|unlimited",
 	  "packets a source may pass in one bucket of the window at most" },
 	OPT_QUOTA_SCOPE,
@@ -79,10 +80,10 @@ static int parse_ban(const char *s, __u64 *ns)
 		return 0;
 	}
 	if (rl_parse_duration(s, ns, err, sizeof(err)))
-		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
+		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 24h, or 0 for no bans",
 				    err);
 	if (*ns > RL_MAX_BAN_NS)
-		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
+		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 24h, or 0 for no bans",
 				    s);
 	return 0;
 }
@@ -207,6 +208,10 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	int ret;
 
 	ret = rl_iface_resolve(a->iface, name, err, sizeof(err));
+	if (!ret && rl_iface_gone(name)) {
+		rl_iface_gone_text(name, err, sizeof(err));
+		ret = -ENODEV;
+	}
 	if (!ret)
 		ret = rl_iface_open(name, &ifc, err, sizeof(err));
 	if (ret)
@@ -453,7 +458,7 @@ const struct rl_cmd rl_cmd_quota = {
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
-		"DURATION: a whole number with suffix ms, s or m: 500ms, 10s, 5m.\n"
+		"DURATION: a whole number with suffix ms, s, m or h: 500ms, 10s, 5m, 2h.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"

@@ -172,9 +172,13 @@ static void new_request(const struct reload_args *r, const struct rl_settings *r
 		flags |= RL_F_PASS_MALFORMED;
 	if (GIVEN(r, OPT_NO_PASS_MALFORMED))
 		flags &= ~RL_F_PASS_MALFORMED;
-	req->flags = flags;
 	memcpy(req->replies_via, GIVEN(r, OPT_REPLIES_VIA) ? g->replies_via :
 	       run->replies_via, sizeof(req->replies_via));
+	/* the qdiscs attach made stay detach's to remove while the hooks
+	 * stay where they are */
+	if (!memcmp(req->replies_via, run->replies_via, sizeof(req->replies_via)))
+		flags |= run->flags & RL_F_OWN_CLSACT_ALL;
+	req->flags = flags;
 }
 
 /* --replies-via naming the interface alone is the default: none. */

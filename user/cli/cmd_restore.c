@@ -105,6 +105,11 @@ static struct target *attached_target(struct plan *pl, const char *name,
 
 	if (!t)
 		return NULL;
+	if (rl_iface_gone(name)) {
+		rl_iface_gone_text(name, err, sizeof(err));
+		rl_fail("%s", err);
+		return NULL;
+	}
 	if (rl_iface_open(name, &t->ifc, err, sizeof(err))) {
 		rl_fail("%s", err);
 		return NULL;
@@ -283,6 +288,18 @@ static int check_only(const struct plan *pl, const char *name)
 	return RL_EXIT_OK;
 }
 
+/* The file asks settings `diff` of attached `iface`. */
+static int other_settings(const char *iface, const char *diff)
+{
+	/* reload changes any setting but these */
+	bool fixed = !strncmp(diff, "--mode", 6) || !strncmp(diff, "--priority", 10);
+
+	return rl_fail("%s is attached with other settings: the file asks %s; restore does not change attach settings: %s first, or edit the file",
+		       iface, diff, fixed ?
+		       "run 'xdp-ratelimit detach' (its counters go with it)" :
+		       "run 'xdp-ratelimit reload' with the file's settings (rules, counters and bans are kept)");
+}
+
 static int check_attach(struct plan *pl, const struct rl_file_line *l)
 {
 	const struct rl_attach_args *a = l->cmd.cfg;
@@ -309,8 +326,7 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 				 a->priority, prio);
 		if ((a->priority && a->priority != prio) ||
 		    settings_differ(&t->set, a, diff, sizeof(diff)))
-			return rl_fail("%s is attached with other settings: the file asks %s; restore does not change attach settings: run 'xdp-ratelimit detach %s' first (its counters go with it), or edit the file",
-				       a->iface, diff, a->iface);
+			return other_settings(a->iface, diff);
 	} else {
 		if (!if_nametoindex(a->iface))
 			return rl_fail("no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
@@ -608,7 +624,7 @@ const struct rl_cmd rl_cmd_restore = {
 		"rules absent from the file are deleted, rules that do not change keep\n"
 		"their counters and windows. Applying the same file twice changes\n"
 		"nothing. An attached interface keeps its attach settings: a file that\n"
-		"asks others is refused (detach first). A file with any bad line changes\n"
+		"asks others is refused (reload first). A file with any bad line changes\n"
 		"nothing, and the error names it as FILE:LINE. It prints, per interface,\n"
 		"the change as +N -M ~K (rules added, deleted, changed) and each rule\n"
 		"that changed.\n",

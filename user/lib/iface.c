@@ -193,6 +193,9 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 	if (layout && layout != RL_LAYOUT_VERSION) {
 		memset(ifc, 0, sizeof(*ifc));
 		rl_maps_init(&ifc->m);
+		/* a planted config must not choose the message */
+		if (rl_pins_trusted(name, err, errlen))
+			return -EPERM;
 		return wrong_layout(name, layout, err, errlen);
 	}
 	return rl_iface_open_layout(name, RL_LAYOUT_VERSION, ifc, err, errlen);
@@ -206,6 +209,9 @@ int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ret = rl_pins_trusted(name, err, errlen);
+	if (ret)
+		goto fail;
 	/* config first: another layout version may pin other maps */
 	ret = open_map(name, layout, RL_MAP_IDX_config, &ifc->m.config, NULL,
 		       err, errlen);
@@ -256,6 +262,18 @@ void rl_iface_close(struct rl_iface *ifc)
 __u32 rl_iface_config_id(const char *name)
 {
 	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
+}
+
+bool rl_iface_gone(const char *name)
+{
+	return rl_link_ifindex(name, NULL) == 0;
+}
+
+void rl_iface_gone_text(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%s no longer exists (deleted, or moved to another network namespace): its program no longer runs, and its pins hold the last rules and counters; 'xdp-ratelimit detach %s' removes them",
+		 name, name);
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)

@@ -8,6 +8,7 @@
 #define RL_IFACE_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "lib/maps.h"
 
@@ -55,6 +56,13 @@ __u32 rl_iface_pinned_layout(const char *name);
  * (rl_xdp_multi_where: -ENOLINK when it no longer runs there), and
  * prog_id the program in its slot, the one that judges and uses the maps. */
 int rl_link_ifindex(const char *name, __u32 *prog_id);
+
+/* Is the interface of NAME's attachment gone (deleted, or moved to
+ * another network namespace), so that its program no longer runs? */
+bool rl_iface_gone(const char *name);
+
+/* What to say of such an interface: "eth0 no longer exists (...): ...". */
+void rl_iface_gone_text(const char *name, char *buf, size_t len);
 
 /* The id of the config map pinned for `name`, or 0: what names one set of
  * maps. A reload in place keeps it; a reload onto new maps, or a detach

@@ -31,7 +31,7 @@ struct rl_prefix {
 int rl_parse_rate(const char *s, bool allow_unlimited, __u64 *out,
 		  char *err, size_t errlen);
 
-/* DURATION: a whole number with suffix ms, s or m ("500ms", "1s", "1m");
+/* DURATION: a whole number with suffix ms, s, m or h ("500ms", "1s", "1m", "2h");
  * result in ns. No range check beyond overflow (see rl_settings_check). */
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 
