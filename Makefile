@@ -35,7 +35,10 @@ ifeq ($(SANITIZE),1)
 	override OUTPUT := $(OUTPUT)/sanitize
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
+# where the systemd unit reads its rules files (save --to-unit writes there)
+CONFDIR ?= /etc/xdp-ratelimit
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' \
+	-DRL_CONF_DIR='"$(CONFDIR)"' $(INCLUDES)
 # user/lib (libxdp-ratelimit.a) needs libxdp, libbpf and hiredis; the CLI
 # adds libmicrohttpd (the exporter); trafficgen and the bench write their
 # results with jansson.
@@ -90,9 +93,13 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN8 := $(wildcard doc/xdp-ratelimit.8)
 UNITS := $(wildcard systemd/*.service)
+# the unit's rules files live in CONFDIR; install puts only the example
+# there, and never touches an IFACE.rules
+CONF_EXAMPLE := systemd/IFACE.rules.example
 INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
 	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
-	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
+	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8)) \
+	$(CONFDIR)/$(notdir $(CONF_EXAMPLE))
 
 .PHONY: all deps test test-unit test-prog test-e2e test-vm test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean install uninstall
@@ -145,20 +152,25 @@ run: all
 bench: all
 	$(Q)bench/run.sh $(OUTPUT)
 
-# the units name the binary where it is installed (@SBINDIR@)
+# the units name the binary and the rules files where they are installed
+# (@SBINDIR@, @CONFDIR@)
 install: $(CLI)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UNITDIR) \
-		$(if $(MAN8),$(DESTDIR)$(MANDIR)/man8)
+		$(DESTDIR)$(CONFDIR) $(if $(MAN8),$(DESTDIR)$(MANDIR)/man8)
 	$(Q)install -m 0755 $(CLI) $(DESTDIR)$(SBINDIR)/xdp-ratelimit
 	$(Q)install -m 0644 completion/xdp-ratelimit.bash $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit
-	$(Q)$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
+	$(Q)$(foreach u,$(UNITS),sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+		$(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u)) &&) true
+	$(Q)install -m 0644 $(CONF_EXAMPLE) $(DESTDIR)$(CONFDIR)/
 	$(Q)$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/)
 
+# CONFDIR goes only when nothing but the example was in it
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true
 
 clean:
 	$(call msg,CLEAN,$(CLEAN_DIR))

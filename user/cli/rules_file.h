@@ -20,6 +20,12 @@
 #define RL_FILE_QUOTA_SET	"quota set"
 #define RL_FILE_QUOTA_DEL	"quota del"
 
+/* Where the systemd unit xdp-ratelimit@IFACE reads IFACE.rules (the
+ * Makefile's CONFDIR; save --to-unit writes there). */
+#ifndef RL_CONF_DIR
+#define RL_CONF_DIR		"/etc/xdp-ratelimit"
+#endif
+
 /* The longest line read; longer ones are refused. */
 #define RL_FILE_LINE_MAX	4096
 
