@@ -136,7 +136,7 @@ static int dir_trusted(const char *path, char *err, size_t errlen)
 	if (S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077))
 		return 0;
 	snprintf(err, errlen,
-		 "%s is not a directory of root's with mode 0700 (owner uid %u, mode %04o): another user could have planted pins there, and xdp-ratelimit does not trust them. Check what it holds, then make it root's with 'chown -R root:root %s && chmod 0700 %s' if its pins are yours, or remove it with 'rm -r %s'; mount bpffs with 'mount -t bpf -o mode=0700 bpf " RL_BPFFS "' so that only root can create there",
+		 "%s is not a directory of root's with mode 0700 (owner uid %u, mode %04o): another user could have planted pins there, so they are not trusted. Check what it holds; if its pins are root's, 'chown -R root:root %s && chmod 0700 %s', else 'rm -r %s'; and mount bpffs with 'mount -t bpf -o mode=0700 bpf " RL_BPFFS "'",
 		 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
 		 path, path, path);
 	return -EPERM;

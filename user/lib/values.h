@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define RL_ERR_LEN 256
+/* What went wrong and what to do, with paths: room for both. */
+#define RL_ERR_LEN 512
 
 /* An address or CIDR prefix; IPv4 keeps its 4 bytes first in addr. */
 struct rl_prefix {
