@@ -227,6 +227,94 @@ t_restore_bad_input() {
 	result restore_bad_file_changes_nothing $? "rules $(rules_of "$vrx"), generation $g0 -> $(gen_of "$vrx"), $vrx2 pins: $(ls "$(pin_dir "$vrx2")" 2>&1)"
 }
 
+# restore --test and --noflush against the saved set B: --test prints what
+# would change, by rule, and changes nothing; --noflush adds and changes
+# with each line's own limits, never deletes.
+t_restore_test_noflush() {
+	local out rc g0 before f=$tmp/n.rules want
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_test 1 "setup"; return; }
+	before=$(rules_of "$vrx") g0=$(gen_of "$vrx")
+	out=$(rl restore --test "$tmp/a.rules" 2>&1); rc=$?
+	want="$vrx: +1 -1 ~1, 6 rules (test: nothing changed)
+  ~ 198.18.11.0/24 --pps 20 --aggregate-pps 5000 (was --pps 30)
+  + 198.18.12.0/24 --pps 0
+  - 198.18.13.7/32 --pps unlimited"
+	[ "$rc" = 0 ] && [ "$out" = "$want" ] && [ "$(rules_of "$vrx")" = "$before" ] &&
+		[ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_prints_by_rule $? "exit $rc, printed:"$'\n'"$out"$'\n'"generation $g0 -> $(gen_of "$vrx")"
+	# a file that would attach: nothing attached
+	file_b "$vrx2" >"$tmp/b2t.rules"
+	out=$(rl restore --test "$tmp/b2t.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx2: not attached, would attach: +6 -0 ~0, 6 rules (test: nothing changed)" ] &&
+		[ ! -e "$(pin_dir "$vrx2")" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result restore_test_attaches_nothing $? "exit $rc: $out"
+	# a bad line: FILE:LINE, exit 1, nothing changed
+	printf 'quota set 198.18.14.0/24 --pps 5 --iface %s\nquota set 198.18.15.0/24 --pps 5 --iface nosuch%s\n' "$vrx" "$$" >"$f"
+	out=$(rl restore --test "$f" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $out == "xdp-ratelimit: $f:2: nosuch$$ is not attached"* ]] &&
+		[ "$(rules_of "$vrx")" = "$before" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_bad_line $? "exit $rc: $out"
+	# --noflush: one line adds one rule; one naming a limit of an existing
+	# rule changes that limit only (as quota set would); nothing deleted
+	printf 'quota set 198.18.7.7 --pps unlimited --iface %s\n' "$vrx" >"$f"
+	out=$(rl restore --test --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules (test: nothing changed)
+  + 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_test_noflush $? "exit $rc: $out"
+	send --src 198.18.10.1 --count 60
+	out=$(rl restore --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules
+  + 198.18.7.7/32 --pps unlimited" ] &&
+		[ "$(rules_of "$vrx" | jq -c 'length')" = 7 ]
+	result restore_noflush_adds $? "exit $rc: $out; rules $(rules_of "$vrx")"
+	printf 'quota set 198.18.10.0/24 --aggregate-pps 2k\n' >"$f"
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	send --src 198.18.10.1 --count 5
+	local p d
+	p=$(src_stat 198.18.10.1 passed_packets) d=$(src_stat 198.18.10.1 dropped_packets)
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~1, 7 rules
+  ~ 198.18.10.0/24 --pps 10 --aggregate-pps 2000 (was --pps 10)" ] &&
+		[ "$p" = 50 ] && [ "$d" = 15 ]
+	result restore_noflush_changes_as_quota_set $? "exit $rc: $out; 198.18.10.1 at 10 pps over 5 s, 65 sent: $p passed, $d dropped"
+	g0=$(gen_of "$vrx")
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~0, 7 rules, unchanged" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_noflush_twice_unchanged $? "exit $rc: $out"
+	# and plain restore puts B back, saying what it took away
+	out=$(rl restore "$tmp/b.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -1 ~1, 6 rules
+  ~ 198.18.10.0/24 --pps 10 (was --pps 10 --aggregate-pps 2000)
+  - 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_prints_change $? "exit $rc: $out"
+}
+
+# restore - reads all of its input before it takes the lock: with its
+# pipe held open, another change completes.
+t_restore_stdin_unlocked() {
+	local fifo=$tmp/fifo pid out rc sc
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_stdin_unlocked 1 "setup"; return; }
+	mkfifo "$fifo" && exec 7<>"$fifo"
+	# not through rl(), a function: $! must be the CLI (nsenter execs it)
+	nsenter --net="/run/netns/$rx" "$cli" restore - <"$fifo" >"$tmp/stdin.out" 2>&1 7>&- &
+	pid=$!
+	echo "quota set 198.18.40.0/24 --pps 4 --iface $vrx" >&7
+	# blocked reading its input (read(2) is syscall 0)
+	within 100 bash -c "[ \"\$(cut -d' ' -f1 /proc/$pid/syscall 2>/dev/null)\" = 0 ]"
+	sc=$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)
+	out=$(in_rx timeout 20 "$cli" quota set 198.18.41.0/24 --pps 5 --iface "$vrx" 2>&1); rc=$?
+	[ "$sc" = 0 ] && [ "$rc" = 0 ] && kill -0 "$pid" 2>/dev/null
+	result restore_stdin_read_before_lock $? "restore in syscall $sc; quota set: exit $rc: $out"
+	echo "quota set 198.18.41.0/24 --pps 5 --iface $vrx" >&7
+	exec 7>&-
+	wait "$pid"; rc=$?
+	[ "$rc" = 0 ] && rules_of "$vrx" | jq -e 'any(.[]; .prefix == "198.18.40.0/24") and
+		any(.[]; .prefix == "198.18.41.0/24") and (length == 2)' >/dev/null
+	result restore_stdin_then_applies $? "exit $rc: $(cat "$tmp/stdin.out"); rules $(rules_of "$vrx")"
+	rm -f "$fifo"
+}
+
 # LeakSanitizer cannot run under ptrace: the sanitizer build (make
 # SANITIZE=1 test) runs without leak checks under strace.
 traced() { ASAN_OPTIONS=detect_leaks=0 in_rx strace -f -qq "$@"; }
@@ -526,7 +614,8 @@ t_units() {
 }
 
 start=$(date +%s)
-tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_killed
+tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_test_noflush
+	restore_stdin_unlocked restore_killed
 	restore_attach_killed stats_prometheus exporter install units)
 for t in "${tests[@]}"; do
 	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
