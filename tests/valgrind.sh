@@ -239,9 +239,12 @@ else
 		sed -i 's/--pps 50 /--pps 60 /' "$rules" &&
 		echo "quota set 198.18.9.0/24 --pps 9 --iface $va" >>"$rules"
 	run_cli save 0 --in-ns save --iface "$va"
+	run_cli restore_test 0 --in-ns restore --test "$rules"
 	run_cli restore 0 --in-ns restore "$rules"
+	run_cli restore_noflush 0 --in-ns restore --noflush --iface "$va" "$rules"
 	echo "quota set 198.18.9.0/24 --pps 9x --iface $va" >>"$rules"
 	run_cli restore_bad_line 1 --in-ns restore "$rules"
+	run_cli restore_test_bad_line 1 --in-ns restore --test "$rules"
 	rm -f "$rules"
 	# the exporter: one scrape, then SIGTERM ends it (exit 0)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" exporter \
