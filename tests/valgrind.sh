@@ -140,7 +140,7 @@ run_cli quota_list_nothing_attached 0 --empty-bpffs quota list --json
 run_cli ban_list_nothing_attached 0 --empty-bpffs ban list --json
 run_cli ban_del_nothing_attached 1 --empty-bpffs ban del all
 run_cli quota_set_nothing_attached 1 --empty-bpffs quota set 198.18.0.0/15 --pps 1
-run_cli detach_not_attached 1 --empty-bpffs detach rlvg0
+run_cli detach_not_attached 3 --empty-bpffs detach rlvg0
 
 # ---- success paths, on a veth pair in a namespace of our own -------------
 fail_all() {	# WHY: the success paths cannot run
