@@ -121,7 +121,7 @@ run_cli ban_no_subcommand 2 ban
 run_cli ban_bad_address 2 ban del 198.18.300.1
 run_cli ban_list_sibling_option 2 ban list --new-pps 1
 run_cli stats_bad_top 2 stats --top x
-run_cli stats_bad_watch 2 stats --watch 1h
+run_cli stats_bad_watch 2 stats --watch 2h
 run_cli stats_prometheus_watch 2 stats --prometheus --watch
 run_cli exporter_bad_listen 2 exporter --listen localhost:9567
 run_cli exporter_no_listen 2 exporter
