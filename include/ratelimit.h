@@ -506,6 +506,12 @@ struct rl_sync_state {
 #define RL_F_PASS_MALFORMED	(1U << 1)
 /* set by attach, from the bucket width (RL_COARSE_MIN_TICKS) */
 #define RL_F_COARSE_CLOCK	(1U << 2)
+/* set by attach: it created the clsact qdisc of egress hook i (in
+ * rl_egress_hooks' order), which detach then removes once no filter is
+ * left on it. A CLI that does not know the bit leaves the qdisc, as all
+ * did before: the layout stays. */
+#define RL_F_OWN_CLSACT(i)	(1U << (8 + (i)))
+#define RL_F_OWN_CLSACT_ALL	(((1U << RL_MAX_REPLIES_VIA) - 1) << 8)
 
 enum rl_mode {
 	RL_MODE_NATIVE = 1,

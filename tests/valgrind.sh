@@ -122,7 +122,7 @@ run_cli ban_no_subcommand 2 ban
 run_cli ban_bad_address 2 ban del 198.18.300.1
 run_cli ban_list_sibling_option 2 ban list --new-pps 1
 run_cli stats_bad_top 2 stats --top x
-run_cli stats_bad_watch 2 stats --watch 1h
+run_cli stats_bad_watch 2 stats --watch 2h
 run_cli stats_prometheus_watch 2 stats --prometheus --watch
 run_cli exporter_bad_listen 2 exporter --listen localhost:9567
 run_cli exporter_no_listen 2 exporter
@@ -141,7 +141,7 @@ run_cli quota_list_nothing_attached 0 --empty-bpffs quota list --json
 run_cli ban_list_nothing_attached 0 --empty-bpffs ban list --json
 run_cli ban_del_nothing_attached 1 --empty-bpffs ban del all
 run_cli quota_set_nothing_attached 1 --empty-bpffs quota set 198.18.0.0/15 --pps 1
-run_cli detach_not_attached 1 --empty-bpffs detach rlvg0
+run_cli detach_not_attached 3 --empty-bpffs detach rlvg0
 
 # ---- success paths, on a veth pair in a namespace of our own -------------
 fail_all() {	# WHY: the success paths cannot run
@@ -247,9 +247,12 @@ else
 		sed -i 's/--pps 50 /--pps 60 /' "$rules" &&
 		echo "quota set 198.18.9.0/24 --pps 9 --iface $va" >>"$rules"
 	run_cli save 0 --in-ns save --iface "$va"
+	run_cli restore_test 0 --in-ns restore --test "$rules"
 	run_cli restore 0 --in-ns restore "$rules"
+	run_cli restore_noflush 0 --in-ns restore --noflush --iface "$va" "$rules"
 	echo "quota set 198.18.9.0/24 --pps 9x --iface $va" >>"$rules"
 	run_cli restore_bad_line 1 --in-ns restore "$rules"
+	run_cli restore_test_bad_line 1 --in-ns restore --test "$rules"
 	rm -f "$rules"
 	# the exporter: one scrape, then SIGTERM ends it (exit 0)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" exporter \

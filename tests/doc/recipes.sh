@@ -16,7 +16,8 @@
 # them.
 # What a recipe cannot do inside a namespace is done by stand-ins in front
 # of PATH: `systemctl enable --now|reload|disable --now xdp-ratelimit@IFACE`
-# runs the unit's own ExecStart, ExecReload or ExecStop lines (systemd/);
+# runs the unit's own ExecStart, ExecReload or ExecStop lines (systemd/; none
+# is no error);
 # `systemd-cat -t TAG` and `journalctl -t TAG -o cat` keep the journal in
 # a file (journald need not run on the test machine). /etc/xdp-ratelimit
 # is a directory of the run.
@@ -61,7 +62,7 @@ unit=\$1; inst=\${unit#*@}; tmpl=$root/systemd/\${unit%@*}@.service
 case \$verb in enable) keys=ExecStart ;; reload) keys=ExecReload ;;
 	disable|stop) keys=ExecStop ;; *) echo "stand-in: no \$verb" >&2; exit 2 ;; esac
 grep "^\$keys=" "\$tmpl" | sed -e "s/^\$keys=//" -e "s|@SBINDIR@/||g" \\
-	-e "s|/etc/xdp-ratelimit|$tmp/etc|g" -e "s/%[iI]/\$inst/g" |
+	-e "s|@CONFDIR@|$tmp/etc|g" -e "s|/etc/xdp-ratelimit|$tmp/etc|g" -e "s/%[iI]/\$inst/g" |
 while read -r line; do \$line >/dev/null; done
 EOF
 	cat >"$b/systemd-cat" <<EOF

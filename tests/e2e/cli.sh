@@ -100,11 +100,13 @@ test_cli_bad_input() {
 	bad replies_via_twice 2 "twice" rl attach "$vrx2" --replies-via "$vrx,$vrx"
 	bad replies_via_empty 2 "IFACE" rl attach "$vrx2" --replies-via ,
 	# --ban: 0, or 1ms to a day; --new-*: a RATE, its range said
-	bad ban_hours 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
-	bad ban_too_long 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
-	bad ban_negative 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban -1s "${i[@]}"
-	bad ban_fraction 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1.5s "${i[@]}"
-	bad ban_garbage 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban soon "${i[@]}"
+	bad ban_hours 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
+	bad ban_too_long 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
+	bad ban_negative 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban -1s "${i[@]}"
+	bad ban_fraction 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 1.5s "${i[@]}"
+	bad ban_garbage 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban soon "${i[@]}"
+	bad duration_hours_upper 2 "duration" rl "${q[@]}" 198.18.19.0/24 --ban 1H "${i[@]}"
+	bad verified_ttl_hours 2 "1s to 24h" rl attach "$vrx2" --verified-ttl 25h
 	bad ban_for_list 2 "'quota set'" rl quota list --ban 1s "${i[@]}"
 	bad new_pps_negative 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps -5 "${i[@]}"
 	bad new_pps_fraction 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps 1.5k "${i[@]}"
@@ -127,10 +129,27 @@ test_cli_bad_input() {
 	bad priority_zero 2 "from 1 to 1000" rl attach "$vrx2" --priority 0
 	bad priority_too_big 2 "from 1 to 1000" rl attach "$vrx2" --priority 1001
 	bad unknown_interface 1 "nosuch$$" rl attach "nosuch$$"
-	bad attach_twice 1 "already attached" rl attach "$vrx"
+	bad attach_twice 1 "run 'xdp-ratelimit reload $vrx'" rl attach "$vrx"
 	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
 	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
-	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
+	bad detach_not_attached 3 "$vrx2 is not attached: nothing to detach" rl detach "$vrx2"
+	bad detach_no_such_interface 3 "nothing to detach" rl detach "nosuch$$"
+	bad reload_not_attached 1 "nothing to reload" rl reload "$vrx2"
+	# restore: a bad file changes nothing, with or without --test
+	local f=/tmp/$id.rules
+	tmpfiles+=("$f")
+	printf 'quota set 198.18.19.0/24 --pps 5\nquota set 198.18.20.0/24 --pps 5x\n' >"$f"
+	bad restore_test_bad_line 1 "$f:2: " rl restore --test --iface "$vrx" "$f"
+	printf 'quota del 198.18.19.0/24 --iface %s\n' "$vrx" >"$f"
+	bad restore_noflush_del 1 "$f:1: quota del: restore --noflush never deletes" rl restore --noflush "$f"
+	printf '# only a comment\n\n' >"$f"
+	bad restore_no_command 1 "has no command" rl restore "$f"
+	bad restore_test_no_command 1 "has no command" rl restore --test "$f"
+	printf 'quota set 198.18.19.0/24 --pps 5 --iface %s\n' "$vrx" >"$f"
+	bad restore_iface_other 1 "a line for $vrx in a restore of $vrx2 alone" rl restore --iface "$vrx2" "$f"
+	bad restore_iface_bad_name 2 "'/'" rl restore --iface "a/b" "$f"
+	bad restore_missing_file 1 "save --iface IFACE --to-unit" rl restore "/tmp/$id.nosuch"
+	bad save_to_unit_several 1 "name one with --iface" rl save --to-unit
 	bad quota_del_no_rule 1 "198.18.19.7" rl quota del 198.18.19.7 "${i[@]}"
 	# what the kernel would refuse as an interface name (dev_valid_name):
 	# with '' or '/' the pin path would be the root or another's directory,
@@ -180,4 +199,23 @@ test_cli_bad_input() {
 	rl detach "$dot" >/dev/null; rc=$?
 	[ "$rc" = 0 ] && [ ! -e "$(pin_dir "$dot")" ] && [ -z "$(xdp_prog_id "$dot")" ]
 	result detach_iface_name_with_dot $? "detach $dot: exit $rc"
+}
+
+# Pins in a directory another user could have written are refused, naming
+# the fix: in a bpffs of its own (a mount namespace of its own), so that
+# the machine's pins are never touched.
+test_cli_pins_trusted() {
+	local out
+	out=$(unshare -m --propagation private bash -c '
+		mount -t bpf -o mode=0777 bpf /sys/fs/bpf &&
+			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit /sys/fs/bpf/xdp-ratelimit/x &&
+			chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
+		"$1" stats --iface x; echo "rc=$?"
+		chown 0 /sys/fs/bpf/xdp-ratelimit && chmod 0700 /sys/fs/bpf/xdp-ratelimit
+		"$1" quota list --iface x; echo "rc=$?"
+		chmod 0700 /sys/fs/bpf/xdp-ratelimit/x
+		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" 2>&1)
+	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: /sys/fs/bpf/xdp-ratelimit/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 /sys/fs/bpf/xdp-ratelimit/x"*"rc=1"* ]] &&
+		[[ $(tail -2 <<<"$out") == *"cannot open /sys/fs/bpf/xdp-ratelimit/x/config"* ]]
+	result pins_not_roots_refused $? "$out"
 }

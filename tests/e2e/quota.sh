@@ -235,3 +235,15 @@ test_quota_del() {
 	result quota_del_next_rule_keeps_counters $? \
 		"passed/dropped/rule: $s1 (want 60/40), after del $s2 (want 120/80 by the /24), after del of the /24 (exit $rc2) $s3 (want 120/180 by the default); received $r"
 }
+
+# Durations in hours: --verified-ttl 24h (its upper bound) and --ban 2h,
+# which save writes back in hours.
+test_duration_hours() {
+	local s
+	fresh --verified-ttl 24h && quota 198.18.30.0/24 --pps 5 --ban 2h ||
+		{ result duration_hours 1 "attach --verified-ttl 24h, quota set --ban 2h refused"; return; }
+	s=$(rl save --iface "$vrx")
+	grep -q -- " --verified-ttl 24h" <<<"$s" &&
+		grep -qx -- "quota set 198.18.30.0/24 --pps 5 --ban 2h --iface $vrx" <<<"$s"
+	result duration_hours $? "$s"
+}

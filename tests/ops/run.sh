@@ -227,6 +227,94 @@ t_restore_bad_input() {
 	result restore_bad_file_changes_nothing $? "rules $(rules_of "$vrx"), generation $g0 -> $(gen_of "$vrx"), $vrx2 pins: $(ls "$(pin_dir "$vrx2")" 2>&1)"
 }
 
+# restore --test and --noflush against the saved set B: --test prints what
+# would change, by rule, and changes nothing; --noflush adds and changes
+# with each line's own limits, never deletes.
+t_restore_test_noflush() {
+	local out rc g0 before f=$tmp/n.rules want
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_test 1 "setup"; return; }
+	before=$(rules_of "$vrx") g0=$(gen_of "$vrx")
+	out=$(rl restore --test "$tmp/a.rules" 2>&1); rc=$?
+	want="$vrx: +1 -1 ~1, 6 rules (test: nothing changed)
+  ~ 198.18.11.0/24 --pps 20 --aggregate-pps 5000 (was --pps 30)
+  + 198.18.12.0/24 --pps 0
+  - 198.18.13.7/32 --pps unlimited"
+	[ "$rc" = 0 ] && [ "$out" = "$want" ] && [ "$(rules_of "$vrx")" = "$before" ] &&
+		[ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_prints_by_rule $? "exit $rc, printed:"$'\n'"$out"$'\n'"generation $g0 -> $(gen_of "$vrx")"
+	# a file that would attach: nothing attached
+	file_b "$vrx2" >"$tmp/b2t.rules"
+	out=$(rl restore --test "$tmp/b2t.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx2: not attached, would attach: +6 -0 ~0, 6 rules (test: nothing changed)" ] &&
+		[ ! -e "$(pin_dir "$vrx2")" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result restore_test_attaches_nothing $? "exit $rc: $out"
+	# a bad line: FILE:LINE, exit 1, nothing changed
+	printf 'quota set 198.18.14.0/24 --pps 5 --iface %s\nquota set 198.18.15.0/24 --pps 5 --iface nosuch%s\n' "$vrx" "$$" >"$f"
+	out=$(rl restore --test "$f" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $out == "xdp-ratelimit: $f:2: nosuch$$ is not attached"* ]] &&
+		[ "$(rules_of "$vrx")" = "$before" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_bad_line $? "exit $rc: $out"
+	# --noflush: one line adds one rule; one naming a limit of an existing
+	# rule changes that limit only (as quota set would); nothing deleted
+	printf 'quota set 198.18.7.7 --pps unlimited --iface %s\n' "$vrx" >"$f"
+	out=$(rl restore --test --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules (test: nothing changed)
+  + 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_test_noflush $? "exit $rc: $out"
+	send --src 198.18.10.1 --count 60
+	out=$(rl restore --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules
+  + 198.18.7.7/32 --pps unlimited" ] &&
+		[ "$(rules_of "$vrx" | jq -c 'length')" = 7 ]
+	result restore_noflush_adds $? "exit $rc: $out; rules $(rules_of "$vrx")"
+	printf 'quota set 198.18.10.0/24 --aggregate-pps 2k\n' >"$f"
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	send --src 198.18.10.1 --count 5
+	local p d
+	p=$(src_stat 198.18.10.1 passed_packets) d=$(src_stat 198.18.10.1 dropped_packets)
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~1, 7 rules
+  ~ 198.18.10.0/24 --pps 10 --aggregate-pps 2000 (was --pps 10)" ] &&
+		[ "$p" = 50 ] && [ "$d" = 15 ]
+	result restore_noflush_changes_as_quota_set $? "exit $rc: $out; 198.18.10.1 at 10 pps over 5 s, 65 sent: $p passed, $d dropped"
+	g0=$(gen_of "$vrx")
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~0, 7 rules, unchanged" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_noflush_twice_unchanged $? "exit $rc: $out"
+	# and plain restore puts B back, saying what it took away
+	out=$(rl restore "$tmp/b.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -1 ~1, 6 rules
+  ~ 198.18.10.0/24 --pps 10 (was --pps 10 --aggregate-pps 2000)
+  - 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_prints_change $? "exit $rc: $out"
+}
+
+# restore - reads all of its input before it takes the lock: with its
+# pipe held open, another change completes.
+t_restore_stdin_unlocked() {
+	local fifo=$tmp/fifo pid out rc sc
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_stdin_unlocked 1 "setup"; return; }
+	mkfifo "$fifo" && exec 7<>"$fifo"
+	# not through rl(), a function: $! must be the CLI (nsenter execs it)
+	nsenter --net="/run/netns/$rx" "$cli" restore - <"$fifo" >"$tmp/stdin.out" 2>&1 7>&- &
+	pid=$!
+	echo "quota set 198.18.40.0/24 --pps 4 --iface $vrx" >&7
+	# blocked reading its input (read(2) is syscall 0)
+	within 100 bash -c "[ \"\$(cut -d' ' -f1 /proc/$pid/syscall 2>/dev/null)\" = 0 ]"
+	sc=$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)
+	out=$(in_rx timeout 20 "$cli" quota set 198.18.41.0/24 --pps 5 --iface "$vrx" 2>&1); rc=$?
+	[ "$sc" = 0 ] && [ "$rc" = 0 ] && kill -0 "$pid" 2>/dev/null
+	result restore_stdin_read_before_lock $? "restore in syscall $sc; quota set: exit $rc: $out"
+	echo "quota set 198.18.41.0/24 --pps 5 --iface $vrx" >&7
+	exec 7>&-
+	wait "$pid"; rc=$?
+	[ "$rc" = 0 ] && rules_of "$vrx" | jq -e 'any(.[]; .prefix == "198.18.40.0/24") and
+		any(.[]; .prefix == "198.18.41.0/24") and (length == 2)' >/dev/null
+	result restore_stdin_then_applies $? "exit $rc: $(cat "$tmp/stdin.out"); rules $(rules_of "$vrx")"
+	rm -f "$fifo"
+}
+
 # LeakSanitizer cannot run under ptrace: the sanitizer build (make
 # SANITIZE=1 test) runs without leak checks under strace.
 traced() { ASAN_OPTIONS=detect_leaks=0 in_rx strace -f -qq "$@"; }
@@ -598,8 +686,12 @@ $p/share/bash-completion/completions/xdp-ratelimit
 /etc/xdp-ratelimit/IFACE.rules.example"
 	[ -e "$repo/doc/xdp-ratelimit.8" ] && want+=$'\n'"$p/share/man/man8/xdp-ratelimit.8"
 	got=$(cd "$d" && find . -type f | sed 's/^\.//' | sort)
+	# the units name the binary and the rules files where they are
 	[ "$got" = "$(sort <<<"$want")" ] && "$d$p/sbin/xdp-ratelimit" --version | grep -q "^xdp-ratelimit " &&
-		grep -qx "ExecStop=$p/sbin/xdp-ratelimit detach %I" "$d$p/lib/systemd/system/xdp-ratelimit@.service"
+		[ "$(sed -n 's/^ExecStart=//p' "$d$p/lib/systemd/system/xdp-ratelimit@.service")" = "$p/sbin/xdp-ratelimit reload --if-attached %I
+$p/sbin/xdp-ratelimit restore --iface %I /etc/xdp-ratelimit/%I.rules" ] &&
+		grep -qx "EnvironmentFile=/etc/xdp-ratelimit/%I.sync" "$d$p/lib/systemd/system/xdp-ratelimit-sync@.service" &&
+		! grep -q '@[A-Z]*@' "$d$p"/lib/systemd/system/*
 	result install_files $? "installed:"$'\n'"$got"
 	# the completion, as installed: commands, options, attached
 	# interfaces, prefixes from quota list, subcommands of ban and its
@@ -634,18 +726,27 @@ sync
 redis:// unix:///
 dropped-rate" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
+	# uninstall leaves a rules file of the operator's, and its directory
+	echo "attach $vrx" >"$d/etc/xdp-ratelimit/$vrx.rules"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)
-	[ -z "$got" ]
+	[ "$got" = "$d/etc/xdp-ratelimit/$vrx.rules" ] && rm "$got" &&
+		make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1 &&
+		[ ! -e "$d/etc/xdp-ratelimit" ]
 	result uninstall_removes_them $? "left: $got"
 }
 
 # systemd-analyze verify of every unit, as installed (PREFIX real, so that
 # it checks the binary is there), templates and an instance of each; the
-# man page is checked once the tree has it.
+# man page is checked once the tree has it. Then the units' own command
+# lines as systemd would run them (it is not PID 1 here): with only the
+# capabilities the unit keeps (setpriv --bounding-set, no new privileges),
+# the exporter in a read-only mount namespace of its own.
 t_units() {
-	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res
-	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" CONFDIR="$p/etc/xdp-ratelimit" >/dev/null 2>&1
+	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res etc=$tmp/prefix/etc/xdp-ratelimit
+	local unit why=() cfg0 tot0 out pid line
+	local caps=(setpriv --bounding-set -all,+bpf,+net_admin,+sys_admin --no-new-privs)
+	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" CONFDIR="$etc" >/dev/null 2>&1
 	mkdir -p "$v"
 	for u in "$p"/lib/systemd/system/*.service; do
 		u=${u##*/}
@@ -660,28 +761,96 @@ t_units() {
 	sed "s|$p/sbin/xdp-ratelimit|$p/sbin/nonexistent|" "$v/xdp-ratelimit@$vrx2.service" >"$tmp/broken@x.service"
 	! (cd "$tmp" && systemd-analyze verify --man=no ./broken@x.service >/dev/null 2>&1)
 	result units_verify_can_fail $?
-	# the instance's own commands, with its rules file: it attaches with
-	# the rules, and stopping detaches
-	mkdir -p "$tmp/etc"
-	file_b "$vrx2" >"$tmp/etc/$vrx2.rules"
-	run_exec() {	# KEY: run the unit's KEY= command lines in rx, in order
-		local line
+	unit=$v/xdp-ratelimit@$vrx2.service
+	grep -qx "CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" "$unit" &&
+		grep -qx "NoNewPrivileges=yes" "$unit" && ! grep -q '^ExecStop' "$unit" &&
+		! grep -q '^Condition' "$unit" &&
+		grep -qx "IPAddressAllow=localhost" "$v/xdp-ratelimit-exporter.service" &&
+		grep -qx "ProtectSystem=strict" "$v/xdp-ratelimit-exporter.service"
+	result units_hardened $? "$(grep -h -e '^Cap' -e '^NoNew' -e '^ExecStop' -e '^Condition' -e '^IPAddress' -e '^ProtectSystem' "$v"/*)"
+	run_exec() {	# KEY: the unit's KEY= lines in rx, in order, as systemd would
+		: >"$tmp/exec.out"
 		while read -r line; do
-			line=${line//\/etc\/xdp-ratelimit/$tmp\/etc}
 			line=${line//%I/$vrx2}
 			# shellcheck disable=SC2086
-			in_rx $line >/dev/null || return 1
-		done < <(sed -n "s/^$1=//p" "$v/xdp-ratelimit@$vrx2.service")
+			in_rx "${caps[@]}" $line >>"$tmp/exec.out" 2>&1 || return 1
+		done < <(sed -n "s/^$1=//p" "$unit")
 	}
+	# no file, an empty one (the example as installed), a bad one: the
+	# unit fails and says why, and nothing is attached
+	rl detach "$vrx2" >/dev/null 2>&1
+	run_exec ExecStart && why+=("no file: started")
+	grep -q "cannot read $etc/$vrx2.rules: No such file" "$tmp/exec.out" || why+=("no file: $(cat "$tmp/exec.out")")
+	cp "$etc/IFACE.rules.example" "$etc/$vrx2.rules"
+	run_exec ExecStart && why+=("the example: started")
+	grep -q "$etc/$vrx2.rules has no command" "$tmp/exec.out" || why+=("the example: $(cat "$tmp/exec.out")")
+	printf 'attach %s\nquota set default --pps 10x\n' "$vrx2" >"$etc/$vrx2.rules"
+	run_exec ExecStart && why+=("a bad line: started")
+	grep -q "$etc/$vrx2.rules:2: .*10x" "$tmp/exec.out" || why+=("a bad line: $(cat "$tmp/exec.out")")
+	[ ! -e "$(pin_dir "$vrx2")" ] || why+=("attached")
+	check unit_fails_on_bad_file "${#why[@]} == 0" "${why[*]}"
+	# a good file, whose lines need no --iface: attached with its rules
+	sed 's/ --iface [^ ]*//' <(file_b "$vrx2") >"$etc/$vrx2.rules"
 	run_exec ExecStart && [ "$(state_of "$vrx2")" = ok ] &&
-		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && run_exec ExecReload &&
-		run_exec ExecStop && [ ! -e "$(pin_dir "$vrx2")" ]
-	result unit_commands_attach_and_detach $? "$(rl status 2>&1 | grep "$vrx2")"
+		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && grep -qx "$vrx2: attached, +6 -0 ~0, 6 rules" "$tmp/exec.out"
+	result unit_start_attaches $? "$(cat "$tmp/exec.out")"
+	# restart: stop runs nothing, start again reloads in place (the same
+	# maps: counters, bans, windows kept) and applies the file (unchanged)
+	in_tx "$gen" --dev "$vtx2" --dst-mac "$(mac_of "$vrx2")" --src 198.18.10.1 --count 5 >/dev/null 2>&1
+	settled 50 total passed_packets "$vrx2" >/dev/null
+	cfg0=$(bpftool -j map show pinned "$(pin_dir "$vrx2")/config" | jq .id)
+	tot0=$(total passed_packets "$vrx2")
+	run_exec ExecStart && grep -q "^reloaded $vrx2 " "$tmp/exec.out" &&
+		grep -qx "$vrx2: +0 -0 ~0, 6 rules, unchanged" "$tmp/exec.out" &&
+		[ "$(bpftool -j map show pinned "$(pin_dir "$vrx2")/config" | jq .id)" = "$cfg0" ] &&
+		[ "$tot0" -ge 5 ] && [ "$(total passed_packets "$vrx2")" = "$tot0" ]
+	result unit_restart_reloads_in_place $? "config map $cfg0, passed $tot0 -> $(total passed_packets "$vrx2"): $(cat "$tmp/exec.out")"
+	# reload: a quota set not saved is reverted, and it says which
+	rl quota set 198.18.99.0/24 --pps 1 --iface "$vrx2" >/dev/null
+	run_exec ExecReload && grep -qx "$vrx2: +0 -1 ~0, 6 rules" "$tmp/exec.out" &&
+		grep -qx "  - 198.18.99.0/24 --pps 1" "$tmp/exec.out" && [ "$(rules_of "$vrx2" | jq length)" = 6 ]
+	result unit_reload_reverts_unsaved $? "$(cat "$tmp/exec.out")"
+	# save --to-unit keeps it: the file the unit reads, whole (in an
+	# overlay of /etc in a mount namespace of its own: the host's /etc
+	# stays as it is)
+	rl quota set 198.18.99.0/24 --pps 1 --iface "$vrx2" >/dev/null
+	mkdir -p "$tmp/ov"
+	out=$(in_rx unshare -m --propagation private bash -c '
+		mount -t tmpfs tmpfs "$1" && mkdir "$1/u" "$1/w" &&
+			mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc || exit 9
+		"$2" save --iface "$3" --to-unit || exit 1
+		cmp <("$2" save --iface "$3") "/etc/xdp-ratelimit/$3.rules" && echo same
+		stat -c "mode %a" "/etc/xdp-ratelimit/$3.rules"
+		ls -A /etc/xdp-ratelimit | grep -c "^\."
+		"$2" restore --test --iface "$3" "/etc/xdp-ratelimit/$3.rules"' _ "$tmp/ov" "$cli" "$vrx2" 2>&1)
+	[ "$out" = "saved $vrx2 to /etc/xdp-ratelimit/$vrx2.rules: 'systemctl reload xdp-ratelimit@$vrx2' applies it
+same
+mode 644
+0
+$vrx2: +0 -0 ~0, 7 rules, unchanged (test: nothing changed)" ] && [ ! -e "/etc/xdp-ratelimit/$vrx2.rules" ]
+	result save_to_unit $? "$out"
+	# the exporter's own line, read-only and with its capabilities, serves
+	line=$(sed -n 's/^ExecStart=//p' "$v/xdp-ratelimit-exporter.service")
+	line=${line//\$XDP_RATELIMIT_EXPORTER_OPTS/--listen 127.0.0.1:$((port + 1))}
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$rx" unshare -m --propagation slave bash -c '
+		mount -o remount,bind,ro / && mount -o remount,bind,ro /sys &&
+			mount -o remount,bind,ro /sys/fs/bpf && exec "$@"' _ \
+		"${caps[@]}" $line >"$tmp/exporter.log" 2>&1 &
+	pid=$!
+	scrape_unit() { in_rx curl -sf --max-time 5 "http://127.0.0.1:$((port + 1))/metrics"; }
+	within 100 scrape_unit >/dev/null
+	out=$(scrape_unit)
+	grep -q "^xdp_ratelimit_packets_total{ifname=\"$vrx2\",verdict=\"passed\"} $tot0\$" <<<"$out"
+	result unit_exporter_read_only $? "$(cat "$tmp/exporter.log"; grep "$vrx2" <<<"$out" | head -3)"
+	kill -TERM "$pid"; wait "$pid"
+	rl detach "$vrx2" >/dev/null
 	rm -rf "$p"
 }
 
 start=$(date +%s)
-tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_killed
+tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_test_noflush
+	restore_stdin_unlocked restore_killed
 	restore_attach_killed stats_prometheus exporter exporter_slow_clients exporter_reads
 	names install units)
 for t in "${tests[@]}"; do

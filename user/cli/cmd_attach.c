@@ -263,8 +263,8 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 	rl_pin_path(dir, sizeof(dir), a->iface, NULL);
 	if (stat(dir, &st) == 0) {
 		if (rl_link_ifindex(a->iface, NULL) > 0)
-			return rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
-				       a->iface);
+			return rl_fail("%s is already attached: to change its settings, keeping its rules, counters and bans, run 'xdp-ratelimit reload %s' with them (see 'xdp-ratelimit status')",
+				       a->iface, a->iface);
 		/* its maps may hold rules set since: not ours to drop */
 		return rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
 			       a->iface, dir, a->iface);

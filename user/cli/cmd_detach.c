@@ -63,7 +63,11 @@ static int detach_run(void *cfg)
 			       iface);
 			return RL_EXIT_OK;
 		}
-		return rl_fail("detach: %s", err);
+		if (ret != -ENOENT)
+			return rl_fail("detach: %s", err);
+		rl_err("detach: %s is not attached: nothing to detach (exit status %d; see 'xdp-ratelimit status')",
+		       iface, RL_EXIT_NOTHING);
+		return RL_EXIT_NOTHING;
 	}
 	linked = rl_link_ifindex(name, NULL);
 	/* under libxdp's dispatcher: ours out, the others keep running */
@@ -95,7 +99,9 @@ const struct rl_cmd rl_cmd_detach = {
 	.doc =
 		"Remove the limiter from IFACE and every pin it made under\n"
 		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them). Also cleans up\n"
-		"what an interrupted attach or a deleted interface left behind.\n",
+		"what an interrupted attach or a deleted interface left behind, and the\n"
+		"clsact qdisc attach created when no filter is left on it. An interface\n"
+		"that is not attached: nothing to detach, exit status 3.\n",
 	.notes =
 		"Example:\n"
 		"  xdp-ratelimit detach eth0\n",

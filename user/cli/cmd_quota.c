@@ -158,6 +158,10 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	int ret;
 
 	ret = rl_iface_resolve(a->iface, name, err, sizeof(err));
+	if (!ret && rl_iface_gone(name)) {
+		rl_iface_gone_text(name, err, sizeof(err));
+		ret = -ENODEV;
+	}
 	if (!ret)
 		ret = rl_iface_open(name, &ifc, err, sizeof(err));
 	if (ret)
@@ -468,7 +472,7 @@ const struct rl_cmd rl_cmd_quota = {
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
-		"DURATION: a whole number with suffix ms, s or m: 500ms, 10s, 5m.\n"
+		"DURATION: a whole number with suffix ms, s, m or h: 500ms, 10s, 5m, 2h.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"

@@ -57,7 +57,7 @@
 #include "lib/xdp_multi.h"
 #include "ratelimit.skel.h"
 
-enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED };
+enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED, OPT_IF_ATTACHED };
 
 static const struct rl_opt reload_opts[] = {
 	{ OPT_MODE, "mode", "auto|native|generic",
@@ -85,6 +85,9 @@ static const struct rl_opt reload_opts[] = {
 	  "1s to 24h" },
 	{ OPT_PRIORITY, "priority", "N",
 	  "priority under libxdp's dispatcher, 1 to 1000" },
+	{ OPT_IF_ATTACHED, "if-attached", NULL,
+	  "when IFACE is not attached, do nothing and exit 0\n"
+	  "(the systemd unit's start, before restore attaches it)" },
 	{ 0 }
 };
 
@@ -113,6 +116,7 @@ static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	switch (id) {
 	case OPT_NO_DRY_RUN:
 	case OPT_NO_PASS_MALFORMED:
+	case OPT_IF_ATTACHED:
 		return 0;
 	default:
 		return rl_attach_opt("reload", &r->a, id, arg);
@@ -172,9 +176,13 @@ static void new_request(const struct reload_args *r, const struct rl_settings *r
 		flags |= RL_F_PASS_MALFORMED;
 	if (GIVEN(r, OPT_NO_PASS_MALFORMED))
 		flags &= ~RL_F_PASS_MALFORMED;
-	req->flags = flags;
 	memcpy(req->replies_via, GIVEN(r, OPT_REPLIES_VIA) ? g->replies_via :
 	       run->replies_via, sizeof(req->replies_via));
+	/* the qdiscs attach made stay detach's to remove while the hooks
+	 * stay where they are */
+	if (!memcmp(req->replies_via, run->replies_via, sizeof(req->replies_via)))
+		flags |= run->flags & RL_F_OWN_CLSACT_ALL;
+	req->flags = flags;
 }
 
 /* --replies-via naming the interface alone is the default: none. */
@@ -490,6 +498,10 @@ static int reload_iface(const struct reload_args *r, const char *iface, int ifin
 	int ret;
 
 	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	if (stat(dir, &st) && GIVEN(r, OPT_IF_ATTACHED)) {
+		printf("%s is not attached: nothing to reload\n", iface);
+		return RL_EXIT_OK;
+	}
 	if (stat(dir, &st))
 		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
 			       iface, iface);

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/iface.h"
 #include "cli/cli.h"
 #include "cli/stats.h"
 #include "lib/values.h"
@@ -135,6 +136,15 @@ static int stats_run(void *cfg)
 		status = rl_stats_watch(o, s);
 	} else {
 		status = rl_stats_snapshot_read(o, NULL, s);
+		for (size_t i = 0; i < s->n; i++) {
+			const char *name = s->ifs[i].view.name;
+			char why[RL_ERR_LEN];
+
+			if (rl_iface_gone(name)) {
+				rl_iface_gone_text(name, why, sizeof(why));
+				rl_err("stats: %s", why);
+			}
+		}
 		/* what could be read is shown even when another failed */
 		if ((s->n || s->nattached || status == RL_EXIT_OK) &&
 		    rl_stats_output(o, s, false, true))

@@ -192,8 +192,7 @@ void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len)
 		snprintf(buf, len, "--%s unlimited", rl_rule_opts[0].name);
 }
 
-/* Every limit of r as the option that sets it. */
-static void write_limits(FILE *f, const struct rl_rule *r)
+void rl_rules_file_limits(FILE *f, const struct rl_rule *r)
 {
 	char buf[RL_RULE_LIMITS_STRLEN];
 
@@ -254,7 +253,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 		rl_rule_scope_get(r, &sc);
 		rl_scope_opts_text(&sc, scope, sizeof(scope));
 		fprintf(f, "quota set %s", pfx);
-		write_limits(f, r);
+		rl_rules_file_limits(f, r);
 		fprintf(f, "%s --iface %s\n", scope, iface);
 	}
 	return ferror(f) ? -EIO : 0;

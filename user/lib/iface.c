@@ -187,6 +187,9 @@ static int open_current(const char *name, __u32 file_flags, struct rl_iface *ifc
 	if (layout && layout != RL_LAYOUT_VERSION) {
 		memset(ifc, 0, sizeof(*ifc));
 		rl_maps_init(&ifc->m);
+		/* a planted config must not choose the message */
+		if (rl_pins_trusted(name, err, errlen))
+			return -EPERM;
 		return wrong_layout(name, layout, err, errlen);
 	}
 	return open_layout(name, RL_LAYOUT_VERSION, file_flags, ifc, err, errlen);
@@ -218,6 +221,9 @@ static int open_layout(const char *name, __u32 layout, __u32 file_flags,
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ret = rl_pins_trusted(name, err, errlen);
+	if (ret)
+		goto fail;
 	/* config first: another layout version may pin other maps */
 	ret = open_map(name, layout, file_flags, RL_MAP_IDX_config,
 		       &ifc->m.config, NULL, err, errlen);
@@ -314,6 +320,18 @@ int rl_pins_carry_flat(const char *iface, char *err, size_t errlen)
 	snprintf(err, errlen, "moved the pins of %s from %s into %s", iface,
 		 RL_PIN_TOP, rl_pin_root());
 	return 1;
+}
+
+bool rl_iface_gone(const char *name)
+{
+	return rl_link_ifindex(name, NULL) == 0;
+}
+
+void rl_iface_gone_text(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%s no longer exists (deleted, or moved to another network namespace): its program no longer runs, and its pins hold the last rules and counters; 'xdp-ratelimit detach %s' removes them",
+		 name, name);
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)

@@ -8,6 +8,7 @@
 #define RL_IFACE_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "lib/maps.h"
 
@@ -73,6 +74,13 @@ bool rl_iface_runs_here(const char *name);
  * so), 0 if there were none, -errno with err (-EXDEV: another namespace's).
  */
 int rl_pins_carry_flat(const char *iface, char *err, size_t errlen);
+
+/* Is the interface of NAME's attachment gone (deleted, or moved to
+ * another network namespace), so that its program no longer runs? */
+bool rl_iface_gone(const char *name);
+
+/* What to say of such an interface: "eth0 no longer exists (...): ...". */
+void rl_iface_gone_text(const char *name, char *buf, size_t len);
 
 /* The id of the config map pinned for `name`, or 0: what names one set of
  * maps. A reload in place keeps it; a reload onto new maps, or a detach

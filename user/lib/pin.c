@@ -199,6 +199,34 @@ bool rl_private_mount_ns(void)
 	return sysfs_from_ip_netns();
 }
 
+static int dir_trusted(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077))
+		return 0;
+	snprintf(err, errlen,
+		 "%s is not a directory of root's with mode 0700 (owner uid %u, mode %04o): another user could have planted pins there, so they are not trusted. Check what it holds; if its pins are root's, 'chown -R root:root %s && chmod 0700 %s', else 'rm -r %s'; and mount bpffs with 'mount -t bpf -o mode=0700 bpf " RL_BPFFS "'",
+		 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
+		 path, path, path);
+	return -EPERM;
+}
+
+int rl_pins_trusted(const char *iface, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret = dir_trusted(RL_PIN_TOP, err, errlen);
+
+	if (!ret)
+		ret = dir_trusted(rl_pin_root(), err, errlen);
+	if (ret || !iface)
+		return ret;
+	rl_pin_path(path, sizeof(path), iface, NULL);
+	return dir_trusted(path, err, errlen);
+}
+
 int rl_pins_prepare(char *err, size_t errlen)
 {
 	if (rl_private_mount_ns()) {
@@ -223,7 +251,7 @@ int rl_pins_prepare(char *err, size_t errlen)
 			 strerror(e));
 		return -e;
 	}
-	return 0;
+	return rl_pins_trusted(NULL, err, errlen);
 }
 
 int rl_lock(char *err, size_t errlen)

@@ -65,6 +65,17 @@ int rl_pins_legacy_move(const char *iface, bool back);
  */
 int rl_pins_prepare(char *err, size_t errlen);
 
+/*
+ * Whether pins may be trusted: RL_PIN_TOP, rl_pin_root() and, when `iface` is
+ * given,
+ * its directory must be root's with no access for group or others (as
+ * this CLI makes them), or else another user could have planted pins
+ * there (a bpffs mounted without mode=0700 lets anyone create
+ * directories). A directory that does not exist is fine. 0, or -EPERM
+ * with what to do in err.
+ */
+int rl_pins_trusted(const char *iface, char *err, size_t errlen);
+
 /* Exclusive lock over every change in the namespace (attach, detach,
  * quota set/del); released by rl_unlock or exit. Returns an fd or -errno. */
 int rl_lock(char *err, size_t errlen);

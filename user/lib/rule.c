@@ -127,13 +127,13 @@ int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
 			return 0;
 		}
 		if (rl_parse_duration(s, v, why, sizeof(why))) {
-			snprintf(err, errlen, "%s; it lasts 1ms to 1440m (a day), or 0 for none",
+			snprintf(err, errlen, "%s; it lasts 1ms to 24h, or 0 for none",
 				 why);
 			return -EINVAL;
 		}
 		if (*v > RL_MAX_BAN_NS) {
 			snprintf(err, errlen,
-				 "'%s' is longer than a day: it lasts 1ms to 1440m, or 0 for none",
+				 "'%s' is longer than a day: it lasts 1ms to 24h, or 0 for none",
 				 s);
 			return -ERANGE;
 		}

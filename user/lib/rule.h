@@ -41,7 +41,7 @@
 	X(ban, "ban", ban_ns, DURATION, "ban_ms", "BAN", \
 	  "ban a source whose in-window packets of connections the host " \
 	  "established exceed its own --pps/--bps, for DURATION " \
-	  "(1ms to 1440m, a day; 0: no bans)") \
+	  "(1ms to 24h; 0: no bans)") \
 	X(burst, "burst", burst, COUNT, "burst", "BURST", \
 	  "packets a source may pass in one bucket of the window at most")
 

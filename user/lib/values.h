@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define RL_ERR_LEN 256
+/* What went wrong and what to do, with paths: room for both. */
+#define RL_ERR_LEN 512
 
 /* An address or CIDR prefix; IPv4 keeps its 4 bytes first in addr. */
 struct rl_prefix {
@@ -31,7 +32,7 @@ struct rl_prefix {
 int rl_parse_rate(const char *s, bool allow_unlimited, __u64 *out,
 		  char *err, size_t errlen);
 
-/* DURATION: a whole number with suffix ms, s or m ("500ms", "1s", "1m");
+/* DURATION: a whole number with suffix ms, s, m or h ("500ms", "1s", "1m", "2h");
  * result in ns. No range check beyond overflow (see rl_settings_check). */
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 
