@@ -205,17 +205,20 @@ test_cli_bad_input() {
 # the fix: in a bpffs of its own (a mount namespace of its own), so that
 # the machine's pins are never touched.
 test_cli_pins_trusted() {
-	local out
+	local out p
+	# the directory of this shell's network namespace, which the
+	# commands below run in
+	p=$("$cli" status --json | jq -r .pin_dir) || { result pins_not_roots_refused 1 "status --json"; return; }
 	out=$(unshare -m --propagation private bash -c '
 		mount -t bpf -o mode=0777 bpf /sys/fs/bpf &&
-			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit /sys/fs/bpf/xdp-ratelimit/x &&
-			chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
+			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit && mkdir -m 0700 "$2" &&
+			mkdir -m 0755 "$2/x" && chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
 		"$1" stats --iface x; echo "rc=$?"
 		chown 0 /sys/fs/bpf/xdp-ratelimit && chmod 0700 /sys/fs/bpf/xdp-ratelimit
 		"$1" quota list --iface x; echo "rc=$?"
-		chmod 0700 /sys/fs/bpf/xdp-ratelimit/x
-		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" 2>&1)
-	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: /sys/fs/bpf/xdp-ratelimit/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 /sys/fs/bpf/xdp-ratelimit/x"*"rc=1"* ]] &&
-		[[ $(tail -2 <<<"$out") == *"cannot open /sys/fs/bpf/xdp-ratelimit/x/config"* ]]
+		chmod 0700 "$2/x"
+		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" "$p" 2>&1)
+	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: $p/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 $p/x"*"rc=1"* ]] &&
+		[[ $(tail -2 <<<"$out") == *"cannot open $p/x/config"* ]]
 	result pins_not_roots_refused $? "$out"
 }
