@@ -341,7 +341,7 @@ test_reload_from_layout7() {
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-7 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 8"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 9"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
 	# the fields layout 7 had: layout 8's (scope, burst) are null, unset
 	now_rules() { rl quota list --iface "$vrx" --json |

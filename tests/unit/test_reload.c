@@ -59,3 +59,19 @@ TEST(reload_layout7_shapes)
 		CHECK_EQ(rl_layout_value_size(RL_LAYOUT_VERSION, i),
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
 }
+
+/* Layout 9 only added the rejected fields at the end of the sync state:
+ * the sync state of layouts 7 and 8 zero-extended is a layout-9 one
+ * (nothing rejected yet); layout 8's other maps are layout 9's. */
+TEST(reload_layout8_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 9, "layout");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_sync), 240, "layout-8 sync state size");
+	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_sync), 240, "layout-7 sync state size");
+	CHECK_EQ(sizeof(struct rl_sync_state), 240 + 8 * (RL_SYNC_REJECTS + 1),
+		 "layout-9 sync state: rejected and key_errors at the end");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_sync)
+			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
+}

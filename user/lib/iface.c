@@ -18,6 +18,12 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
+	/* layouts 7 and 8: the sync state ended before the rejected fields
+	 * layout 9 added at its end */
+	if (i == RL_MAP_IDX_sync)
+		return offsetof(struct rl_sync_state, rejected);
+	if (layout == 8)
+		return (int)rl_map_defs[i].value_size;
 	/* layout 7: rules and config ended before the fields layout 8 added
 	 * at their end; no scopes */
 	switch (i) {

@@ -26,7 +26,8 @@ struct rl_iface {
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
 
-/* The oldest layout whose pins reload carries into this one's maps. */
+/* The oldest layout whose pins reload carries into this one's maps
+ * (7 and 8: layout 9 only grew the sync state). */
 #define RL_LAYOUT_OLDEST_CARRIED	7
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`

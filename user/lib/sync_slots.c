@@ -40,11 +40,20 @@ void rl_slot_map_init(struct rl_slot_map *m)
 	memset(m->owner, RL_SLOT_NONE, sizeof(m->owner));
 }
 
-int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
+int rl_slot_map_find(const struct rl_slot_map *m, const char *host, int port)
 {
 	for (int i = 0; i < m->nnodes; i++)
 		if (m->node[i].port == port && !strcmp(m->node[i].host, host))
 			return i;
+	return -1;
+}
+
+int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
+{
+	int i = rl_slot_map_find(m, host, port);
+
+	if (i >= 0)
+		return i;
 	if (m->nnodes == RL_SLOT_NODES_MAX)
 		return -1;
 	snprintf(m->node[m->nnodes].host, sizeof(m->node[0].host), "%s", host);
