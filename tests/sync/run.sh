@@ -32,7 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_reload_window agent_stops)
+	agent_reload_window agent_stops hostile_writer hostile_trickle)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -75,32 +75,41 @@ test_bad_input() {
 		"--redis redis://h:1 --interval 2s" "--fleet web" \
 		"--redis redis://u:pw@h:1"; do
 		# shellcheck disable=SC2086
-		out=$(on 0 "$cli" sync --iface "${rxdev[0]}" $a 2>&1)
+		out=$(on 0 "$cli" sync --iface "${rxdev[0]}" $a --fleet-key-file "$keyfile" 2>&1)
 		rc=$?
 		[ "$rc" = 2 ] && [[ $out == "xdp-ratelimit: "* ]] || bad+=("'$a': exit $rc: $out")
 	done
 	# a server that is not there; a wrong password (and none given)
-	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/none.sock" 2>&1)
+	local k=(--fleet-key-file "$keyfile")
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/none.sock" "${k[@]}" 2>&1)
 	rc=$?
 	[ "$rc" = 1 ] && [[ $out == *"cannot connect"* ]] || bad+=("unreachable: exit $rc: $out")
 	redis-server --port 0 --unixsocket "$dir/pw.sock" --requirepass "s$id" --save '' \
 		--appendonly no --dir "$dir" >>"$dir/redis-pw.log" 2>&1 &
 	local pw=$!
 	for ((a = 0; a < 50; a++)); do [ -S "$dir/pw.sock" ] && break; sleep 0.1; done
-	out=$(REDISCLI_AUTH=wrong on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" 2>&1)
+	out=$(REDISCLI_AUTH=wrong on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" "${k[@]}" 2>&1)
 	rc=$?
 	[ "$rc" = 1 ] && [[ $out == *"AUTH"* ]] || bad+=("wrong password: exit $rc: $out")
-	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" 2>&1)
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" "${k[@]}" 2>&1)
 	rc=$?
 	[ "$rc" = 1 ] && [[ $out == *"NOAUTH"* ]] || bad+=("no password: exit $rc: $out")
 	echo "wrong" >"$dir/pwfile"
-	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" 2>&1)
+	chmod 600 "$dir/pwfile"
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" "${k[@]}" 2>&1)
 	rc=$?
-	[ "$rc" = 1 ] || bad+=("wrong --password-file: exit $rc: $out")
-	# the right one, from a file: it starts (and stops on SIGTERM)
-	echo "s$id" >"$dir/pwfile"
+	[ "$rc" = 1 ] && [[ $out == *"WRONGPASS"* ]] || bad+=("wrong --password-file: exit $rc: $out")
+	# an ACL user: AUTH USER PASSWORD, a wrong user refused
+	redis-cli -s "$dir/pw.sock" --no-auth-warning -a "s$id" ACL SETUSER "fleet$id" on ">u$id" '~xrl:*' \
+		'+@hash' '+pexpire' '+ping' '+cluster|slots' '+select' >/dev/null
+	echo "u$id" >"$dir/pwfile"
+	out=$(on 0 "$cli" sync --iface "${rxdev[0]}" --redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" \
+		--redis-user "nosuch$id" "${k[@]}" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] && [[ $out == *"WRONGPASS"* ]] || bad+=("wrong --redis-user: exit $rc: $out")
+	# the right user, from a file: it starts (and stops on SIGTERM)
 	nsenter --net="/run/netns/${hosts[0]}" "$cli" sync --iface "${rxdev[0]}" \
-		--redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" \
+		--redis "unix://$dir/pw.sock" --password-file "$dir/pwfile" --redis-user "fleet$id" "${k[@]}" \
 		>"$dir/pw-agent.log" 2>&1 &
 	agent[0]=$!
 	state_within 0 ok 50 || bad+=("right password: not ok: $(cat "$dir/pw-agent.log")")
@@ -256,10 +265,18 @@ test_agent_reload() {
 	result agent_reload_new_maps $? "after a reload onto new maps: $(sync_state 0); $(tail -2 "$dir/agent0.log")"
 	sleep 1.1	# a window of the new maps' own counts
 	one_quota_2s agent_reload_one_quota "host 0 reloaded onto new maps"
-	# the fleet's share reaches the new maps: the agent writes them
-	local n
-	n=$(bpftool -j map dump pinned "$(pin_dir "${rxdev[0]}")/remote" | jq length)
-	check agent_reload_new_maps_remote "n > 0" "entries of the new maps' remote: $n"
+	# the fleet's share reaches the new maps: the agent writes them while
+	# both hosts pass the source (polled: it is written at an exchange)
+	local entries=0 senders
+	send_all 3 "$RATE" 0 1 &
+	senders=$!
+	remote_entries() {
+		entries=$(bpftool -j map dump pinned "$(pin_dir "${rxdev[0]}")/remote" | jq length)
+		[ "$entries" -gt 0 ]
+	}
+	within 25 remote_entries
+	wait "$senders"
+	check agent_reload_new_maps_remote "entries > 0" "entries of the new maps' remote: $entries"
 }
 
 # ---- a reload to a window shorter than the agent's --interval: it stops, exit 2 ------
@@ -295,6 +312,101 @@ test_agent_stops() {
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(sync_state 0)" = none ]
 	result agent_sigterm $? "exit $rc, state $(sync_state 0)"
+}
+
+# ---- a hostile Redis: a writer without the fleet key ------------------------------
+# sync_field N NAME: host N's sync.NAME from status --json (jq path)
+sync_field() { on "$1" "$cli" status --json |
+	jq -r --arg i "${rxdev[$1]}" ".interfaces[] | select(.ifname == \$i) | .sync.$2"; }
+# Send SOURCE to host N at RATE pps for SECONDS: prints what was sent.
+send_src() {	# N SOURCE RATE SECONDS
+	in_tx "$gen" --dev "${txdev[$1]}" --dst-mac "${MAC[$1]}" --src "$2" --rate "$3" \
+		--duration "$4" --json 2>/dev/null | jq -r .sent
+}
+src_passed() {	# N SOURCE: what host N's program passed of SOURCE
+	on "$1" "$cli" stats --iface "${rxdev[$1]}" --json --top 1000 |
+		jq -r --arg a "$2" '[.interfaces[0].sources[] | select(.address == $a) | .passed_packets][0] // 0'
+}
+# Every field of every key rewritten, fields added, a source's key planted
+# as a list: a source under its quota passes all it sends, one over it at
+# most its local quota, the source of the list too; every kind of forgery
+# is counted, the agents stay ok.
+test_hostile_writer() {
+	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
+	state_within 0 ok 50 && state_within 1 ok 50 || { result hostile_writer 1 "agents not ok"; return; }
+	local under=$SRC over=198.18.0.42 listed=198.18.0.41 w a0 s_u s_l p_u p_l p_o why=() b
+	python3 "$here/hostile.py" writer "$sock" "f$id" "xrl:{f$id|$listed}:$((BUCKET_MS * 1000000))" \
+		>"$dir/writer.log" 2>&1 &
+	w=$!
+	bg+=("$w")
+	a0=$(arrived 0)
+	local senders=()
+	send_src 1 "$over" "$RATE" 2 >/dev/null &	# the fleet's share of it: forged
+	senders+=($!)
+	send_src 0 "$over" "$RATE" 2 >/dev/null &
+	senders+=($!)
+	send_src 0 "$listed" 300 2 >"$dir/sent-listed" &
+	senders+=($!)
+	s_u=$(send_src 0 "$under" 400 2)
+	wait "${senders[@]}"
+	s_l=$(cat "$dir/sent-listed")
+	settled 20 arrived 0
+	p_u=$(( $(arrived 0) - a0 ))
+	p_l=$(src_passed 0 "$listed") p_o=$(src_passed 0 "$over")
+	b=$(( ( (2000 + 899) / 900 ) * (PPS + ncpus - 1) ))
+	[ "$p_u" -ge $(( s_u * 98 / 100 )) ] || why+=("under its quota: $p_u of $s_u passed")
+	[ "$p_l" -ge $(( s_l * 98 / 100 )) ] || why+=("the source of the list key: $p_l of about $s_l passed")
+	[ "$p_o" -le "$b" ] && [ "$p_o" -ge "$PPS" ] || why+=("over its quota: $p_o passed (local quota: $PPS to $b)")
+	local k
+	for k in mac range format; do
+		[ "$(sync_field 0 "rejected.$k")" -gt 0 ] || why+=("no $k rejection counted: $(sync_field 0 rejected)")
+	done
+	[ "$(sync_field 0 key_errors)" -gt 0 ] || why+=("the list key's error not counted")
+	grep -q "key xrl:{f$id|$listed}.*WRONGTYPE" "$dir/agent0.log" || why+=("the key's error not logged: $(tail -2 "$dir/agent0.log")")
+	state_within 0 ok 30 && state_within 1 ok 30 || why+=("agents: $(sync_state 0), $(sync_state 1): $(sync_field 0 error)")
+	kill "$w" 2>/dev/null
+	wait "$w" 2>/dev/null
+	echo "  hostile writer: under its quota $p_u of $s_u passed, the list key's $p_l, over $p_o (local bound $b); rejected $(sync_field 0 rejected | tr -d ' \n'), key errors $(sync_field 0 key_errors)"
+	result hostile_writer "${#why[@]}" "${why[*]}"
+	redis-cli -s "$sock" del "xrl:{f$id|$listed}:$((BUCKET_MS * 1000000))" >/dev/null
+}
+
+# A Redis that trickles its replies (a proxy, one byte each 20 ms): the
+# agent is degraded within a bound, `status` keeps moving, a source under
+# its quota passes all it sends, and SIGTERM ends the agent within 1 s.
+test_hostile_trickle() {
+	attach 2 || { result hostile_trickle 1 "attach"; return; }
+	local p t0 t1 rc f0 f1 a0 s why=()
+	rm -f "$dir/trickle"
+	python3 "$here/hostile.py" proxy "$dir/proxy.sock" "$sock" 0.02 "$dir/trickle" \
+		>"$dir/proxy.log" 2>&1 &
+	p=$!
+	bg+=("$p")
+	within 50 test -S "$dir/proxy.sock" || { result hostile_trickle 1 "the proxy did not start"; return; }
+	redis_url=unix://$dir/proxy.sock agent_start 2
+	state_within 2 ok 50 || { result hostile_trickle 1 "agent 2 not ok through the proxy: $(tail -2 "$dir/agent2.log")"; return; }
+	touch "$dir/trickle"
+	state_within 2 degraded 50 || why+=("not degraded with replies trickling: $(sync_state 2)")
+	f0=$(sync_field 2 failures)
+	within 50 eval '[ "$(sync_field 2 failures)" -gt "$f0" ]' || why+=("status frozen: failures $f0")
+	a0=$(arrived 2)
+	s=$(send_src 2 "$SRC" 400 2)
+	settled 20 arrived 2
+	[ $(( $(arrived 2) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 2) - a0 )) of $s passed")
+	t0=$(date +%s%N)
+	kill -TERM "${agent[2]}"
+	wait "${agent[2]}"
+	rc=$?
+	t1=$(date +%s%N)
+	unset "agent[2]"
+	[ "$rc" = 0 ] && [ $(( (t1 - t0) / 1000000 )) -lt 1000 ] ||
+		why+=("SIGTERM: exit $rc after $(( (t1 - t0) / 1000000 )) ms")
+	[ "$(grep -c 'reconnected' "$dir/agent2.log")" -le 1 ] ||
+		why+=("'reconnected' logged $(grep -c 'reconnected' "$dir/agent2.log") times in one outage")
+	echo "  trickling Redis: degraded, SIGTERM ended the agent in $(( (t1 - t0) / 1000000 )) ms"
+	result hostile_trickle "${#why[@]}" "${why[*]}"
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
 }
 
 for t in "${tests[@]}"; do

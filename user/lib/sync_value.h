@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "ratelimit.h"
 
 #define RL_FLEET_KEY_MIN	32	/* bytes of the fleet key */
 #define RL_FLEET_KEY_MAX	1024
@@ -50,6 +51,10 @@ enum rl_field_verdict {
 	RL_FIELD_DATE,		/* dated in the future, or before this host's boot */
 	RL_FIELD_NVERDICTS
 };
+
+/* The sync state counts the rejections, from RL_FIELD_FORMAT on. */
+_Static_assert(RL_FIELD_NVERDICTS - RL_FIELD_FORMAT == RL_SYNC_REJECTS,
+	       "struct rl_sync_state's rejected[] by verdict");
 
 /* The reader: its key, host and clocks at this exchange. */
 struct rl_field_ctx {
