@@ -32,7 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_reload_window agent_stops hostile_writer hostile_trickle)
+	agent_reload_window agent_stops hostile_writer hostile_trickle tls_tunnel)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -407,6 +407,75 @@ test_hostile_trickle() {
 	result hostile_trickle "${#why[@]}" "${why[*]}"
 	kill "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
+}
+
+# ---- TLS: the agent through a local stunnel4 client, the certificate checked -------
+# Redis behind a stunnel4 server (as on the Redis host), the agent on a
+# stunnel4 client's socket (as on each fleet host) that verifies the
+# server's certificate against the fleet's CA and its name. All on Unix
+# sockets of the run. A server whose certificate another CA signed: the
+# client refuses it, and the agent fails to start (exit 1).
+tls_conf() {	# NAME CLIENT(yes|no) ACCEPT CONNECT [OPTION=VALUE...]
+	local f=$dir/$1.conf
+	shift
+	{
+		echo "foreground = yes"
+		echo "pid ="
+		echo "output = $f.log"
+		echo "[redis]"
+		echo "client = $1"
+		echo "accept = $2"
+		echo "connect = $3"
+		shift 3
+		printf '%s\n' "$@"
+	} >"$f"
+	echo "$f"
+}
+tls_start() {	# CONF SOCKET: stunnel4 on CONF, until SOCKET is there
+	stunnel4 "$1" >/dev/null 2>&1 &
+	servers+=($!)
+	within 50 test -S "$2"
+}
+test_tls_tunnel() {
+	command -v stunnel4 >/dev/null && command -v openssl >/dev/null ||
+		{ result tls_tunnel 1 "stunnel4 or openssl is missing: scripts/install-deps.sh --test"; return; }
+	attach 2 || { result tls_tunnel 1 "attach"; return; }
+	local t=$dir/tls why=() out rc name=redis.fleet.test
+	mkdir -p "$t" && chmod 700 "$t"
+	# the fleet's CA, the server's certificate for $name, and a rogue CA's
+	local ca
+	for ca in ca rogue; do
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$ca fleet CA" \
+			-keyout "$t/$ca.key" -out "$t/$ca.pem" >/dev/null 2>&1 || why+=("$ca CA")
+	done
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "$t/server.key" \
+		-out "$t/server.csr" >/dev/null 2>&1 &&
+		openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" \
+			-CAcreateserial -days 2 -extfile <(echo "subjectAltName=DNS:$name") \
+			-out "$t/server.pem" >/dev/null 2>&1 || why+=("server certificate")
+	[ ${#why[@]} = 0 ] || { result tls_tunnel 1 "openssl: ${why[*]}"; return; }
+	tls_start "$(tls_conf tls-server no "$t/server.sock" "$sock" "cert = $t/server.pem" \
+		"key = $t/server.key")" "$t/server.sock" || why+=("the stunnel4 server did not start")
+	tls_start "$(tls_conf tls-client yes "$t/client.sock" "$t/server.sock" "CAfile = $t/ca.pem" \
+		"verifyChain = yes" "checkHost = $name")" "$t/client.sock" || why+=("the stunnel4 client did not start")
+	tls_start "$(tls_conf tls-rogue yes "$t/rogue.sock" "$t/server.sock" "CAfile = $t/rogue.pem" \
+		"verifyChain = yes" "checkHost = $name")" "$t/rogue.sock" || why+=("the rogue client did not start")
+	[ ${#why[@]} = 0 ] || { result tls_tunnel 1 "${why[*]}"; return; }
+	redis_url=unix://$t/client.sock agent_start 2
+	state_within 2 ok 50 || why+=("through the tunnel: $(sync_state 2): $(tail -2 "$dir/agent2.log")")
+	# a source sent there is exchanged through it: its key in Redis
+	send_src 2 "$SRC" 300 1 >/dev/null
+	within 20 eval '[ -n "$(redis-cli -s "$sock" hkeys "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" | grep "/${rxdev[2]}:")" ]' ||
+		why+=("no field of host 2 in Redis")
+	agent_stop 2 || why+=("SIGTERM: exit $?")
+	# a certificate the fleet's CA did not sign: refused, the agent too
+	out=$(on 2 "$cli" sync --iface "${rxdev[2]}" --redis "unix://$t/rogue.sock" --fleet "f$id" \
+		--fleet-key-file "$keyfile" 2>&1)
+	rc=$?
+	[ "$rc" = 1 ] && [[ $out == "xdp-ratelimit: sync: redis"* ]] || why+=("rogue certificate: exit $rc: $out")
+	grep -q 'certificate verify failed' "$dir/tls-rogue.conf.log" ||
+		why+=("the rogue client did not check: $(tail -2 "$dir/tls-rogue.conf.log")")
+	result tls_tunnel "${#why[@]}" "${why[*]}"
 }
 
 for t in "${tests[@]}"; do

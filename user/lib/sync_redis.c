@@ -23,6 +23,19 @@ static void __attribute__((format(printf, 2, 3))) fail(struct rl_redis *r, const
 	va_end(ap);
 }
 
+/* r->err "redis: why" said of `what`: "redis WHAT: why". */
+static void __attribute__((format(printf, 2, 3))) about(struct rl_redis *r, const char *fmt, ...)
+{
+	char why[RL_ERR_LEN], what[RL_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	memcpy(why, r->err, sizeof(why));
+	fail(r, "redis %s: %s", what, why + (strncmp(why, "redis: ", 7) ? 0 : 7));
+}
+
 static struct timeval tv_ms(__u64 ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
@@ -45,10 +58,13 @@ static __u64 mono_ms(void)
 	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
 }
 
-/* When the next reply is due: a reply's timeout, within the exchange's. */
+/* When the next reply is due: a reply's timeout (a connection's first
+ * ones, CONNECT_TIMEOUT_MS: a TLS tunnel's handshake is in them), within
+ * the exchange's. */
 static __u64 due(const struct rl_redis *r)
 {
-	__u64 t = mono_ms() + r->timeout_ms;
+	__u64 t = mono_ms() + (r->connecting && r->timeout_ms < CONNECT_TIMEOUT_MS ?
+			       CONNECT_TIMEOUT_MS : r->timeout_ms);
 
 	return r->deadline_ms && r->deadline_ms < t ? r->deadline_ms : t;
 }
@@ -152,11 +168,11 @@ static redisReply *cmd(struct rl_redis *r, redisContext *c, const char *what,
 		fail(r, "redis: %s", c->errstr);
 		return NULL;
 	}
-	if (send_queued(r, c, due(r)))
+	rep = send_queued(r, c, due(r)) ? NULL : get_reply(r, c, due(r));
+	if (!rep) {
+		about(r, "%s", what);
 		return NULL;
-	rep = get_reply(r, c, due(r));
-	if (!rep)
-		return NULL;
+	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		rl_escape(rep->str, rep->len, text, sizeof(text));
 		fail(r, "redis %s: %s", what, text);
@@ -182,6 +198,7 @@ static redisContext *connect_node(struct rl_redis *r, const char *host, int port
 				  const char *path)
 {
 	redisContext *c;
+	bool was;
 
 	if (r->stop && *r->stop) {
 		fail(r, "redis: stopped");
@@ -201,6 +218,8 @@ static redisContext *connect_node(struct rl_redis *r, const char *host, int port
 		return NULL;
 	}
 	redisSetTimeout(c, tv_ms(r->timeout_ms));
+	was = r->connecting;
+	r->connecting = true;
 	if (r->password[0]) {
 		const char *argv[] = { "AUTH", r->user, r->password };
 		bool user = r->user && r->user[0];
@@ -210,9 +229,10 @@ static redisContext *connect_node(struct rl_redis *r, const char *host, int port
 			argv[1] = r->password;
 		if (cmd_ok(r, c, "AUTH", user ? 3 : 2, argv)) {
 			redisFree(c);
-			return NULL;
+			c = NULL;
 		}
 	}
+	r->connecting = was;
 	return c;
 }
 
@@ -243,8 +263,10 @@ static int ask_slots(struct rl_redis *r, redisContext *c, const char *seed_host)
 	}
 	if (!send_queued(r, c, due(r)))
 		rep = get_reply(r, c, due(r));
-	if (!rep)
+	if (!rep) {
+		about(r, "CLUSTER SLOTS");
 		return -1;
+	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		/* "cluster support disabled" (or NOAUTH: PING says it) */
 		freeReplyObject(rep);
@@ -283,7 +305,7 @@ static redisContext *seed(struct rl_redis *r, const char **host)
 	return NULL;
 }
 
-int rl_redis_open(struct rl_redis *r)
+static int open_seed(struct rl_redis *r)
 {
 	const char *ping[] = { "PING" }, *host;
 	redisContext *c;
@@ -335,6 +357,16 @@ fail:
 fail_all:
 	rl_redis_close(r);
 	return -1;
+}
+
+int rl_redis_open(struct rl_redis *r)
+{
+	int ret;
+
+	r->connecting = true;	/* every reply of it: see due() */
+	ret = open_seed(r);
+	r->connecting = false;
+	return ret;
 }
 
 int rl_redis_route(struct rl_redis *r, const char *key, size_t len)
@@ -430,11 +462,7 @@ int rl_redis_flush(struct rl_redis *r)
 {
 	for (int i = 0; i < r->map.nnodes; i++)
 		if (r->ctx[i] && send_queued(r, r->ctx[i], due(r))) {
-			char why[RL_ERR_LEN];
-
-			memcpy(why, r->err, sizeof(why));
-			fail(r, "redis %s:%d: %s", r->map.node[i].host, r->map.node[i].port,
-			     why + (strncmp(why, "redis: ", 7) ? 0 : 7));
+			about(r, "%s:%d", r->map.node[i].host, r->map.node[i].port);
 			return -1;
 		}
 	return 0;
@@ -443,17 +471,13 @@ int rl_redis_flush(struct rl_redis *r)
 redisReply *rl_redis_reply(struct rl_redis *r, int node)
 {
 	redisReply *rep = r->ctx[node] ? get_reply(r, r->ctx[node], due(r)) : NULL;
-	char why[RL_ERR_LEN];
 
 	if (rep)
 		return rep;
 	if (!r->ctx[node])
-		snprintf(r->err, sizeof(r->err), "redis: not connected");
-	if (r->cluster) {
-		memcpy(why, r->err, sizeof(why));
-		fail(r, "redis %s:%d: %s", r->map.node[node].host, r->map.node[node].port,
-		     why + (strncmp(why, "redis: ", 7) ? 0 : 7));
-	}
+		fail(r, "redis: not connected");
+	if (r->cluster)
+		about(r, "%s:%d", r->map.node[node].host, r->map.node[node].port);
 	return NULL;
 }
 

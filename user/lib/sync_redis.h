@@ -34,6 +34,7 @@ struct rl_redis {
 	volatile sig_atomic_t *stop;	/* set: every wait ends */
 	bool open;
 	bool cluster;
+	bool connecting;		/* replies due in a connect's time */
 	struct rl_slot_map map;		/* one server: node 0, every slot */
 	redisContext *ctx[RL_SLOT_NODES_MAX];	/* by node of map; NULL:
 						 * connected when used */
