@@ -16,12 +16,15 @@ set -eu
 # libxdp-dev, xdp-tools: attach through libxdp's multi-program dispatcher,
 # and xdp-filter/xdp-loader beside it in tests; hping3: forged-address
 # tests; qemu-system-x86, busybox-static: tests/vm boots Debian's own
-# kernel packages (fetched there with apt-get download) in a VM
+# kernel packages (fetched there with apt-get download) in a VM;
+# libssl-dev (build list): libcrypto, the HMAC-SHA256 of the sync agent's
+# fleet values; stunnel4, openssl (test list): tests/sync/run.sh's TLS
+# tunnel to Redis and its certificates
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev iproute2 nftables iptables jq python3 libclang-rt-dev valgrind \
 strace mandoc nginx-light curl tcpreplay libmicrohttpd-dev prometheus systemd \
 libhiredis-dev redis-server redis-tools libxdp-dev xdp-tools hping3 \
-qemu-system-x86 busybox-static cpio"
+qemu-system-x86 busybox-static cpio libssl-dev stunnel4 openssl"
 
 missing=""
 for p in $PKGS; do

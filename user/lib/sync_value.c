@@ -68,8 +68,11 @@ static int mac_hex(struct rl_fleet_mac *m, const char *key, const char *field,
 	    !EVP_MAC_update(m->ctx, (const unsigned char *)text, tlen) ||
 	    !EVP_MAC_final(m->ctx, md, &n, sizeof(md)) || n != MAC_LEN)
 		return -1;
-	for (size_t i = 0; i < MAC_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	for (size_t i = 0; i < MAC_LEN; i++) {	/* not snprintf: it cost more than the MAC */
+		hex[2 * i] = "0123456789abcdef"[md[i] >> 4];
+		hex[2 * i + 1] = "0123456789abcdef"[md[i] & 15];
+	}
+	hex[2 * MAC_LEN] = '\0';
 	return 0;
 }
 
