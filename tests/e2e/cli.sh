@@ -184,10 +184,10 @@ test_cli_bad_input() {
 	bad sync_no_fleet_key 2 "--fleet-key-file FILE" rl "${s[@]}"
 	bad sync_fleet_key_missing 1 "cannot read --fleet-key-file" rl "${s[@]}" --fleet-key-file "$sd/none"
 	bad sync_fleet_key_short 1 "holds 31 bytes: a fleet key is at least 32" rl "${s[@]}" --fleet-key-file "$sd/short"
-	bad sync_fleet_key_mode 1 "open to group or others (chown root:root $sd/key644 && chmod 600" \
+	bad sync_fleet_key_mode 1 "is open to group or others: only root may read it (chown root:root $sd/key644 && chmod 600" \
 		rl "${s[@]}" --fleet-key-file "$sd/key644"
 	bad sync_fleet_key_group 1 "open to group or others" rl "${s[@]}" --fleet-key-file "$sd/key640"
-	bad sync_fleet_key_owner 1 "not owned by root (chown root:root" rl "${s[@]}" --fleet-key-file "$sd/keynobody"
+	bad sync_fleet_key_owner 1 "is not owned by root: only root may read it (chown root:root" rl "${s[@]}" --fleet-key-file "$sd/keynobody"
 	bad sync_fleet_key_dir 1 "not a regular file" rl "${s[@]}" --fleet-key-file "$sd"
 	bad sync_password_mode 1 "--password-file $sd/pw604 is open to group or others" \
 		rl "${s[@]}" --fleet-key-file "$sd/key" --password-file "$sd/pw604"
