@@ -221,6 +221,25 @@ test_agent_restart() {
 	agent_start 1
 	state_within 1 ok 50 || { result agent_restart 1 "restarted agent not ok"; return; }
 	one_quota_2s agent_restarted_one_quota "agent restarted"
+	# fields a previous run left, of buckets long gone (as after a
+	# reboot; planted: the killed run's may have expired with the key):
+	# the agent deletes them, read at an exchange, while the source is
+	# sent (the key then lives on)
+	local stale=() b0 f senders
+	send_all 3 "$RATE" 0 1 &
+	senders=$!
+	b0=$(( $(date +%s%N) / (BUCKET_MS * 1000000) ))
+	for f in 50 51 52; do stale+=("$(hostname)/${rxdev[1]}:$((b0 - f))" "x1 1 60 $(( (b0 - f) * BUCKET_MS * 1000000 )) 0"); done
+	redis-cli -s "$sock" hset "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" "${stale[@]}" >/dev/null
+	old_fields() {
+		local now_b
+		now_b=$(( $(date +%s%N) / (BUCKET_MS * 1000000) ))
+		redis-cli -s "$sock" hkeys "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" |
+			awk -F: -v h="/${rxdev[1]}" -v old=$((now_b - 12)) 'index($1, h) && $2 + 0 < old' | wc -l
+	}
+	within 15 eval '[ "$(old_fields)" = 0 ]'
+	result agent_restart_deletes_old_fields $? "$(old_fields) fields of host 1 older than the window left"
+	wait "$senders"
 }
 
 # ---- a host joining late learns what the fleet passed ------------------------------
