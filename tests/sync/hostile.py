@@ -8,6 +8,12 @@ fleet's keys, but holds no fleet key, can do.
       value, a value replayed from another field and from another key),
       fields of made-up hosts added, and WRONGTYPE_KEY planted as a list
       (a source's key of another type).
+  hostile.py fake LISTEN TARGET
+      A Redis that is not a cluster, on the Unix socket LISTEN, whose
+      every answer to a key's command is "MOVED 1234 TARGET".
+  hostile.py listen HOST PORT LOG
+      A TCP listener that writes to LOG whatever reaches it (a redirected
+      agent's AUTH would).
   hostile.py proxy LISTEN UPSTREAM DELAY FLAG
       A Unix-socket proxy to UPSTREAM that passes requests on at once and,
       while the file FLAG exists, trickles every reply back, one byte each
@@ -138,10 +144,62 @@ def proxy(listen, upstream, delay, flag):
         threading.Thread(target=pipe, args=(u, c, delay, flag), daemon=True).start()
 
 
+def serve_fake(c, target):
+    f = c.makefile("rb")
+    try:
+        while True:
+            args = read_reply(f)
+            name = args[0].upper() if args else b""
+            if name == b"CLUSTER":
+                c.sendall(b"-ERR This instance has cluster support disabled\r\n")
+            elif name == b"PING":
+                c.sendall(b"+PONG\r\n")
+            elif name in (b"AUTH", b"SELECT"):
+                c.sendall(b"+OK\r\n")
+            else:
+                c.sendall(b"-MOVED 1234 " + target.encode() + b"\r\n")
+    except (OSError, ValueError, IndexError):
+        pass
+    c.close()
+
+
+def fake(listen, target):
+    if os.path.exists(listen):
+        os.unlink(listen)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(listen)
+    srv.listen(16)
+    while True:
+        c, _ = srv.accept()
+        threading.Thread(target=serve_fake, args=(c, target), daemon=True).start()
+
+
+def listen(host, port, log):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((host, int(port)))
+    srv.listen(16)
+    while True:
+        c, _ = srv.accept()
+        c.settimeout(1)
+        with open(log, "ab") as out:
+            out.write(b"connection\n")
+            try:
+                out.write(c.recv(65536))
+            except OSError:
+                pass
+        c.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "writer":
         writer(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "fake":
+        fake(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "listen":
+        listen(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == "proxy":
         proxy(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     else:
-        sys.exit("usage: hostile.py writer SOCK FLEET KEY | proxy LISTEN UPSTREAM DELAY FLAG")
+        sys.exit("usage: hostile.py writer SOCK FLEET KEY | fake LISTEN TARGET |"
+                 " listen HOST PORT LOG | proxy LISTEN UPSTREAM DELAY FLAG")

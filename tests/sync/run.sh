@@ -32,7 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_reload_window agent_stops hostile_writer hostile_trickle tls_tunnel)
+	agent_reload_window agent_stops hostile_writer hostile_trickle tls_tunnel no_auth_elsewhere)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -495,6 +495,36 @@ test_tls_tunnel() {
 	grep -q 'certificate verify failed' "$dir/tls-rogue.conf.log" ||
 		why+=("the rogue client did not check: $(tail -2 "$dir/tls-rogue.conf.log")")
 	result tls_tunnel "${#why[@]}" "${why[*]}"
+}
+
+# ---- the password goes nowhere but the configured server ---------------------------
+# A server that is not a cluster answers every key's command MOVED to an
+# address (a listener in host 2's namespace): the agent does not follow
+# (the sources stay local, counted as key errors), and nothing, no AUTH,
+# reaches that address.
+test_no_auth_elsewhere() {
+	attach 2 || { result no_auth_elsewhere 1 "attach"; return; }
+	local t=198.18.203.1 why=() pw=$dir/fake-pw
+	ip -n "${hosts[2]}" link set lo up && ip -n "${hosts[2]}" addr add "$t/32" dev lo ||
+		{ result no_auth_elsewhere 1 "address $t"; return; }
+	: >"$dir/elsewhere.log"
+	nsenter --net="/run/netns/${hosts[2]}" python3 "$here/hostile.py" listen "$t" 7100 \
+		"$dir/elsewhere.log" >/dev/null 2>&1 &
+	servers+=($!)
+	python3 "$here/hostile.py" fake "$dir/fake.sock" "$t:7100" >/dev/null 2>&1 &
+	servers+=($!)
+	within 50 test -S "$dir/fake.sock" &&
+		within 50 eval "on 2 ss -ltn 'sport = :7100' | grep -q 7100" ||
+		{ result no_auth_elsewhere 1 "the fake server or the listener did not start"; return; }
+	echo "secret$id" >"$pw" && chmod 600 "$pw"
+	redis_url=unix://$dir/fake.sock agent_start 2 --password-file "$pw"
+	state_within 2 ok 50 || why+=("agent 2: $(sync_state 2): $(tail -2 "$dir/agent2.log")")
+	send_src 2 "$SRC" 300 1 >/dev/null
+	within 30 eval '[ "$(sync_field 2 key_errors)" -gt 0 ]' || why+=("no key error counted")
+	grep -q "not a cluster: not followed" "$dir/agent2.log" || why+=("log: $(tail -2 "$dir/agent2.log")")
+	agent_stop 2 || why+=("SIGTERM: exit $?")
+	[ ! -s "$dir/elsewhere.log" ] || why+=("reached $t: $(head -c 200 "$dir/elsewhere.log" | tr -c '[:print:]' .)")
+	result no_auth_elsewhere "${#why[@]}" "${why[*]}"
 }
 
 for t in "${tests[@]}"; do
