@@ -32,7 +32,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_reload_window agent_stops hostile_writer hostile_trickle tls_tunnel no_auth_elsewhere)
+	agent_reload_window agent_stops hostile_writer hostile_flood hostile_trickle tls_tunnel no_auth_elsewhere)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -388,6 +388,38 @@ test_hostile_writer() {
 	echo "  hostile writer: under its quota $p_u of $s_u passed, the list key's $p_l, over $p_o (local bound $b); rejected $(sync_field 0 rejected | tr -d ' \n'), key errors $(sync_field 0 key_errors)"
 	result hostile_writer "${#why[@]}" "${why[*]}"
 	redis-cli -s "$sock" del "xrl:{f$id|$listed}:$((BUCKET_MS * 1000000))" >/dev/null
+}
+
+# A field of 5 MB planted in a source's key: the agent reads 4 MiB of the
+# reply at most (its memory stays small), fails that exchange, then leaves
+# that key unread for a window: one failed exchange a window (1 s), the
+# others work (ok again), and the source passes all it sends under its
+# quota.
+test_hostile_flood() {
+	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0; }
+	state_within 0 ok 50 || { result hostile_flood 1 "agent not ok"; return; }
+	local key="xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" a0 s rss why=() f0 f1 t0 t1 senders
+	f0=$(sync_field 0 failures)
+	t0=$(date +%s%N)
+	head -c 5000000 /dev/zero | tr '\0' a | redis-cli -s "$sock" -x hset "$key" junk >/dev/null
+	a0=$(arrived 0)
+	send_src 0 "$SRC" 400 3 >"$dir/sent-flood" &
+	senders=$!
+	within 30 grep -q "key $key: its reply is too long" "$dir/agent0.log" ||
+		why+=("no reply cut: $(tail -2 "$dir/agent0.log")")
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/${agent[0]}/status")
+	state_within 0 ok 30 || why+=("not ok again: $(sync_state 0)")
+	wait "$senders"
+	s=$(cat "$dir/sent-flood")
+	settled 20 arrived 0
+	[ $(( $(arrived 0) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 0) - a0 )) of $s passed")
+	[ "$rss" -lt 65536 ] || why+=("the agent's peak memory: $rss kB")
+	redis-cli -s "$sock" hdel "$key" junk >/dev/null
+	f1=$(sync_field 0 failures) t1=$(date +%s%N)
+	[ $((f1 - f0)) -le $(( (t1 - t0) / 1000000000 + 1 )) ] ||
+		why+=("failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms: more than one a window")
+	echo "  a 5 MB field: the agent's peak memory $rss kB, failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms"
+	result hostile_flood "${#why[@]}" "${why[*]}"
 }
 
 # A Redis that trickles its replies (a proxy, one byte each 20 ms): the

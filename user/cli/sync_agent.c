@@ -98,6 +98,8 @@ struct entry {
 	__u64 stale[RL_MAX_BUCKETS];	/* fleet buckets of our fields that
 					 * left the window, seen in Redis */
 	__u8 nstale;
+	__u64 unread_until;		/* local bucket until which its key is
+					 * not read: its reply was too long */
 	bool active;
 	bool has_remote;		/* an entry in `remote` */
 };
@@ -287,6 +289,7 @@ static int read_sources(struct agent *a, __u64 now)
 				e.remote_hash = p->remote_hash;
 				memcpy(e.stale, p->stale, sizeof(e.stale));
 				e.nstale = p->nstale;
+				e.unread_until = p->unread_until;
 			}
 			/* a source seen for the first time is active: it
 			 * sent since the last interval (or the agent just
@@ -330,6 +333,7 @@ struct cmd {
 	int nhset, nhdel;
 	int ncmds;		/* commands sent for this source */
 	bool expired;		/* a PEXPIRE is among them */
+	bool read;		/* the key's fields are read, last */
 };
 
 /* A source to send in a pass: to the master of its slot (node -1: not
@@ -436,8 +440,11 @@ static int queue_source(struct agent *a, const struct when *w,
 			return -1;
 		c->ncmds++;
 	}
-	{
-		/* HGETALL, bounded: the whole hash up to FIELDS_MAX fields */
+	/* HGETALL, bounded: the whole hash up to FIELDS_MAX fields; not
+	 * for a window after its reply was too long (planted fields): that
+	 * failed one exchange, not every one */
+	c->read = (__s64)(w->cur - e->unread_until) >= 0;
+	if (c->read) {
 		const char *get[] = { "HRANDFIELD", c->key, FIELDS_MAX, "WITHVALUES" };
 
 		if (append(a, p, 4, get))
@@ -516,6 +523,15 @@ static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
 	return 0;
 }
 
+/* A source whose key is not read this time: it stays local. */
+static void key_skipped(struct agent *a, struct entry *e)
+{
+	if (e->has_remote) {
+		bpf_map_delete_elem(a->ifc.m.remote, &e->key);
+		e->has_remote = false;
+	}
+}
+
 /* A source whose key failed (another type, a bad reply): it stays local
  * (its share in `remote` goes), counted; the log says so once an outage
  * of such errors. */
@@ -523,10 +539,7 @@ static void key_failed(struct agent *a, struct entry *e, const char *key)
 {
 	char k[KEY_LEN * 4];
 
-	if (e->has_remote) {
-		bpf_map_delete_elem(a->ifc.m.remote, &e->key);
-		e->has_remote = false;
-	}
+	key_skipped(a, e);
 	if (!a->key_errors_logged) {
 		rl_escape(key, strlen(key), k, sizeof(k));
 		fprintf(stderr, "xdp-ratelimit: sync: key %s: %s: this source counts locally only\n",
@@ -599,7 +612,7 @@ static int source_replies(struct agent *a, struct pend *p, const struct cmd *c,
 			snprintf(a->key_err, sizeof(a->key_err), "%s", text);
 			failed = true;	/* read the others, then give up on it */
 		}
-		if (k == c->ncmds - 1 && !redirected && !failed)
+		if (k == c->ncmds - 1 && c->read && !redirected && !failed)
 			*last = r;
 		else
 			freeReplyObject(r);
@@ -651,13 +664,21 @@ static int send_batch(struct agent *a, const struct when *w, struct pend *p, int
 		redisReply *r;
 		int ret = source_replies(a, &p[k], &cmds[k], &r, moved);
 
+		if (ret < 0 && a->r.too_long) {
+			p[k].e->unread_until = w->cur + a->nbuckets;
+			fprintf(stderr, "xdp-ratelimit: sync: key %s: its reply is too long: not read for a window, this source counts locally only\n",
+				cmds[k].key);
+		}
 		if (ret < 0)
 			return -1;
 		if (!ret) {
 			a->redo[(*nredo)++] = p[k];
 			continue;
 		}
-		if (ret == 1) {
+		if (ret == 1 && !cmds[k].read) {
+			key_skipped(a, p[k].e);
+			ret = 0;
+		} else if (ret == 1) {
 			ret = apply_reply(a, w, p[k].e, cmds[k].key, r);
 			freeReplyObject(r);
 		}

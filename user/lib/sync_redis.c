@@ -126,6 +126,7 @@ static redisReply *get_reply(struct rl_redis *r, redisContext *c, __u64 until)
 	size_t got = 0;
 	char buf[READ_CHUNK];
 
+	r->too_long = false;
 	for (;;) {
 		void *rep = NULL;
 		ssize_t n;
@@ -147,6 +148,7 @@ static redisReply *get_reply(struct rl_redis *r, redisContext *c, __u64 until)
 		}
 		got += (size_t)n;
 		if (r->reply_max && got > r->reply_max) {
+			r->too_long = true;
 			fail(r, "redis: a reply longer than %zu bytes", r->reply_max);
 			return NULL;
 		}

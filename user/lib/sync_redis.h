@@ -35,6 +35,8 @@ struct rl_redis {
 	bool open;
 	bool cluster;
 	bool connecting;		/* replies due in a connect's time */
+	bool too_long;			/* the last reply failed as longer
+					 * than reply_max */
 	struct rl_slot_map map;		/* one server: node 0, every slot */
 	redisContext *ctx[RL_SLOT_NODES_MAX];	/* by node of map; NULL:
 						 * connected when used */
