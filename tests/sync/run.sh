@@ -413,10 +413,12 @@ test_hostile_flood() {
 	s=$(cat "$dir/sent-flood")
 	settled 20 arrived 0
 	[ $(( $(arrived 0) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 0) - a0 )) of $s passed")
-	[ "$rss" -lt 65536 ] || why+=("the agent's peak memory: $rss kB")
+	# (ASan's shadow and quarantine: 4 times as much)
+	[ "$rss" -lt $([[ $out == */sanitize ]] && echo 262144 || echo 65536) ] ||
+		why+=("the agent's peak memory: $rss kB")
 	redis-cli -s "$sock" hdel "$key" junk >/dev/null
 	f1=$(sync_field 0 failures) t1=$(date +%s%N)
-	[ $((f1 - f0)) -le $(( (t1 - t0) / 1000000000 + 1 )) ] ||
+	[ $((f1 - f0)) -le $(( (t1 - t0) / 1000000000 + 2 )) ] ||
 		why+=("failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms: more than one a window")
 	echo "  a 5 MB field: the agent's peak memory $rss kB, failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms"
 	result hostile_flood "${#why[@]}" "${why[*]}"
@@ -424,11 +426,14 @@ test_hostile_flood() {
 
 # A Redis that trickles its replies (a proxy, one byte each 20 ms): the
 # agent is degraded within a bound, `status` keeps moving, a source under
-# its quota passes all it sends, and SIGTERM ends the agent within 1 s.
+# its quota passes all it sends; replies back to normal: ok again, and
+# "reconnected" logged once for that outage; trickling again, SIGTERM ends
+# the agent within 1 s.
 test_hostile_trickle() {
 	attach 2 || { result hostile_trickle 1 "attach"; return; }
-	local p t0 t1 rc f0 f1 a0 s why=()
+	local p t0 t1 rc f0 f1 a0 s why=() l0 n
 	rm -f "$dir/trickle"
+	l0=$(cat "$dir/agent2.log" 2>/dev/null | wc -l)	# earlier runs of agent 2 wrote there
 	python3 "$here/hostile.py" proxy "$dir/proxy.sock" "$sock" 0.02 "$dir/trickle" \
 		>"$dir/proxy.log" 2>&1 &
 	p=$!
@@ -444,6 +449,12 @@ test_hostile_trickle() {
 	s=$(send_src 2 "$SRC" 400 2)
 	settled 20 arrived 2
 	[ $(( $(arrived 2) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 2) - a0 )) of $s passed")
+	rm -f "$dir/trickle"
+	state_within 2 ok 80 || why+=("not ok once replies are back: $(sync_state 2)")
+	n=$(tail -n +$((l0 + 1)) "$dir/agent2.log" | grep -c 'reconnected')
+	[ "$n" = 1 ] || why+=("'reconnected' logged $n times for one outage: $(tail -n +$((l0 + 1)) "$dir/agent2.log" | head -c 600)")
+	touch "$dir/trickle"
+	state_within 2 degraded 50 || why+=("not degraded with replies trickling again: $(sync_state 2)")
 	t0=$(date +%s%N)
 	kill -TERM "${agent[2]}"
 	wait "${agent[2]}"
@@ -452,8 +463,6 @@ test_hostile_trickle() {
 	unset "agent[2]"
 	[ "$rc" = 0 ] && [ $(( (t1 - t0) / 1000000 )) -lt 1000 ] ||
 		why+=("SIGTERM: exit $rc after $(( (t1 - t0) / 1000000 )) ms")
-	[ "$(grep -c 'reconnected' "$dir/agent2.log")" -le 1 ] ||
-		why+=("'reconnected' logged $(grep -c 'reconnected' "$dir/agent2.log") times in one outage")
 	echo "  trickling Redis: degraded, SIGTERM ended the agent in $(( (t1 - t0) / 1000000 )) ms"
 	result hostile_trickle "${#why[@]}" "${why[*]}"
 	kill "$p" 2>/dev/null
