@@ -24,8 +24,9 @@ gen=$out/trafficgen
 passed=0
 failed=0
 log=$(mktemp)
-vg_key=$(mktemp)	# a fleet key: root's, mode 600 (mktemp's)
+vg_key=$(mktemp) vg_short=$(mktemp)	# fleet keys: root's, mode 600 (mktemp's)
 head -c 32 /dev/urandom >"$vg_key"
+head -c 31 /dev/urandom >"$vg_short"
 id=rlvg$$
 ns=${id}n va=${id}a vb=${id}b	# the limiter goes on $va; frames come in from $vb
 pins=/sys/fs/bpf/xdp-ratelimit
@@ -36,7 +37,7 @@ cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	fi
 	rm -rf "${pins:?}/$va" 2>/dev/null
-	rm -f "$log" "$vg_key"
+	rm -f "$log" "$vg_key" "$vg_short"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -131,7 +132,7 @@ run_cli sync_no_redis 2 sync
 run_cli sync_bad_url 2 sync --redis redis://nohost
 run_cli sync_bad_fleet 2 sync --redis redis://h:1 --fleet 'a b'
 run_cli sync_no_fleet_key 2 sync --redis redis://h:1
-run_cli sync_short_fleet_key 1 sync --redis redis://h:1 --fleet-key-file /etc/hostname
+run_cli sync_short_fleet_key 1 sync --redis redis://h:1 --fleet-key-file "$vg_short"
 run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock --fleet-key-file "$vg_key"
 run_cli restore_no_file 2 restore
 run_cli events_operand 2 events eth0
