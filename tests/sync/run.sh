@@ -132,16 +132,22 @@ test_two_hosts_one_quota() {
 	agent_start 0 && agent_start 1
 	state_within 0 ok 50 && state_within 1 ok 50 ||
 		{ result two_hosts_one_quota 1 "agents not ok: $(cat "$dir"/agent*.log)"; return; }
-	local a0 a1 t b line
+	local a0 a1 t b line senders
 	a0=$(total_arrived 0 1)
-	send_all 3 "$RATE" 0 1
-	t=$(( $(total_arrived 0 1) - a0 ))
+	send_all 3 "$RATE" 0 1 &
+	senders=$!
 	# the source's hash in Redis (one key, hash-tagged), a field per host
-	# and bucket: both hosts wrote theirs
+	# and bucket: both hosts wrote theirs (read while the source is sent:
+	# the key expires a window after the last write)
 	local fields
-	fields=$(redis-cli -s "$sock" hkeys "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" | tr '\n' ' ')
-	[[ $fields == *"/${rxdev[0]}:"* && $fields == *"/${rxdev[1]}:"* ]]
+	both_fields() {
+		fields=$(redis-cli -s "$sock" hkeys "xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" | tr '\n' ' ')
+		[[ $fields == *"/${rxdev[0]}:"* && $fields == *"/${rxdev[1]}:"* ]]
+	}
+	within 20 both_fields
 	result redis_fields_per_host $? "fields of xrl:{f$id|$SRC}:...: '$fields'"
+	wait "$senders"
+	t=$(( $(total_arrived 0 1) - a0 ))
 	b=$(bound 3 2 "$RATE")
 	a1=$(( 3 * PPS * 2 ))	# each host alone: at least Q per second each
 	echo "  two hosts, 3 s at $RATE pps each, quota $PPS/s, --interval $INTERVAL: $t passed (bound $b)"
@@ -451,8 +457,11 @@ test_hostile_trickle() {
 	[ $(( $(arrived 2) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 2) - a0 )) of $s passed")
 	rm -f "$dir/trickle"
 	state_within 2 ok 80 || why+=("not ok once replies are back: $(sync_state 2)")
-	n=$(tail -n +$((l0 + 1)) "$dir/agent2.log" | grep -c 'reconnected')
-	[ "$n" = 1 ] || why+=("'reconnected' logged $n times for one outage: $(tail -n +$((l0 + 1)) "$dir/agent2.log" | head -c 600)")
+	# each outage logs "degraded" once when it starts and "reconnected"
+	# once when it ends (a loaded machine may add an outage of its own)
+	n=$(tail -n +$((l0 + 1)) "$dir/agent2.log" | grep -o 'degraded, enforcing\|reconnected' | uniq -c |
+		awk '$1 > 1 || $2 == "reconnected" { r += ($2 == "reconnected") } $1 > 1 { bad = 1 } END { print bad ? -1 : r + 0 }')
+	[ "$n" -ge 1 ] || why+=("'reconnected' not once an outage: $(tail -n +$((l0 + 1)) "$dir/agent2.log" | head -c 600)")
 	touch "$dir/trickle"
 	state_within 2 degraded 50 || why+=("not degraded with replies trickling again: $(sync_state 2)")
 	t0=$(date +%s%N)
@@ -541,8 +550,8 @@ test_tls_tunnel() {
 # ---- the password goes nowhere but the configured server ---------------------------
 # A server that is not a cluster answers every key's command MOVED to an
 # address (a listener in host 2's namespace): the agent does not follow
-# (the sources stay local, counted as key errors), and nothing, no AUTH,
-# reaches that address.
+# (the sources stay local, counted as key errors; all of them: degraded),
+# and nothing, no AUTH, reaches that address.
 test_no_auth_elsewhere() {
 	attach 2 || { result no_auth_elsewhere 1 "attach"; return; }
 	local t=198.18.203.1 why=() pw=$dir/fake-pw
@@ -562,6 +571,9 @@ test_no_auth_elsewhere() {
 	state_within 2 ok 50 || why+=("agent 2: $(sync_state 2): $(tail -2 "$dir/agent2.log")")
 	send_src 2 "$SRC" 300 1 >/dev/null
 	within 30 eval '[ "$(sync_field 2 key_errors)" -gt 0 ]' || why+=("no key error counted")
+	# every key failing is no exchange: degraded, saying why
+	state_within 2 degraded 30 && [[ $(sync_field 2 error) == "every key failed: "*"not a cluster"* ]] ||
+		why+=("every key failed, yet $(sync_state 2): $(sync_field 2 error)")
 	grep -q "not a cluster: not followed" "$dir/agent2.log" || why+=("log: $(tail -2 "$dir/agent2.log")")
 	agent_stop 2 || why+=("SIGTERM: exit $?")
 	[ ! -s "$dir/elsewhere.log" ] || why+=("reached $t: $(head -c 200 "$dir/elsewhere.log" | tr -c '[:print:]' .)")

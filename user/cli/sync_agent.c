@@ -130,7 +130,6 @@ struct agent {
 	char key_err[RL_ERR_LEN];	/* a key's error, for the log */
 	bool key_errors_logged;	/* since the last interval without one */
 	bool outage;		/* Redis failed since the last exchange */
-	__u64 key_errors_seen;	/* key_errors at this interval's start */
 };
 
 static volatile sig_atomic_t stop;
@@ -875,6 +874,11 @@ static void interval(struct agent *a)
 			a->next_connect = t0 + a->backoff;
 			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
 			degrade(a, real, true);
+		} else if (!a->st.sources && a->st.key_errors > key_errors) {
+			/* every key failed (Redis out of memory, say): no
+			 * exchange in fact, though the connection works */
+			set_err(a, "every key failed: %s", a->key_err);
+			degrade(a, real, false);
 		} else {
 			/* once per outage, when exchanges work again (a
 			 * connection that fails its first exchange is none) */
