@@ -355,32 +355,33 @@ src_passed() {	# N SOURCE: what host N's program passed of SOURCE
 # Every field of every key rewritten, fields added, a source's key planted
 # as a list: a source under its quota passes all it sends, one over it at
 # most its local quota, the source of the list too; every kind of forgery
-# is counted, the agents stay ok.
+# is counted, the agents stay ok. The sources under their quota send less
+# than a quota in all (a sender a loaded machine holds up and that then
+# catches up could otherwise fill a window) and are used by no other test
+# (whose real counts the fleet would rightly count).
 test_hostile_writer() {
 	[ -n "${agent[0]:-}" ] && [ -n "${agent[1]:-}" ] || { attach 0 && attach 1 && agent_start 0 && agent_start 1; }
 	state_within 0 ok 50 && state_within 1 ok 50 || { result hostile_writer 1 "agents not ok"; return; }
-	local under=$SRC over=198.18.0.42 listed=198.18.0.41 w a0 s_u s_l p_u p_l p_o why=() b
+	local under=198.18.0.43 over=198.18.0.42 listed=198.18.0.41 w s_u s_l p_u p_l p_o why=() b
 	python3 "$here/hostile.py" writer "$sock" "f$id" "xrl:{f$id|$listed}:$((BUCKET_MS * 1000000))" \
 		>"$dir/writer.log" 2>&1 &
 	w=$!
 	bg+=("$w")
-	a0=$(arrived 0)
 	local senders=()
 	send_src 1 "$over" "$RATE" 2 >/dev/null &	# the fleet's share of it: forged
 	senders+=($!)
 	send_src 0 "$over" "$RATE" 2 >/dev/null &
 	senders+=($!)
-	send_src 0 "$listed" 300 2 >"$dir/sent-listed" &
+	send_src 0 "$listed" 200 2 >"$dir/sent-listed" &
 	senders+=($!)
-	s_u=$(send_src 0 "$under" 400 2)
+	s_u=$(send_src 0 "$under" 200 2)
 	wait "${senders[@]}"
 	s_l=$(cat "$dir/sent-listed")
-	settled 20 arrived 0
-	p_u=$(( $(arrived 0) - a0 ))
-	p_l=$(src_passed 0 "$listed") p_o=$(src_passed 0 "$over")
+	settled 20 src_passed 0 "$over"
+	p_u=$(src_passed 0 "$under") p_l=$(src_passed 0 "$listed") p_o=$(src_passed 0 "$over")
 	b=$(( ( (2000 + 899) / 900 ) * (PPS + ncpus - 1) ))
-	[ "$p_u" -ge $(( s_u * 98 / 100 )) ] || why+=("under its quota: $p_u of $s_u passed")
-	[ "$p_l" -ge $(( s_l * 98 / 100 )) ] || why+=("the source of the list key: $p_l of about $s_l passed")
+	[ "$p_u" = "$s_u" ] || why+=("under its quota: $p_u of $s_u passed")
+	[ "$p_l" = "$s_l" ] || why+=("the source of the list key: $p_l of $s_l passed")
 	[ "$p_o" -le "$b" ] && [ "$p_o" -ge "$PPS" ] || why+=("over its quota: $p_o passed (local quota: $PPS to $b)")
 	local k
 	for k in mac range format; do
@@ -404,12 +405,12 @@ test_hostile_writer() {
 test_hostile_flood() {
 	[ -n "${agent[0]:-}" ] || { attach 0 && agent_start 0; }
 	state_within 0 ok 50 || { result hostile_flood 1 "agent not ok"; return; }
-	local key="xrl:{f$id|$SRC}:$((BUCKET_MS * 1000000))" a0 s rss why=() f0 f1 t0 t1 senders
+	local src=198.18.0.44 key rss why=() s f0 f1 t0 t1 senders
+	key="xrl:{f$id|$src}:$((BUCKET_MS * 1000000))"
 	f0=$(sync_field 0 failures)
 	t0=$(date +%s%N)
 	head -c 5000000 /dev/zero | tr '\0' a | redis-cli -s "$sock" -x hset "$key" junk >/dev/null
-	a0=$(arrived 0)
-	send_src 0 "$SRC" 400 3 >"$dir/sent-flood" &
+	send_src 0 "$src" 150 3 >"$dir/sent-flood" &
 	senders=$!
 	within 30 grep -q "key $key: its reply is too long" "$dir/agent0.log" ||
 		why+=("no reply cut: $(tail -2 "$dir/agent0.log")")
@@ -417,14 +418,16 @@ test_hostile_flood() {
 	state_within 0 ok 30 || why+=("not ok again: $(sync_state 0)")
 	wait "$senders"
 	s=$(cat "$dir/sent-flood")
-	settled 20 arrived 0
-	[ $(( $(arrived 0) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 0) - a0 )) of $s passed")
+	settled 20 src_passed 0 "$src"
+	[ "$(src_passed 0 "$src")" = "$s" ] || why+=("under its quota: $(src_passed 0 "$src") of $s passed")
 	# (ASan's shadow and quarantine: 4 times as much)
 	[ "$rss" -lt $([[ $out == */sanitize ]] && echo 262144 || echo 65536) ] ||
 		why+=("the agent's peak memory: $rss kB")
 	redis-cli -s "$sock" hdel "$key" junk >/dev/null
 	f1=$(sync_field 0 failures) t1=$(date +%s%N)
-	[ $((f1 - f0)) -le $(( (t1 - t0) / 1000000000 + 2 )) ] ||
+	# about one a window (a loaded machine adds timeouts of its own);
+	# that it was ok in between is what tells the skip from none
+	[ $((f1 - f0)) -le $(( 2 * (t1 - t0) / 1000000000 + 2 )) ] ||
 		why+=("failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms: more than one a window")
 	echo "  a 5 MB field: the agent's peak memory $rss kB, failures $f0 -> $f1 in $(( (t1 - t0) / 1000000 )) ms"
 	result hostile_flood "${#why[@]}" "${why[*]}"
@@ -451,10 +454,9 @@ test_hostile_trickle() {
 	state_within 2 degraded 50 || why+=("not degraded with replies trickling: $(sync_state 2)")
 	f0=$(sync_field 2 failures)
 	within 50 eval '[ "$(sync_field 2 failures)" -gt "$f0" ]' || why+=("status frozen: failures $f0")
-	a0=$(arrived 2)
-	s=$(send_src 2 "$SRC" 400 2)
-	settled 20 arrived 2
-	[ $(( $(arrived 2) - a0 )) -ge $(( s * 98 / 100 )) ] || why+=("under its quota: $(( $(arrived 2) - a0 )) of $s passed")
+	s=$(send_src 2 198.18.0.45 200 2)
+	settled 20 src_passed 2 198.18.0.45
+	[ "$(src_passed 2 198.18.0.45)" = "$s" ] || why+=("under its quota: $(src_passed 2 198.18.0.45) of $s passed")
 	rm -f "$dir/trickle"
 	state_within 2 ok 80 || why+=("not ok once replies are back: $(sync_state 2)")
 	# each outage logs "degraded" once when it starts and "reconnected"
@@ -569,11 +571,15 @@ test_no_auth_elsewhere() {
 	echo "secret$id" >"$pw" && chmod 600 "$pw"
 	redis_url=unix://$dir/fake.sock agent_start 2 --password-file "$pw"
 	state_within 2 ok 50 || why+=("agent 2: $(sync_state 2): $(tail -2 "$dir/agent2.log")")
-	send_src 2 "$SRC" 300 1 >/dev/null
-	within 30 eval '[ "$(sync_field 2 key_errors)" -gt 0 ]' || why+=("no key error counted")
+	# while the source is sent (active, it is exchanged every interval)
+	local sender
+	send_src 2 "$SRC" 100 8 >/dev/null &
+	sender=$!
+	within 50 eval '[ "$(sync_field 2 key_errors)" -gt 0 ]' || why+=("no key error counted")
 	# every key failing is no exchange: degraded, saying why
-	state_within 2 degraded 30 && [[ $(sync_field 2 error) == "every key failed: "*"not a cluster"* ]] ||
+	state_within 2 degraded 50 && [[ $(sync_field 2 error) == "every key failed: "*"not a cluster"* ]] ||
 		why+=("every key failed, yet $(sync_state 2): $(sync_field 2 error)")
+	wait "$sender"
 	grep -q "not a cluster: not followed" "$dir/agent2.log" || why+=("log: $(tail -2 "$dir/agent2.log")")
 	agent_stop 2 || why+=("SIGTERM: exit $?")
 	[ ! -s "$dir/elsewhere.log" ] || why+=("reached $t: $(head -c 200 "$dir/elsewhere.log" | tr -c '[:print:]' .)")

@@ -322,8 +322,9 @@ struct when {
 #define FIELD_LEN	(RL_SYNC_HOST_MAX + IF_NAMESIZE + 24)
 
 /* The commands for one source, pipelined: HSET and PEXPIRE (when a bucket
- * changed here), HDEL (when buckets left the window since the last push),
- * HGETALL (always, last). */
+ * changed here), HDEL (when buckets left the window since the last push,
+ * or a previous run's fields were seen), HRANDFIELD (last; unless its
+ * reply was too long within a window). */
 struct cmd {
 	char key[KEY_LEN];
 	char fields[CMD_ARGS][FIELD_LEN];
