@@ -38,7 +38,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for p in 0 1; do
-		[ -e "/sys/fs/bpf/xdp-ratelimit/${id}r$p" ] &&
+		[ -e "/run/netns/${hosts[$p]}" ] &&
 			nsenter --net="/run/netns/${hosts[$p]}" "$cli" detach "${id}r$p" >/dev/null 2>&1
 	done
 	ip netns del "$tx" 2>/dev/null

@@ -112,6 +112,22 @@ static __always_inline int within_quota(struct rl_source *src,
 	return 1;
 }
 
+/* The verdict of the rule that judged the packet, in `rule_counters`. */
+static __always_inline void count_rule(__u32 *rule_id, int pass, __u64 len)
+{
+	struct rl_rule_counters *rc = bpf_map_lookup_elem(&rule_counters, rule_id);
+
+	if (!rc)
+		return;
+	if (pass) {
+		rc->passed_pkts++;
+		rc->passed_bytes += len;
+	} else {
+		rc->dropped_pkts++;
+		rc->dropped_bytes += len;
+	}
+}
+
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
@@ -234,6 +250,12 @@ count_source:
 		source_event(src, &key, pass, now, cnt);
 	}
 out:
+	if (rule) {
+		/* the key in zero's stack slot, free by now: a slot of
+		 * its own would cost the stack 16 bytes */
+		zero = rule_id;
+		count_rule(&zero, pass, len);
+	}
 	if (pass) {
 		cnt->passed_pkts++;
 		cnt->passed_bytes += len;

@@ -29,14 +29,15 @@ head -c 32 /dev/urandom >"$vg_key"
 head -c 31 /dev/urandom >"$vg_short"
 id=rlvg$$
 ns=${id}n va=${id}a vb=${id}b	# the limiter goes on $va; frames come in from $vb
-pins=/sys/fs/bpf/xdp-ratelimit
+pins=	# the namespace's pin directory, once it exists
 cleanup() {
 	if [ -e "/run/netns/$ns" ]; then
-		[ -e "$pins/$va" ] && nsenter --net="/run/netns/$ns" "$cli" detach "$va" \
-			>/dev/null 2>&1
+		[ -n "$pins" ] && [ -e "$pins/$va" ] &&
+			nsenter --net="/run/netns/$ns" "$cli" detach "$va" >/dev/null 2>&1
 		ip netns del "$ns" 2>/dev/null
 	fi
-	rm -rf "${pins:?}/$va" 2>/dev/null
+	[ -z "$pins" ] || rm -rf "${pins:?}/$va" 2>/dev/null
+	[ -z "$pins" ] || rmdir "$pins" 2>/dev/null
 	rm -f "$log" "$vg_key" "$vg_short"
 }
 trap cleanup EXIT
@@ -159,6 +160,9 @@ elif ! ip netns add "$ns" ||
 	! ip -n "$ns" link set "$va" up || ! ip -n "$ns" link set "$vb" up ||
 	! ip -n "$ns" link set lo up; then
 	fail_all "cannot create the test namespace $ns"
+elif ! pins=$(nsenter --net="/run/netns/$ns" "$cli" status --json | jq -r .pin_dir) ||
+	[ -z "$pins" ]; then
+	fail_all "status --json names no pin directory"
 else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
 	run_cli attach_again 1 --in-ns attach "$va"
@@ -176,6 +180,7 @@ else
 	run_cli quota_del_scoped_none 1 --in-ns quota del 198.18.0.0/24 --proto icmp --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
+	run_cli quota_list_verbose_wide 0 --in-ns quota list -v --wide --iface "$va"
 	# events follows the frames below (limited, banned) until SIGTERM
 	evout=$(mktemp)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" events --json \
@@ -213,6 +218,9 @@ else
 	run_cli stats 0 --in-ns stats --iface "$va"
 	run_cli stats_json_top 0 --in-ns stats --json --top 3 --iface "$va"
 	run_cli stats_top_all 0 --in-ns stats --top 0 --iface "$va"
+	run_cli status_wide 0 --in-ns status --wide
+	run_cli stats_sort_rate 0 --in-ns stats --sort dropped-rate --wide --iface "$va"
+	run_cli stats_sort_bad 2 --in-ns stats --sort newest --iface "$va"
 	# --watch until SIGINT, which ends it cleanly (exit 0): sent once it
 	# has drawn two frames (valgrind takes seconds to start; a SIGINT
 	# before the CLI's handler is set would kill it)

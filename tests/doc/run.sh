@@ -83,7 +83,32 @@ test_tree() {
 	result tree_lib_below_cli_no_loops $? "$breaches"
 }
 
-tests=(man_lint man_covers_help no_outside_references performance_agrees tree)
+# Every shown counter of RL_COUNTERS (include/ratelimit.h): its JSON name
+# and its Prometheus family are in the man page.
+test_counters_documented() {
+	local missing
+	missing=$(python3 - "$root/include/ratelimit.h" "$man" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+block = h[h.index('#define RL_COUNTERS(X)'):h.index('#define RL_COUNTER_FIELD')]
+man = open(sys.argv[2]).read()
+rows = re.findall(r'X\((\w+), (NULL|"[^"]*"), (NULL|"[^"]*")', block)
+if len(rows) < 10:
+    print('RL_COUNTERS not read')
+for field, json, prom in rows:
+    names = [json.strip('"')] if json != 'NULL' else []
+    names += ['xdp_ratelimit_' + prom.strip('"')] if prom != 'NULL' else []
+    for n in names:
+        if not re.search(r'(^|[^a-z_])' + re.escape(n) + r'([^a-z_]|$)', man, re.M):
+            print(field + ': ' + n)
+PY
+)
+	[ -z "$missing" ]
+	result counters_documented $? "not in the man page: $missing"
+}
+
+tests=(man_lint man_covers_help no_outside_references performance_agrees tree
+	counters_documented)
 for t in "${@:-${tests[@]}}"; do
 	if [[ " ${tests[*]} " != *" $t "* ]]; then
 		echo "doc: no test named '$t' (${tests[*]})" >&2

@@ -15,7 +15,7 @@ test_attach_pins_bpftool() {
 	local bad=() m field n names perms want commit
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
-		refused:dropped_pkts agg_history:newest sync:pid; do
+		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -34,8 +34,8 @@ test_attach_pins_bpftool() {
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
-		history "$commit" new_history newcomers refused remote rules rules_v4 rules_v6 \
-		scoped_v4 scoped_v6 scopes sources sync verified verified_bloom | sort | tr '\n' ' ')
+		history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
+		rules_v6 scoped_v4 scoped_v6 scopes sources sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
@@ -57,8 +57,8 @@ rl attach "$dev" --default-pps 10 >/dev/null
 echo "attach=$?"
 echo "mount=$(findmnt -no FSTYPE /sys/fs/bpf) $(findmnt -no OPTIONS /sys/fs/bpf)"
 p=/sys/fs/bpf/xdp-ratelimit
-echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* | sort -u | paste -sd " ")"
-echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit)"
+echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* $p/*/*/* | sort -u | paste -sd " ")"
+echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit/netns:*)"
 echo "status=$(rl status --json | jq -c "[.interfaces[] | .ifname, .state]")"
 nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.18.24.1 \
 	--count 30 --json >/dev/null

@@ -35,8 +35,8 @@ test_cli_help() {
 		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
 	[ "$out" = '["native",500,5,100,56,"ok"]' ]
 	result status_json $? "status --json: $out"
-	# the human table: every value in its header's column
-	out=$(rl status)
+	# the human table, every column: every value in its header's column
+	out=$(rl status --wide)
 	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" VERIFIED "*" EGRESS "*" STATE"$'\n'* ]] &&
 		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 0 $vrx ok" ]
 	result status_table $? "status printed:"$'\n'"$out"
@@ -147,6 +147,9 @@ test_cli_bad_input() {
 	bad iface_whitespace 2 "whitespace" rl detach "$vrx "
 	bad iface_too_long 2 "15 characters" rl detach "${vrx}xxxxxxxxxxxxxxx"
 	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
+	bad stats_sort_unknown 2 "dropped-rate, dropped, passed or rate" rl stats --sort newest "${i[@]}"
+	bad stats_sort_prometheus 2 "rate()" rl stats --prometheus --sort rate "${i[@]}"
+	bad quota_verbose_for_set 2 "unknown option '-v'" rl "${q[@]}" 198.18.19.0/24 --pps 1 -v "${i[@]}"
 	bad events_not_attached 1 "run 'xdp-ratelimit attach $vrx2' first" rl events --iface "$vrx2"
 	bad events_unknown_interface 1 "nosuch$$ is not attached" rl events --iface "nosuch$$"
 	bad events_operand 2 "--iface" rl events "$vrx"

@@ -265,9 +265,10 @@ cut_short_reported() {
 t_restore_killed() {
 	local ra rb trace=$tmp/trace steps=() step sc n what k=0 why now
 	rl detach "$vrx" >/dev/null 2>&1
-	rl restore "$tmp/a.rules" >/dev/null && ra=$(rules_of "$vrx") &&
-		rl restore "$tmp/b.rules" >/dev/null && rb=$(rules_of "$vrx") &&
-		rl restore "$tmp/a.rules" >/dev/null || { result restore_killed 1 "setup"; return; }
+	rl restore "$tmp/a.rules" >/dev/null 2>"$tmp/err" && ra=$(rules_of "$vrx") &&
+		rl restore "$tmp/b.rules" >/dev/null 2>>"$tmp/err" && rb=$(rules_of "$vrx") &&
+		rl restore "$tmp/a.rules" >/dev/null 2>>"$tmp/err" ||
+		{ result restore_killed 1 "setup: $(cat "$tmp/err")"; return; }
 	traced -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
 	mapfile -t steps < <(write_steps "$trace")
 	rl restore "$tmp/a.rules" >/dev/null
@@ -330,9 +331,17 @@ metric() {	# TEXT NAME{LABELS}: the value of one sample
 	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
 }
 
+# What rule 198.18.10.0/24 judged, passed + dropped, from Prometheus.
+rule_judged() {
+	rl stats --prometheus --iface "$vrx" | awk -v i="$vrx" '
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"passed\"}" ||
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"dropped\"}" { n += $2 }
+		END { print n + 0 }'
+}
 t_stats_prometheus() {
-	local out rc n
+	local out rc n r0
 	rl restore "$tmp/b.rules" >/dev/null
+	r0=$(rule_judged)
 	send --src 198.18.10.1 --sources 5 --count 100
 	out=$(rl stats --prometheus --iface "$vrx" --top 3); rc=$?
 	promtool check metrics <<<"$out" >/dev/null 2>&1
@@ -346,6 +355,12 @@ t_stats_prometheus() {
 		[ "$(metric "$out" "xdp_ratelimit_source_packets_total{ifname=\"$vrx\",source=\"198.18.10.1\",rule=\"198.18.10.0/24\",verdict=\"dropped\"}")" = "$(src_stat 198.18.10.1 dropped_packets)" ] &&
 		[ "$n" = 6 ] && grep -q "^# TYPE xdp_ratelimit_sources gauge$" <<<"$out"
 	result stats_prometheus_values $? "exit $rc, $n source series (want 3 x 2):"$'\n'"$out"
+	# per rule: the 100 frames its rule judged, a pair of series per rule
+	# (4 rules, the default's two halves: 6)
+	n=$(grep -c '^xdp_ratelimit_rule_packets_total{' <<<"$out")
+	[ "$(( $(rule_judged) - r0 ))" = 100 ] && [ "$n" = 12 ] &&
+		grep -q '^# TYPE xdp_ratelimit_rule_bytes_total counter$' <<<"$out"
+	result stats_prometheus_rules $? "rule 198.18.10.0/24 judged $r0 before, $(rule_judged) after 100 frames; $n rule series (want 6 x 2):"$'\n'"$(grep '^xdp_ratelimit_rule_' <<<"$out")"
 	out=$(rl stats --prometheus --json 2>&1); rc=$?
 	[ "$rc" = 2 ] && [[ $out == *"one of --json and --prometheus"* ]]
 	result stats_prometheus_json_refused $? "exit $rc: $out"
@@ -357,7 +372,7 @@ exporter_start() {	# LOG ARGS...: start it in rx; $! is the exporter
 	nsenter --net="/run/netns/$rx" "$cli" exporter "$@" >"$log" 2>&1 &
 	bg+=($!)
 	for _ in $(seq 1 100); do
-		grep -q "^serving " "$log" && return 0
+		grep -qs "^serving " "$log" && return 0
 		kill -0 "$!" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -432,6 +447,143 @@ EOF
 	result exporter_stops_on_sigterm "$rc" "exit $rc"
 }
 
+# Slow clients cannot starve a scrape: 100 half-open connections from one
+# address (it holds at most 16 of the slots, the rest are refused) and 100
+# from 100 addresses (each holds one of 512); a scrape still answers within
+# a second, and the server drops them once idle for 5 s.
+t_exporter_slow_clients() {
+	local log=$tmp/exporter-slow.log addr=198.18.200.2 pid out
+	# 198.18.202.0/24 all local to rx: the clients' addresses
+	in_rx ip route add local 198.18.202.0/24 dev lo ||
+		{ result exporter_slow_clients 1 "cannot add the clients' addresses"; return; }
+	exporter_start "$log" --listen "$addr:$port" ||
+		{ result exporter_slow_clients 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	out=$(in_rx python3 "$here/half_open.py" "$addr" "$port" 16 "$tmp/slow.body")
+	jq -e '.held_one == 16 and .held_many == 100' <<<"$out" >/dev/null
+	result exporter_per_address_limit $? "$out"
+	jq -e '.curl == 0 and .code == 200 and .seconds < 1' <<<"$out" >/dev/null &&
+		promtool check metrics <"$tmp/slow.body" >/dev/null 2>&1
+	result exporter_scrape_beside_half_open $? "$out; $(promtool check metrics <"$tmp/slow.body" 2>&1 | head -3)"
+	jq -e '.left == 0 and .dropped_after <= 12' <<<"$out" >/dev/null
+	result exporter_drops_idle_clients $? "$out"
+	# about 200 connections refused or dropped: 10 lines a minute say so
+	local said
+	said=$(grep -c "^xdp-ratelimit: exporter: " "$log")
+	check exporter_log_bounded "said >= 1 && said <= 10" "$said lines: $(tail -3 "$log")"
+	kill -TERM "$pid"; wait "$pid"
+	in_rx ip route del local 198.18.202.0/24 dev lo
+}
+
+# One reading of the maps serves every scrape of the next second, and the
+# exporter reads through read-only map fds: strace counts the readings
+# (each opens the counters of every interface once) and their flags.
+t_exporter_reads() {
+	local log=$tmp/exporter-reads.log trace=$tmp/exporter.strace pid spid i
+	local start end scrapes readings writable tasks
+	# an interface of ours to read, when run alone
+	[ -e "$(pin_dir "$vrx")" ] || rl attach "$vrx" >/dev/null
+	exporter_start "$log" --listen "127.0.0.1:$port" ||
+		{ result exporter_reads 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	strace -f -e trace=bpf -e signal=none -o "$trace" -p "$pid" 2>"$tmp/strace.err" &
+	spid=$!
+	bg+=("$spid")
+	# every thread attached before the burst: strace says so for each
+	tasks=$(ls "/proc/$pid/task" | wc -l)
+	attached() {	# "Process N attached with T threads", or a line each
+		grep -q "attached with $tasks threads" "$tmp/strace.err" ||
+			[ "$(grep -c attached "$tmp/strace.err")" -ge "$tasks" ]
+	}
+	within 100 attached ||
+		{ result exporter_reads 1 "strace: $(cat "$tmp/strace.err")"; kill "$spid" "$pid"; return; }
+	# four scrapers in a loop for 2.5 s
+	local scrapers=()
+	start=$(date +%s%N)
+	for i in 1 2 3 4; do
+		( n=0; while [ $(( $(date +%s%N) - start )) -lt 2500000000 ]; do
+			scrape >/dev/null && n=$((n + 1)); done; echo "$n" >"$tmp/scrapes.$i" ) &
+		scrapers+=($!)
+	done
+	wait "${scrapers[@]}"
+	end=$(date +%s%N)
+	kill "$spid"; wait "$spid" 2>/dev/null
+	scrapes=$(cat "$tmp"/scrapes.* | paste -sd+ | bc)
+	readings=$(grep -c "BPF_OBJ_GET, {pathname=\"$(pin_dir "$vrx")/counters\"" "$trace")
+	# a reading each second at most, and at least one per second scraped
+	check exporter_one_reading_per_second "readings >= 2 && readings <= 2 + (end - start) / 1000000000 && scrapes > 2 * readings" \
+		"$readings readings for $scrapes scrapes in $(( (end - start) / 1000000 )) ms"
+	# map pins opened read-only (a link needs read-write: not a map)
+	writable=$(grep 'BPF_OBJ_GET, ' "$trace" | grep -v 'BPF_F_RDONLY' | grep -v '/link"')
+	[ "$readings" -gt 0 ] && [ -z "$writable" ]
+	result exporter_read_only_fds $? "$(head -3 <<<"$writable")"
+	kill -TERM "$pid"; wait "$pid"
+}
+
+# A name Linux allows but UTF-8 does not (0xff), with a control character
+# (ESC), through every output: JSON and Prometheus stay valid (the byte as
+# U+00FF), the terminal gets \xff and \x1b, never the bytes.
+t_names() {
+	local odd=v$'\xff\x1b'$id peer=${id}e json=vÿ$'\x1b'$id shown="v\\xff\\x1b$id"
+	local log=$tmp/exporter-names.log out rc pid
+	rx_ifaces+=("$odd")
+	setup_link "$peer" "$odd" 204 &&
+		rl attach "$odd" >/dev/null &&
+		rl quota set 198.18.0.0/15 --pps 1000 --iface "$odd" >/dev/null ||
+		{ result names_attach 1 "cannot attach to the odd name"; return; }
+	# (ip -j writes the name's ESC raw, which jq refuses: mac_of cannot read it)
+	in_tx "$gen" --dev "$peer" --dst-mac "$(ip -n "$rx" -br link show dev "$odd" | awk '{ print $3 }')" \
+		--src 198.18.9.1 --count 5 >"$tmp/names.gen" 2>&1
+	terminal_safe() {	# the text on stdin: UTF-8, no control but newline
+		python3 -c 'import sys; t = sys.stdin.buffer.read().decode("utf-8"); sys.exit(any(c < " " and c != "\n" or "\x7f" <= c < "\xa0" for c in t))' 2>/dev/null
+	}
+	has_json_name() {	# DOC [KEY]: valid JSON whose interfaces hold the name
+		jq -e --arg n "$json" '[.interfaces[] | select(.ifname == $n)] | length == 1' <<<"$1" >/dev/null
+	}
+	out=$(rl status 2>/dev/null); rc=$?
+	[ "$rc" = 0 ] && terminal_safe <<<"$out" && grep -qF "$shown" <<<"$out"
+	result names_status $? "exit $rc: $(grep -aF "$id" <<<"$out" | cat -v)"
+	out=$(rl status --json 2>/dev/null)
+	has_json_name "$out"
+	result names_status_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$(rl stats --iface "$odd"); rc=$?
+	[ "$rc" = 0 ] && terminal_safe <<<"$out" && grep -qF "$shown (ifindex" <<<"$out"
+	result names_stats $? "exit $rc: $(cat -v <<<"$out" | head -3)"
+	counted() {	# the frames sent reached the program (veth delivers later)
+		out=$(rl stats --json --iface "$odd")
+		has_json_name "$out" &&
+			[ "$(jq -r --arg n "$json" '.interfaces[] | select(.ifname == $n) | .totals.passed_packets' <<<"$out")" = 5 ]
+	}
+	within 50 counted
+	result names_stats_json $? "$(cat "$tmp/names.gen"): $(cat -v <<<"$out" | head -c 400)"
+	out=$(rl stats --prometheus --iface "$odd")
+	promtool check metrics <<<"$out" >/dev/null 2>&1 &&
+		grep -qF "xdp_ratelimit_packets_total{ifname=\"$json\",verdict=\"passed\"}" <<<"$out"
+	result names_stats_prometheus $? "$(promtool check metrics <<<"$out" 2>&1 | head -3)"
+	out=$(rl quota list --json --iface "$odd")
+	has_json_name "$out"
+	result names_quota_list_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$(rl ban list --json --iface "$odd")
+	has_json_name "$out"
+	result names_ban_list_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$( (rl quota list --iface "$odd"; rl ban list --iface "$odd") 2>&1)
+	terminal_safe <<<"$out" && grep -qF "$shown: 1 rule" <<<"$out" &&
+		grep -qF "$shown: 0 banned sources" <<<"$out"
+	result names_lists_shown $? "$(cat -v <<<"$out")"
+	out=$(rl ban del 198.18.9.9 --iface "$odd" 2>&1); rc=$?
+	[ "$rc" = 1 ] && terminal_safe <<<"$out" && grep -qF "not banned on $shown" <<<"$out"
+	result names_error_shown $? "exit $rc: $(cat -v <<<"$out")"
+	exporter_start "$log" --listen "127.0.0.1:$port" ||
+		{ result names_exporter 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	out=$(scrape); rc=$?
+	[ "$rc" = 0 ] && promtool check metrics <<<"$out" >/dev/null 2>&1 &&
+		grep -qF "xdp_ratelimit_packets_total{ifname=\"$json\",verdict=\"passed\"}" <<<"$out"
+	result names_exporter $? "curl exit $rc: $(promtool check metrics <<<"$out" 2>&1 | head -3)"
+	kill -TERM "$pid"; wait "$pid"
+	rl detach "$odd" >/dev/null
+}
+
 # ---- install and the units -----------------------------------------------
 t_install() {
 	local d=$tmp/destdir p=/usr/local want got res
@@ -442,7 +594,8 @@ t_install() {
 $p/lib/systemd/system/xdp-ratelimit-sync@.service
 $p/lib/systemd/system/xdp-ratelimit@.service
 $p/sbin/xdp-ratelimit
-$p/share/bash-completion/completions/xdp-ratelimit"
+$p/share/bash-completion/completions/xdp-ratelimit
+/etc/xdp-ratelimit/IFACE.rules.example"
 	[ -e "$repo/doc/xdp-ratelimit.8" ] && want+=$'\n'"$p/share/man/man8/xdp-ratelimit.8"
 	got=$(cd "$d" && find . -type f | sed 's/^\.//' | sort)
 	[ "$got" = "$(sort <<<"$want")" ] && "$d$p/sbin/xdp-ratelimit" --version | grep -q "^xdp-ratelimit " &&
@@ -465,7 +618,8 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		t xdp-ratelimit ban del --iface "$2" ""
 		t xdp-ratelimit sy
 		t xdp-ratelimit sync --int
-		t xdp-ratelimit sync --redis ""' _ \
+		t xdp-ratelimit sync --redis ""
+		t xdp-ratelimit stats --sort dropped-' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
@@ -477,7 +631,8 @@ list del --help
 all
 sync
 --interval
-redis:// unix:///" ]
+redis:// unix:///
+dropped-rate" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)
@@ -490,7 +645,7 @@ redis:// unix:///" ]
 # man page is checked once the tree has it.
 t_units() {
 	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res
-	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" >/dev/null 2>&1
+	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" CONFDIR="$p/etc/xdp-ratelimit" >/dev/null 2>&1
 	mkdir -p "$v"
 	for u in "$p"/lib/systemd/system/*.service; do
 		u=${u##*/}
@@ -527,7 +682,8 @@ t_units() {
 
 start=$(date +%s)
 tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_killed
-	restore_attach_killed stats_prometheus exporter install units)
+	restore_attach_killed stats_prometheus exporter exporter_slow_clients exporter_reads
+	names install units)
 for t in "${tests[@]}"; do
 	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
 		"t_$t"

@@ -44,7 +44,7 @@ sync_cleanup() {
 	wait 2>/dev/null
 	# detach (the agents exit on it) while the namespaces exist
 	for p in 0 1 2; do
-		[ -e "$(pin_dir "${rxdev[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
+		[ -e "$(pin_dir "${rxdev[$p]}" "${hosts[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
 	done
 	for p in "${hosts[1]}" "${hosts[2]}" "${extra_ns[@]}"; do
 		ip netns del "$p" 2>/dev/null
@@ -83,7 +83,7 @@ arrived() {	# N: frames of $SRC that XDP passed on host N
 		jq '.nftables[] | select(.counter) | .counter.packets'
 }
 attach() {	# N
-	[ -e "$(pin_dir "${rxdev[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
+	[ -e "$(pin_dir "${rxdev[$1]}" "${hosts[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
 	on "$1" "$cli" attach "${rxdev[$1]}" --default-pps "$PPS" >/dev/null
 }
 agent_start() {	# N [ARGS...]

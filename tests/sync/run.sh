@@ -153,7 +153,7 @@ test_two_hosts_one_quota() {
 	echo "  two hosts, 3 s at $RATE pps each, quota $PPS/s, --interval $INTERVAL: $t passed (bound $b)"
 	check two_hosts_one_quota "t <= b && t >= 3 * PPS * 8 / 10" \
 		"sent $RATE pps to each of 2 hosts for 3 s, quota $PPS/s: passed $t across both (bound $b; unsynced hosts pass about $a1)"
-	line=$(on 0 "$cli" status | grep "^${rxdev[0]} sync: ")
+	line=$(on 0 "$cli" status --wide | grep "^${rxdev[0]} sync: ")
 	[[ $line == *"sync: ok, fleet f$id (last exchange "* ]]
 	result status_shows_sync $? "status: '$line'"
 	# the agent never holds up quota set or detach
@@ -184,7 +184,7 @@ test_redis_restart() {
 	a0=$(total_arrived 0 1)
 	state_within 0 degraded 30 && state_within 1 degraded 30
 	result redis_down_degraded $? "status says $(sync_state 0), $(sync_state 1)"
-	line=$(on 0 "$cli" status | grep "^${rxdev[0]} sync: ")
+	line=$(on 0 "$cli" status --wide | grep "^${rxdev[0]} sync: ")
 	[[ $line == *"sync: degraded since "*"local counts only"* ]]
 	result status_degraded_line $? "status: '$line'"
 	# local enforcement goes on: each host at most its own quota

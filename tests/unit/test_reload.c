@@ -35,43 +35,34 @@ TEST(reload_takes_every_attach_option)
 	CHECK_GE(n, 12, "attach options compared");
 }
 
-/* Layout 8 only added fields at the end of rules and config: a layout-7
- * value zero-extended is a valid layout-8 one (unscoped, no burst, no
- * scopes in use), and layout 7 has no scope maps. */
-TEST(reload_layout7_shapes)
+/* Layout 9 only added a map (rule_counters), layout 10 only grew the sync
+ * state: every other map of layout 8 has this layout's shape. */
+TEST(reload_layout8_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 7, "oldest layout carried");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_rules), 128, "layout-7 rule size");
-	CHECK_EQ(offsetof(struct rl_rule, burst), 128, "burst after the layout-7 rule");
-	CHECK_EQ(offsetof(struct rl_rule, scope), 136, "scope after burst");
-	CHECK_EQ(sizeof(struct rl_rule), 144, "layout-8 rule size");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_config),
-		 (int)offsetof(struct rl_config, scopes_used), "layout-7 config size");
-	CHECK_EQ(sizeof(struct rl_config), offsetof(struct rl_config, scopes_used) + 8,
-		 "config grew by scopes_used and pad");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_scopes), -1, "no scopes in layout 7");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_scoped_v4), -1, "no scoped_v4");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_scoped_v6), -1, "no scoped_v6");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_sources), (int)sizeof(struct rl_source),
-		 "sources unchanged");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_events), 0, "the ring buffer: size 0");
+	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 8, "oldest layout carried");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -1,
+		 "no rule_counters in layout 8");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync)
+			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		CHECK_EQ(rl_layout_value_size(RL_LAYOUT_VERSION, i),
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
 }
 
-/* Layout 9 only added the rejected fields at the end of the sync state:
- * the sync state of layouts 7 and 8 zero-extended is a layout-9 one
- * (nothing rejected yet); layout 8's other maps are layout 9's. */
-TEST(reload_layout8_shapes)
+/* Layout 10 only added the rejected fields at the end of the sync state:
+ * the sync state of layouts 8 and 9 zero-extended is a layout-10 one
+ * (nothing rejected yet); layout 9's other maps are layout 10's. */
+TEST(reload_layout9_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_VERSION, 9, "layout");
+	CHECK_EQ(RL_LAYOUT_VERSION, 10, "this layout");
+	CHECK_EQ(rl_layout_value_size(9, RL_MAP_IDX_sync), 240, "layout-9 sync state size");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_sync), 240, "layout-8 sync state size");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_sync), 240, "layout-7 sync state size");
 	CHECK_EQ(sizeof(struct rl_sync_state), 240 + 8 * (RL_SYNC_REJECTS + 1),
-		 "layout-9 sync state: rejected and key_errors at the end");
+		 "layout-10 sync state: rejected and key_errors at the end");
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_sync)
-			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
+			CHECK_EQ(rl_layout_value_size(9, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }

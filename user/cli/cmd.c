@@ -337,7 +337,7 @@ static int dispatch(const struct rl_cmd *group, const char *path, int argc,
 /* ---- dispatch ------------------------------------------------------------- */
 
 /*
- * Start a change under RL_PIN_ROOT (attach, detach, quota set/del): bpffs
+ * Start a change under rl_pin_root() (attach, detach, quota set/del): bpffs
  * ready, not in a private mount namespace, the lock held. Returns the
  * lock fd, or -1 after reporting the problem.
  */
@@ -362,6 +362,9 @@ static int run(const struct rl_cmd *cmd, void *cfg)
 
 	if ((cmd->flags & (RL_CMD_ROOT | RL_CMD_LOCK)) && rl_require_root())
 		return RL_EXIT_FAIL;
+	/* readers too: what they would read is not the machine's pins */
+	if ((cmd->flags & RL_CMD_ROOT) && rl_private_mount_ns())
+		return rl_fail("%s", RL_PRIVATE_MOUNT_NS_ERR);
 	if (cmd->flags & RL_CMD_LOCK) {
 		lock = change_begin();
 		if (lock < 0)

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "cli/cli.h"
 #include "lib/attach_txn.h"
+#include "lib/rule_replace.h"
 #include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "lib/kernel_probe.h"
@@ -282,7 +283,7 @@ const struct rl_cmd rl_cmd_attach = {
 	.args = "IFACE",
 	.doc =
 		"Load the limiter, attach it to IFACE as a pinned bpf_link and pin its\n"
-		"maps under " RL_PIN_ROOT "/IFACE/. Returns once it enforces.\n",
+		"maps under " RL_PIN_TOP "/NETNS/IFACE/. Returns once it enforces.\n",
 	.opts = attach_opts,
 	.notes =
 		"RATE is a whole number with an optional k, M or G suffix (powers of 1000).\n"

@@ -14,6 +14,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "cli/stats_view.h"
+#include "cli/text.h"
 
 enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON };
 
@@ -101,8 +102,10 @@ static void bans_json(struct rl_json *j, const void *ctx)
 static void bans_table(const void *ctx)
 {
 	const struct ban_list *l = ctx;
+	char name[RL_SHOWN_LEN];
 
-	printf("%s: %zu banned source%s\n", l->name, l->n, l->n == 1 ? "" : "s");
+	printf("%s: %zu banned source%s\n", rl_text_shown(l->name, name, sizeof(name)),
+	       l->n, l->n == 1 ? "" : "s");
 	if (l->n)
 		rl_bans_print_table(stdout, l->rows, l->n, l->v6_prefix);
 }

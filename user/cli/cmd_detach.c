@@ -47,10 +47,15 @@ static int detach_run(void *cfg)
 	ret = rl_reload_repair(iface);
 	if (ret < 0)
 		return rl_fail("detach: cannot complete or remove what an interrupted reload left for %s (%s): remove it by hand with rm -r '%s/%s reloading '*",
-			       iface, strerror(-ret), RL_PIN_ROOT, iface);
+			       iface, strerror(-ret), rl_pin_root(), iface);
 	if (stale < 0)
 		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",
-			       iface, strerror(-stale), RL_PIN_ROOT, iface);
+			       iface, strerror(-stale), rl_pin_root(), iface);
+	ret = rl_pins_carry_flat(iface, err, sizeof(err));
+	if (ret < 0)
+		return rl_fail("detach: %s; nothing changed", err);
+	if (ret > 0)
+		printf("%s\n", err);
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
@@ -73,7 +78,8 @@ static int detach_run(void *cfg)
 	ret = rl_pin_dir_remove(name);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",
-			       name, strerror(-ret), RL_PIN_ROOT, name);
+			       name, strerror(-ret), rl_pin_root(), name);
+	rl_pin_root_tidy();
 	if (linked == -ENOENT && !released)
 		printf("removed the pins of %s (its program was not attached: no link pin)\n",
 		       name);
@@ -88,7 +94,7 @@ const struct rl_cmd rl_cmd_detach = {
 	.args = "IFACE",
 	.doc =
 		"Remove the limiter from IFACE and every pin it made under\n"
-		RL_PIN_ROOT "/IFACE/ (its counters go with them). Also cleans up\n"
+		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them). Also cleans up\n"
 		"what an interrupted attach or a deleted interface left behind.\n",
 	.notes =
 		"Example:\n"

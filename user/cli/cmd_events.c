@@ -28,7 +28,9 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "cli/stats_view.h"
+#include "cli/text.h"
 #include "lib/values.h"
 
 /* How long a poll waits: the longest an event that did not wake us
@@ -143,7 +145,7 @@ static void print_event(void *ctx, const struct rl_event *e)
 {
 	struct follower *fl = ctx;
 	char when[48], addr[RL_SOURCE_STRLEN], rule[RL_PREFIX_STRLEN], dur[32];
-	char scope[RL_SCOPE_STRLEN];
+	char scope[RL_SCOPE_STRLEN], name[RL_SHOWN_LEN];
 	bool has_rule = e->rule_flags & RL_EVENT_F_RULE;
 	bool banned = e->type == RL_EVENT_BANNED;
 	__u64 ban_ns = e->until_ns - e->time_ns;
@@ -179,7 +181,8 @@ static void print_event(void *ctx, const struct rl_event *e)
 	/* columns as wide as their common values (one interface: its name
 	 * is as wide on every line) */
 	rl_format_duration(ban_ns - ban_ns % RL_NSEC_PER_MSEC, dur, sizeof(dur));
-	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when, fl->name, event_names[e->type],
+	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when,
+	       rl_text_shown(fl->name, name, sizeof(name)), event_names[e->type],
 	       addr, has_rule ? rule : "-", scope[0] ? " " : "", scope,
 	       banned ? " for " : "", banned ? dur : "");
 }
@@ -292,7 +295,7 @@ static int follow(struct follower *fl)
 	__u64 interval = rl_follow_interval(fl->ifc.cfg.set.bucket_ns);
 	__u64 next_sweep = rl_now_ns() + interval;
 	struct ring_buffer *rb;
-	char msg[128];
+	char msg[128], name[RL_SHOWN_LEN];
 	int ret = RL_EXIT_OK, n;
 
 	rb = ring_buffer__new(fl->ifc.m.events, on_record, fl, NULL);
@@ -303,7 +306,8 @@ static int follow(struct follower *fl)
 	fl->discard = true;
 	ring_buffer__consume(rb);
 	fl->discard = false;
-	fprintf(stderr, "following %s (Ctrl-C to stop)\n", fl->name);
+	fprintf(stderr, "following %s (Ctrl-C to stop)\n",
+		rl_text_shown(fl->name, name, sizeof(name)));
 	while (!stop) {
 		n = ring_buffer__poll(rb, POLL_MS);
 		/* the poll sees only events that woke it: read the rest */

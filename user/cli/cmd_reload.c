@@ -51,6 +51,7 @@
 #include "lib/reload_carry.h"
 #include "lib/reload_txn.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/settings.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
@@ -441,16 +442,14 @@ static int layout_refused(const char *iface, __u32 layout)
 		       iface, layout, RL_LAYOUT_OLDEST_CARRIED, iface, iface);
 }
 
+static int reload_iface(const struct reload_args *r, const char *iface, int ifindex);
+
 static int reload_run(void *cfg)
 {
 	const struct reload_args *r = cfg;
 	const char *iface = r->a.iface;
-	struct rl_attach_req req;
-	struct rl_settings s;
-	struct rl_iface ifc;
 	char err[RL_ERR_LEN], dir[PATH_MAX];
 	struct stat st;
-	__u32 layout;
 	int ifindex, ret;
 
 	ifindex = (int)if_nametoindex(iface);
@@ -458,13 +457,46 @@ static int reload_run(void *cfg)
 		return rl_fail("reload: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
 			       iface);
 	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	if (stat(dir, &st)) {
+		/* an earlier release's pins: carried into this namespace's
+		 * directory, and put back if the reload is refused (a refused
+		 * reload changes nothing) */
+		ret = rl_pins_carry_flat(iface, err, sizeof(err));
+		if (ret < 0)
+			return rl_fail("reload: %s; nothing changed", err);
+		if (ret > 0) {
+			ret = reload_iface(r, iface, ifindex);
+			if (ret != RL_EXIT_OK && rl_pins_legacy_move(iface, true) < 0)
+				rl_err("reload: cannot put the pins of %s back in %s: move %s there by hand",
+				       iface, RL_PIN_TOP, dir);
+			else if (ret == RL_EXIT_OK)
+				printf("moved the pins of %s from %s into %s\n", iface,
+				       RL_PIN_TOP, rl_pin_root());
+			return ret;
+		}
+	}
+	return reload_iface(r, iface, ifindex);
+}
+
+/* reload_run's work on pins in this namespace's directory. */
+static int reload_iface(const struct reload_args *r, const char *iface, int ifindex)
+{
+	struct rl_attach_req req;
+	struct rl_settings s;
+	struct rl_iface ifc;
+	char err[RL_ERR_LEN], dir[PATH_MAX];
+	struct stat st;
+	__u32 layout;
+	int ret;
+
+	rl_pin_path(dir, sizeof(dir), iface, NULL);
 	if (stat(dir, &st))
 		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
 			       iface, iface);
 	ret = rl_reload_repair(iface);
 	if (ret < 0)
 		return rl_fail("reload: cannot complete or remove what an interrupted reload of %s left (%s): see 'ls %s'",
-			       iface, strerror(-ret), RL_PIN_ROOT);
+			       iface, strerror(-ret), rl_pin_root());
 	layout = rl_iface_pinned_layout(iface);
 	if (!layout)
 		layout = RL_LAYOUT_VERSION;	/* rl_iface_open says what is wrong */
@@ -516,10 +548,10 @@ const struct rl_cmd rl_cmd_reload = {
 	.opts = reload_opts,
 	.notes =
 		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
-		"pins of layout 7 have other shapes: reload then builds new maps and\n"
+		"pins of layout 8 have other shapes: reload then builds new maps and\n"
 		"carries rules (budgets recomputed), bans, verified sources and counters\n"
 		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
-		"with a fresh window. Pins older than layout 7 are refused. Under libxdp's\n"
+		"with a fresh window. Pins older than layout 8 are refused. Under libxdp's\n"
 		"dispatcher new maps go in the same slot; an interface attached there by\n"
 		"a version whose stub holds the maps takes only the reload on the same\n"
 		"maps (save, detach, attach, restore once).\n"

@@ -345,7 +345,7 @@ static int plan_build(struct plan *pl, const struct rl_rules_file *rf)
 	pl->rf = rf;
 	pl->nattached = rl_ifaces_list(pl->attached, RL_MAX_IFACES);
 	if (pl->nattached < 0)
-		return rl_fail("cannot read %s: %s", RL_PIN_ROOT,
+		return rl_fail("cannot read %s: %s", rl_pin_root(),
 			       strerror(-pl->nattached));
 	for (int i = 0; i < rf->n && !ret; i++) {
 		const struct rl_file_line *l = &rf->lines[i];
@@ -386,9 +386,9 @@ static int apply(const struct plan *pl)
 			printf("%s: %d rule%s\n", t->name, t->n, t->n == 1 ? "" : "s");
 			continue;
 		}
-		ret = rl_rules_txn_finish(&t->ifc, err, sizeof(err));
+		ret = rl_rule_txn_finish(&t->ifc, err, sizeof(err));
 		if (ret >= 0)
-			ret = rl_rules_txn_replace(&t->ifc, t->rules, t->n, err,
+			ret = rl_rule_txn_replace(&t->ifc, t->rules, t->n, err,
 						   sizeof(err));
 		if (ret < 0)
 			return rl_fail("%s: %s", t->name, err);

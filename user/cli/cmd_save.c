@@ -64,7 +64,7 @@ static int save_run(void *cfg)
 	} else {
 		n = rl_ifaces_list(names, RL_MAX_IFACES);
 		if (n < 0)
-			ret = rl_fail("save: cannot read %s: %s", RL_PIN_ROOT,
+			ret = rl_fail("save: cannot read %s: %s", rl_pin_root(),
 				      strerror(-n));
 	}
 	if (!ret)

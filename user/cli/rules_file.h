@@ -59,4 +59,10 @@ void rl_rules_file_where(const struct rl_rules_file *rf,
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 			unsigned int prio, const struct rl_rule *rules, int n);
 
+/* Every limit of a rule as the options of quota set that give it
+ * ("--pps 100 --ban 1m"; "--pps unlimited" for none), as save writes them
+ * and quota list shows them. */
+#define RL_RULE_LIMITS_STRLEN	256
+void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len);
+
 #endif /* RL_RULES_FILE_H */

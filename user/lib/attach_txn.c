@@ -227,7 +227,7 @@ static int cmp_names(const void *a, const void *b)
 
 int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
 {
-	DIR *d = opendir(RL_PIN_ROOT);
+	DIR *d = opendir(rl_pin_root());
 	char owner[NAME_MAX + 1];
 	struct dirent *e;
 	int n = 0, pid;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Quota rules in the running program's maps (xdp-ratelimit(8), quota). A
- * rule lives in a slot of `rules`; rules_v4/rules_v6 map its prefix to the
- * slot. Every change bumps config.rules_gen so sources re-resolve their
- * rule on their next packet, keeping their counters. Callers hold the
- * interface lock. Errors name no command: callers add their context.
+ * Quota rules (xdp-ratelimit(8), quota): the model. A rule's limits as
+ * `quota set` changes them, checked against an interface's settings, its
+ * prefix and scope, its text and order. The rules in the maps are
+ * rule_store.h, a whole set in one change rule_replace.h, the rule of a
+ * source rule_lookup.h. Errors name no command: callers add their context.
  */
 #ifndef RL_RULE_H
 #define RL_RULE_H
@@ -15,18 +15,59 @@
 #include "lib/scope_opts.h"
 #include "lib/values.h"
 
-/* Fields of `quota set`: only those with have_* are changed. A value of
- * RL_UNLIMITED removes that limit. */
-struct rl_rule_change {
-	bool have_pps, have_bps, have_agg_pps, have_agg_bps;
-	__u64 pps, bps, agg_pps, agg_bps;
-	/* newcomer budget and ban (ban_ns 0: no bans) */
-	bool have_new_pps, have_new_bps, have_ban;
-	__u64 new_pps, new_bps, ban_ns;
-	/* --burst: packets per bucket, 0 for none */
-	bool have_burst;
-	__u64 burst;
+/*
+ * Every limit of a rule that `quota set` sets, one row each:
+ * X(id, option, field, kind, JSON name, column, help). `field` is the
+ * __u64 of struct rl_rule (and of struct rl_rule_change) that holds it;
+ * `kind` says how it parses, prints and what "unset" is
+ * (enum rl_rule_opt_kind). The change struct, rl_rule_apply(), the
+ * options of quota set and their help, the JSON and the table of quota
+ * list, save and restore are all made from this list: a new knob is one
+ * row here plus what the program does with it.
+ */
+#define RL_RULE_FIELDS(X) \
+	X(pps, "pps", pps, RATE, "pps", "PPS", \
+	  "packets per second each source in PREFIX may pass") \
+	X(bps, "bps", bps, RATE, "bps", "BPS", \
+	  "bytes per second each source in PREFIX may pass") \
+	X(agg_pps, "aggregate-pps", agg_pps, RATE, "aggregate_pps", "AGGREGATE_PPS", \
+	  "packets per second all of PREFIX may pass together") \
+	X(agg_bps, "aggregate-bps", agg_bps, RATE, "aggregate_bps", "AGGREGATE_BPS", \
+	  "bytes per second all of PREFIX may pass together") \
+	X(new_pps, "new-pps", new_pps, RATE, "new_pps", "NEW_PPS", \
+	  "packets per second the new sources of PREFIX may pass together") \
+	X(new_bps, "new-bps", new_bps, RATE, "new_bps", "NEW_BPS", \
+	  "bytes per second the new sources of PREFIX may pass together") \
+	X(ban, "ban", ban_ns, DURATION, "ban_ms", "BAN", \
+	  "ban a source dropped for its own --pps/--bps for DURATION " \
+	  "(1ms to 1440m, a day; 0: no bans)") \
+	X(burst, "burst", burst, COUNT, "burst", "BURST", \
+	  "packets a source may pass in one bucket of the window at most")
+
+/* Each kind of rule field: what it parses (the option's ARG, as help shows
+ * it) and its unset value. */
+#define RL_RULE_ARG_RATE	"RATE|unlimited"
+#define RL_RULE_ARG_DURATION	"DURATION|0"
+#define RL_RULE_ARG_COUNT	"N|unlimited"
+enum rl_rule_opt_kind {
+	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
+	RL_RULE_OPT_DURATION,	/* DURATION|0 (at most a day); unset: 0 */
+	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
 };
+
+/* The fields, numbered in the list's order. */
+#define RL_RULE_FIELD_ENUM(id, ...) RL_RULE_FIELD_##id,
+enum rl_rule_field { RL_RULE_FIELDS(RL_RULE_FIELD_ENUM) RL_RULE_NFIELDS };
+#undef RL_RULE_FIELD_ENUM
+
+/* Fields of `quota set`: only those with have_* are changed. A rate of
+ * RL_UNLIMITED removes that limit; a ban of 0 ends bans; a burst of 0 is
+ * none. */
+#define RL_RULE_CHANGE_FIELD(id, opt, field, ...) bool have_##id; __u64 field;
+struct rl_rule_change {
+	RL_RULE_FIELDS(RL_RULE_CHANGE_FIELD)
+};
+#undef RL_RULE_CHANGE_FIELD
 
 /* Does the change name any field? */
 bool rl_rule_change_any(const struct rl_rule_change *c);
@@ -35,25 +76,21 @@ bool rl_rule_change_any(const struct rl_rule_change *c);
  * change (RL_UNLIMITED: not given). False when it names no limit. */
 bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps);
 
-/*
- * Each limit of a rule as the `quota set` option that sets it, for save:
- * a rule prints as one option per row whose value differs from `unset`.
- * A new option of quota set is one more row (the unit tests check that
- * every option of quota set has one).
- */
-enum rl_rule_opt_kind {
-	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
-	RL_RULE_OPT_DURATION,	/* DURATION|0; unset: 0 */
-	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
-};
-
+/* A rule field as the `quota set` option that sets it (from the list). */
 struct rl_rule_opt {
 	const char *name;		/* "aggregate-pps" */
 	size_t offset;			/* of its __u64 in struct rl_rule */
+	size_t change_offset;		/* and in struct rl_rule_change */
+	size_t have_offset;		/* of its have_* in struct rl_rule_change */
 	enum rl_rule_opt_kind kind;
+	const char *json;		/* "aggregate_pps" */
+	const char *column;		/* "AGGREGATE_PPS" */
+	const char *help;
 };
 
-extern const struct rl_rule_opt rl_rule_opts[];	/* ends with { NULL } */
+/* RL_RULE_NFIELDS rows, then { NULL }: what save writes (a rule prints
+ * as one option per row whose value differs from unset). */
+extern const struct rl_rule_opt rl_rule_opts[];
 /* The options of quota set that give a rule's scope rather than a limit
  * (ends with NULL): save writes them with rl_scope_opts_text(). */
 extern const char *const rl_rule_scope_opts[];
@@ -61,6 +98,18 @@ extern const char *const rl_rule_scope_opts[];
 /* A rule's value for an option, and whether the option would be given. */
 __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o);
 bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o);
+/* Set field `o` of a change to v (and its have_*). */
+void rl_rule_change_put(struct rl_rule_change *c, const struct rl_rule_opt *o,
+			__u64 v);
+/* The option's ARG in help ("RATE|unlimited"). */
+const char *rl_rule_opt_arg(const struct rl_rule_opt *o);
+/* Parse an option's value as its kind takes it: 0, or -EINVAL / -ERANGE
+ * with what is allowed in err. */
+int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
+		      char *err, size_t errlen);
+/* A rule's value of `o` as quota list shows it ("-" when unset). */
+void rl_rule_opt_text(const struct rl_rule *r, const struct rl_rule_opt *o,
+		      char *buf, size_t len);
 
 /* The rule `quota set` makes of a prefix that has none: no limit yet. */
 void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p);
@@ -85,80 +134,6 @@ bool rl_rule_same_key(const struct rl_rule *a, const struct rl_rule *b);
 /* The order of rl_rule_list: IPv4 first, then prefix length, address,
  * scope (unscoped first). */
 int rl_rule_cmp(const void *a, const void *b);
-
-/*
- * Make the rules exactly `want` (n rules as userspace holds them, any
- * order, each prefix and scope once) in
- * one change: rules absent from it are deleted, changed ones rewritten in
- * their slot (keeping their aggregate and newcomer windows; the default's
- * shared windows stay while either half of it was set), new ones added; a
- * rule that is already as wanted is not touched, and when none differs
- * nothing is written at all (not even the generation, unless a change cut
- * short left it odd: that is completed). Bans are never lifted. Returns how
- * many rules it added, changed or deleted, or a negative errno with err
- * set.
- */
-int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
-		    int n, char *err, size_t errlen);
-
-/* quota set and del of the unscoped rule of `p`. */
-int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
-		const struct rl_prefix *p, const struct rl_rule_change *c,
-		char *err, size_t errlen);
-int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
-		char *err, size_t errlen);
-/* The same for the rule of `p` and `scope` (NULL or rank 0: unscoped). A
- * scope is given an entry of `scopes` with its first rule and freed with
- * its last. */
-int rl_rule_set_scoped(const struct rl_maps *m, const struct rl_settings *s,
-		       const struct rl_prefix *p, const struct rl_scope *scope,
-		       const struct rl_rule_change *c, char *err, size_t errlen);
-int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
-		       const struct rl_scope *scope, char *err, size_t errlen);
-
-/* All rules as userspace holds them (rule_scope.h), IPv4 first, then by
- * prefix length, address and scope. Returns the count (at most max) or a
- * negative errno. */
-int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
-
-/* The rule that covers a tracked source (longest prefix), or -ENOENT. */
-int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
-		   bool v6, struct rl_rule *out);
-
-/*
- * Rule slots read so far, so that finding the rule of every one of a
- * million sources costs one read per rule rather than an LPM lookup per
- * source. Zero-initialised; rl_rule_cache_free() when done.
- */
-struct rl_rule_cache {
-	struct rl_rule *rules;		/* RL_MAX_RULES, allocated on first use */
-	__u8 *state;			/* RL_SLOT_* */
-};
-
-enum { RL_SLOT_UNREAD, RL_SLOT_USED, RL_SLOT_UNUSABLE };
-
-void rl_rule_cache_free(struct rl_rule_cache *rc);
-
-/*
- * The rule covering a source: the one its CPUs resolved in the current
- * rules generation (rule_cached; rule_id RL_NO_RULE when none covers it),
- * else an LPM lookup as the program would make. NULL when no rule covers
- * it; `found` is room for a rule looked up.
- */
-const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
-					struct rl_rule_cache *rc,
-					const struct rl_key *key,
-					bool rule_cached, __u32 rule_id,
-					struct rl_rule *found);
-
-/* The `scopes` map (RL_MAX_SCOPES entries), and a rule read from `rules`
- * turned into the form userspace holds (its scope's content). */
-int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
-void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table);
-
-/* The rule in slot `slot` as userspace holds it (the rule of a scoped
- * window: rl_scoped_source), or -ENOENT when the slot holds none. */
-int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out);
 
 /* How views name a rule (userspace form): its prefix, then its scope
  * ("0.0.0.0/0 tcp syn"). */
