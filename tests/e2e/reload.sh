@@ -351,7 +351,7 @@ test_reload_from_layout8() {
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-8 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 9"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 10"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
 	# the rules as layout 8 had them; layout 9's counters start at 0
 	[ "$(rl quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)" = "$rules0" ] &&
