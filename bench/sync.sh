@@ -20,6 +20,7 @@ tx=${id}t
 hosts=("${id}0" "${id}1")
 dir=$(mktemp -d /tmp/xdp-rl-bsync.XXXXXX)
 sock=$dir/redis.sock
+head -c 32 /dev/urandom >"$dir/fleet.key" && chmod 600 "$dir/fleet.key"
 pids=()
 PPS=10			# each source: 10 per 1 s window
 case $mode in
@@ -75,7 +76,8 @@ for iv in $intervals; do
 		on "$h" "$cli" attach "${id}r$h" --default-pps "$PPS" >/dev/null || exit 1
 		[ "$iv" = off ] && continue	# the baseline: each host alone
 		nsenter --net="/run/netns/${hosts[$h]}" "$cli" sync --iface "${id}r$h" \
-			--redis "unix://$sock" --fleet "b$id" --interval "$iv" >"$dir/agent$h.log" 2>&1 &
+			--redis "unix://$sock" --fleet "b$id" --interval "$iv" --fleet-key-file "$dir/fleet.key" \
+			>"$dir/agent$h.log" 2>&1 &
 		agent[$h]=$!
 		pids+=("${agent[$h]}")
 	done

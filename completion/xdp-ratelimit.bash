@@ -2,7 +2,7 @@
 # binary's own --help (so they follow its option tables), interfaces from
 # the pins of attached ones (or /sys/class/net for attach), prefixes from
 # `quota list`, banned addresses from `ban list`; files for
-# --password-file, the URL schemes for --redis. Installed as
+# --password-file and --fleet-key-file, the URL schemes for --redis. Installed as
 # .../bash-completion/completions/xdp-ratelimit.
 # shellcheck shell=bash
 
@@ -83,9 +83,9 @@ _xdp_ratelimit() {
 	--mode) mapfile -t COMPREPLY < <(compgen -W "auto native generic" -- "$cur"); return ;;
 	--proto) mapfile -t COMPREPLY < <(compgen -W "tcp udp icmp icmpv6" -- "$cur"); return ;;
 	--sort) mapfile -t COMPREPLY < <(compgen -W "dropped-rate dropped passed rate" -- "$cur"); return ;;
-	--password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+	--password-file|--fleet-key-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	--redis) mapfile -t COMPREPLY < <(compgen -W "redis:// unix:///" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
-	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--burst|--dport|--top|--fleet|--interval)
+	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--burst|--dport|--top|--fleet|--interval|--redis-user)
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then

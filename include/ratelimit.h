@@ -118,7 +118,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	9
+#define RL_LAYOUT_VERSION	10
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -476,6 +476,7 @@ struct rl_scope {
 /* ---- fleet sync (xdp-ratelimit sync) ---------------------------------- */
 
 #define RL_SYNC_ERR_MAX		96
+#define RL_SYNC_REJECTS		4
 
 enum rl_sync_health {
 	RL_SYNC_STARTING = 0,	/* no exchange yet */
@@ -498,6 +499,11 @@ struct rl_sync_state {
 	__u64 busy_ns;		/* the last interval's work, read to written */
 	char fleet[72];
 	char error[RL_SYNC_ERR_MAX];	/* why degraded */
+	/* layout 10: fields of the other hosts ignored, by why (format, mac,
+	 * range, date: user/lib/sync_value.h), and keys Redis answered
+	 * with an error (another type: WRONGTYPE), since the agent started */
+	__u64 rejected[RL_SYNC_REJECTS];
+	__u64 key_errors;
 };
 
 /* ---- config and counters --------------------------------------------- */

@@ -14,10 +14,11 @@ set -eu
 # floods with, and the bench; libclang-rt-dev: the libFuzzer and sanitizer
 # runtimes `make` links the fuzzers with (only recommended by clang);
 # libc6-dev: only recommended by gcc; dpkg-dev: dpkg-shlibdeps for make
-# deb; iproute2: the demo's namespaces.
+# deb; iproute2: the demo's namespaces; libssl-dev: libcrypto, the
+# HMAC-SHA256 of the sync agent's fleet values.
 BUILD_PKGS="make gcc libc6-dev clang libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev libclang-rt-dev libmicrohttpd-dev libhiredis-dev libxdp-dev \
-dpkg-dev iproute2"
+dpkg-dev iproute2 libssl-dev"
 
 # To test: llvm (llvm-objdump); valgrind: make valgrind; strace: the stress
 # and ops tests kill the CLI at chosen syscalls; mandoc: the man page's
@@ -27,10 +28,11 @@ dpkg-dev iproute2"
 # tests/sync starts its own Redis (redis-cli --cluster create);
 # xdp-tools: xdp-filter and xdp-loader beside xdp-ratelimit; hping3:
 # forged-address tests; qemu-system-x86, busybox-static, cpio: tests/vm
-# boots Debian's own kernels; lintian: the package's check.
+# boots Debian's own kernels; lintian: the package's check; stunnel4,
+# openssl: tests/sync's TLS tunnel to Redis and its certificates.
 TEST_PKGS="llvm nftables iptables jq python3 valgrind strace mandoc nginx-light \
 curl tcpreplay prometheus systemd redis-server redis-tools xdp-tools hping3 \
-qemu-system-x86 busybox-static cpio lintian"
+qemu-system-x86 busybox-static cpio lintian stunnel4 openssl"
 
 POLICY=/usr/sbin/policy-rc.d
 SAVED=$POLICY.install-deps

@@ -24,6 +24,9 @@ gen=$out/trafficgen
 passed=0
 failed=0
 log=$(mktemp)
+vg_key=$(mktemp) vg_short=$(mktemp)	# fleet keys: root's, mode 600 (mktemp's)
+head -c 32 /dev/urandom >"$vg_key"
+head -c 31 /dev/urandom >"$vg_short"
 id=rlvg$$
 ns=${id}n va=${id}a vb=${id}b	# the limiter goes on $va; frames come in from $vb
 pins=	# the namespace's pin directory, once it exists
@@ -35,7 +38,7 @@ cleanup() {
 	fi
 	[ -z "$pins" ] || rm -rf "${pins:?}/$va" 2>/dev/null
 	[ -z "$pins" ] || rmdir "$pins" 2>/dev/null
-	rm -f "$log"
+	rm -f "$log" "$vg_key" "$vg_short"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -129,7 +132,9 @@ run_cli exporter_no_listen 2 exporter
 run_cli sync_no_redis 2 sync
 run_cli sync_bad_url 2 sync --redis redis://nohost
 run_cli sync_bad_fleet 2 sync --redis redis://h:1 --fleet 'a b'
-run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock
+run_cli sync_no_fleet_key 2 sync --redis redis://h:1
+run_cli sync_short_fleet_key 1 sync --redis redis://h:1 --fleet-key-file "$vg_short"
+run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock --fleet-key-file "$vg_key"
 run_cli restore_no_file 2 restore
 run_cli events_operand 2 events eth0
 run_cli events_nothing_attached 1 --empty-bpffs events
@@ -276,9 +281,10 @@ else
 		--dir "$rdir" >/dev/null 2>&1 &
 	rpid=$!
 	for _ in $(seq 1 50); do [ -S "$rdir/r.sock" ] && break; sleep 0.1; done
-	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock"
+	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock" \
+		--fleet-key-file "$vg_key"
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" sync --iface "$va" \
-		--redis "unix://$rdir/r.sock" --interval 50ms >"$log" 2>&1 &
+		--redis "unix://$rdir/r.sock" --interval 50ms --fleet-key-file "$vg_key" >"$log" 2>&1 &
 	w=$!
 	# until it has exchanged (status says ok; the plain CLI asks), at most
 	# 30 s under valgrind

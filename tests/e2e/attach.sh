@@ -178,7 +178,8 @@ test_attach_old_layout_refused() {
 	rx_ifaces+=("$old")
 	dir=$(pin_dir "$old")
 	val=$(for i in $(seq 0 79); do [ "$i" = 68 ] && printf '2 ' || printf '0 '; done)
-	mkdir -m 0700 "$dir" &&
+	# the namespace's directory goes with its last detach
+	{ [ -d "$pins" ] || mkdir -m 0700 "$pins"; } && mkdir -m 0700 "$dir" &&
 		bpftool map create "$dir/config" type array key 4 value 80 entries 1 name config &&
 		# shellcheck disable=SC2086
 		bpftool map update pinned "$dir/config" key 0 0 0 0 value $val ||

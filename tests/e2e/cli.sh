@@ -190,6 +190,34 @@ test_cli_bad_input() {
 	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"
 	bad ip_netns_exec_ban_del 1 "nsenter --net=" ip netns exec "$rx" "$cli" ban del all "${i[@]}"
 	bad ip_netns_exec_stats 1 "nsenter --net=" ip netns exec "$rx" "$cli" stats --iface "$vrx"
+	# sync's secrets (checked before Redis is asked, which is not there):
+	# root's files, no permission for group or others; a fleet key of 32
+	# bytes or more; a password that fits, refused rather than cut
+	local sd s=(sync --redis "unix:///nonexistent-$id.sock" "${i[@]}")
+	sd=$(mktemp -d) && tmpdirs+=("$sd") && chmod 700 "$sd"
+	head -c 32 /dev/urandom >"$sd/key" && printf '%031d\n' 0 >"$sd/short" &&
+		printf '%0300d\n' 0 >"$sd/longpw" && echo secret >"$sd/pw" &&
+		chmod 600 "$sd/key" "$sd/short" "$sd/longpw" "$sd/pw" &&
+		cp -p "$sd/key" "$sd/key644" && chmod 644 "$sd/key644" &&
+		cp -p "$sd/key" "$sd/key640" && chmod 640 "$sd/key640" &&
+		cp -p "$sd/key" "$sd/keynobody" && chown nobody "$sd/keynobody" &&
+		cp -p "$sd/pw" "$sd/pw604" && chmod 604 "$sd/pw604" ||
+		{ result sync_secret_files 1 "cannot make the files"; return; }
+	bad sync_no_fleet_key 2 "--fleet-key-file FILE" rl "${s[@]}"
+	bad sync_fleet_key_missing 1 "cannot read --fleet-key-file" rl "${s[@]}" --fleet-key-file "$sd/none"
+	bad sync_fleet_key_short 1 "holds 31 bytes: a fleet key is at least 32" rl "${s[@]}" --fleet-key-file "$sd/short"
+	bad sync_fleet_key_mode 1 "is open to group or others: only root may read it (chown root:root $sd/key644 && chmod 600" \
+		rl "${s[@]}" --fleet-key-file "$sd/key644"
+	bad sync_fleet_key_group 1 "open to group or others" rl "${s[@]}" --fleet-key-file "$sd/key640"
+	bad sync_fleet_key_owner 1 "is not owned by root: only root may read it (chown root:root" rl "${s[@]}" --fleet-key-file "$sd/keynobody"
+	bad sync_fleet_key_dir 1 "not a regular file" rl "${s[@]}" --fleet-key-file "$sd"
+	bad sync_password_mode 1 "--password-file $sd/pw604 is open to group or others" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --password-file "$sd/pw604"
+	bad sync_password_long 1 "longer than 255 bytes" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --password-file "$sd/longpw"
+	bad sync_user_without_password 2 "needs its password" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --redis-user fleet
+	bad sync_user_bad 2 "--redis-user" rl "${s[@]}" --fleet-key-file "$sd/key" --redis-user 'a b'
 	# the rule and the counters still work after all that
 	send --src 198.18.19.1 --count 20 >/dev/null
 	local p d
@@ -205,17 +233,20 @@ test_cli_bad_input() {
 # the fix: in a bpffs of its own (a mount namespace of its own), so that
 # the machine's pins are never touched.
 test_cli_pins_trusted() {
-	local out
+	local out p
+	# the directory of this shell's network namespace, which the
+	# commands below run in
+	p=$("$cli" status --json | jq -r .pin_dir) || { result pins_not_roots_refused 1 "status --json"; return; }
 	out=$(unshare -m --propagation private bash -c '
 		mount -t bpf -o mode=0777 bpf /sys/fs/bpf &&
-			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit /sys/fs/bpf/xdp-ratelimit/x &&
-			chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
+			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit && mkdir -m 0700 "$2" &&
+			mkdir -m 0755 "$2/x" && chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
 		"$1" stats --iface x; echo "rc=$?"
 		chown 0 /sys/fs/bpf/xdp-ratelimit && chmod 0700 /sys/fs/bpf/xdp-ratelimit
 		"$1" quota list --iface x; echo "rc=$?"
-		chmod 0700 /sys/fs/bpf/xdp-ratelimit/x
-		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" 2>&1)
-	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: /sys/fs/bpf/xdp-ratelimit/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 /sys/fs/bpf/xdp-ratelimit/x"*"rc=1"* ]] &&
-		[[ $(tail -2 <<<"$out") == *"cannot open /sys/fs/bpf/xdp-ratelimit/x/config"* ]]
+		chmod 0700 "$2/x"
+		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" "$p" 2>&1)
+	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: $p/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 $p/x"*"rc=1"* ]] &&
+		[[ $(tail -2 <<<"$out") == *"cannot open $p/x/config"* ]]
 	result pins_not_roots_refused $? "$out"
 }

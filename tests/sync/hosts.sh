@@ -16,6 +16,9 @@ rxdev=("${id}b" "${id}d" "${id}f")
 rx_ifaces=("${rxdev[@]}")
 ncpus=$(nproc)
 dir=$(mktemp -d /tmp/xdp-rl-sync.XXXXXX)
+# the fleet key every agent is given: root's, mode 600
+keyfile=$dir/fleet.key
+head -c 32 /dev/urandom >"$keyfile" && chmod 600 "$keyfile"
 redis_pid=
 servers=()	# more redis-server PIDs
 extra_ns=()	# more namespaces to delete
@@ -88,7 +91,7 @@ agent_start() {	# N [ARGS...]
 	shift
 	# nsenter execs the CLI: $! is the agent itself
 	nsenter --net="/run/netns/${hosts[$n]}" "$cli" sync --iface "${rxdev[$n]}" \
-		--redis "$redis_url" --fleet "f$id" --interval "$INTERVAL" "$@" \
+		--redis "$redis_url" --fleet "f$id" --interval "$INTERVAL" --fleet-key-file "$keyfile" "$@" \
 		>>"$dir/agent$n.log" 2>&1 &
 	agent[$n]=$!
 }

@@ -21,6 +21,7 @@
 #include "lib/rule_txn.h"
 #include "lib/settings.h"
 #include "lib/sync_status.h"
+#include "lib/sync_value.h"
 #include "cli/table.h"
 #include "cli/text.h"
 #include "lib/values.h"
@@ -225,7 +226,8 @@ static void rows_stale_stages(struct status *st)
  * "last_exchange_ms_ago" (null: none yet), "degraded_since_ms" (Unix time
  * in ms, null when not degraded), "error", "sources" (active in the last
  * interval), "exchanges", "failures" (intervals), "round_trips",
- * "busy_us" (the last interval's work)} */
+ * "busy_us" (the last interval's work), "rejected": {"format", "mac",
+ * "range", "date"} (other hosts' fields ignored), "key_errors"} */
 static void sync_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_sync_state *s = &r->sync_st;
@@ -255,6 +257,12 @@ static void sync_json(struct rl_json *j, const struct status_row *r)
 	rl_json_uint_field(j, "failures", s->failures);
 	rl_json_uint_field(j, "round_trips", s->round_trips);
 	rl_json_uint_field(j, "busy_us", s->busy_ns / 1000);
+	rl_json_name(j, "rejected");
+	rl_json_object_start(j);
+	for (int k = 0; k < RL_SYNC_REJECTS; k++)
+		rl_json_uint_field(j, rl_field_verdict_name(RL_FIELD_FORMAT + k), s->rejected[k]);
+	rl_json_object_end(j);
+	rl_json_uint_field(j, "key_errors", s->key_errors);
 	rl_json_object_end(j);
 }
 

@@ -49,6 +49,16 @@ static const struct iface_metric iface_metrics[] = {
 	{ "verified_sources", "gauge",
 	  "Sources the host answered past a handshake within --verified-ttl (Verified sources).",
 	  NULL, IFACE_U64(verified_sources) },
+	{ "sync_fields_rejected_total", "counter",
+	  "Other hosts' fields in the fleet's Redis the sync agent ignored, by why: format, mac "
+	  "(not written with the fleet key), range, date (since the agent started).",
+	  "format", IFACE_U64(sync_rejected[0]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "mac", IFACE_U64(sync_rejected[1]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "range", IFACE_U64(sync_rejected[2]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "date", IFACE_U64(sync_rejected[3]) },
+	{ "sync_key_errors_total", "counter",
+	  "Redis keys the sync agent got an error for (a key of another type): those sources counted locally.",
+	  NULL, IFACE_U64(sync_key_errors) },
 };
 #undef COUNTER_METRIC
 

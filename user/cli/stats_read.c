@@ -17,6 +17,7 @@
 #include "lib/rule_lookup.h"
 #include "lib/rule_txn.h"
 #include "cli/stats.h"
+#include "lib/sync_status.h"
 #include "lib/verified_map.h"
 #include "lib/values.h"
 
@@ -232,6 +233,15 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 		rl_err("stats: cannot read the verified sources of %s: %s", name,
 		       strerror(-ret));
 		goto fail;
+	}
+	{	/* the sync agent's counts (Prometheus), zero without one */
+		struct rl_sync_state st;
+		bool alive;
+
+		if (rl_sync_state_read(&ifc.m, &st, &alive) == 1) {
+			memcpy(v->sync_rejected, st.rejected, sizeof(v->sync_rejected));
+			v->sync_key_errors = st.key_errors;
+		}
 	}
 	show = o->top && o->top < r->top.n ? o->top : r->top.n;
 	v->src = calloc(show ? show : 1, sizeof(*v->src));

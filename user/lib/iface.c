@@ -16,8 +16,12 @@
 
 int rl_layout_value_size(__u32 layout, int i)
 {
+	/* layouts 8 and 9: the sync state ended before the rejected fields
+	 * layout 10 added at its end */
+	if (layout < RL_LAYOUT_VERSION && i == RL_MAP_IDX_sync)
+		return offsetof(struct rl_sync_state, rejected);
 	/* layout 8: no rule_counters */
-	if (layout < RL_LAYOUT_VERSION && i == RL_MAP_IDX_rule_counters)
+	if (layout < 9 && i == RL_MAP_IDX_rule_counters)
 		return -1;
 	return (int)rl_map_defs[i].value_size;
 }

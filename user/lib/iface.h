@@ -31,7 +31,8 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
 			    size_t errlen);
 
-/* The oldest layout whose pins reload carries into this one's maps. */
+/* The oldest layout whose pins reload carries into this one's maps (8:
+ * no rule_counters; 8 and 9: the sync state without its rejected fields). */
 #define RL_LAYOUT_OLDEST_CARRIED	8
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`

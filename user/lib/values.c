@@ -251,3 +251,28 @@ void rl_format_duration(__u64 ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 }
+
+void rl_escape(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	if (!outlen)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[5];
+		size_t el;
+
+		if (c == '\\')
+			el = (size_t)snprintf(e, sizeof(e), "\\\\");
+		else if (c < ' ' || c > '~')
+			el = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		else
+			el = (size_t)snprintf(e, sizeof(e), "%c", c);
+		if (o + el >= outlen)
+			break;	/* whole escapes only */
+		memcpy(out + o, e, el);
+		o += el;
+	}
+	out[o] = '\0';
+}

@@ -63,4 +63,9 @@ void rl_format_rule_prefix(bool v6, __u32 prefixlen, const __u8 *addr,
 /* Duration in ns as the shortest exact form: "1s", "500ms", "1m". */
 void rl_format_duration(__u64 ns, char *buf, size_t len);
 
+/* n bytes of s, which another party chose (a server's error), for a
+ * terminal: printable ASCII as is, a backslash as \\, any other byte as
+ * \xNN; cut at a whole escape to fit outlen. */
+void rl_escape(const char *s, size_t n, char *out, size_t outlen);
+
 #endif /* RL_VALUES_H */
