@@ -10,7 +10,7 @@ PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # x86_64 only: the program's cross-CPU reads rely on x86's memory order
-# (README "One quota across CPUs"); attach refuses other CPUs too. `make
+# (doc/design/cpus.md); attach refuses other CPUs too. `make
 # clean` works anywhere.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
 ifneq ($(ARCH),x86)

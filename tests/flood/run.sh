@@ -128,8 +128,7 @@ t_flood() {
 		"during the flood the client got $ok of $n requests answered (59/60 or better)"
 	check flood_slow_client_served "n2 >= 4 && ok2 == n2" \
 		"a request every 2.5 s through a table of 1,024 against 81,920 flood addresses: $ok2 of $n2 answered"
-	# the newcomer budget over the flood, + 15%, + ncpus - 1 (README "One
-	# quota across CPUs"): addresses that come back earn nothing
+	# the newcomer budget over the flood, + 15%, + ncpus - 1 (doc/design/cpus.md): addresses that come back earn nothing
 	bound=$(( new_pps * ms * 115 / 100000 + ncpus ))
 	check flood_held_to_newcomer_budget "${sent:-0} >= 500000 && ms >= 10000 && f4 + f6 <= bound && f4 + f6 >= new_pps * 5" \
 		"a looping flood reached the stack with $((f4 + f6)) SYNs ($f4 IPv4 + $f6 IPv6), budget $new_pps/s over $ms ms: at most $bound"

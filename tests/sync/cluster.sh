@@ -5,7 +5,7 @@
 # (port 7000, its bus 17000) on that namespace's loopback, reached from
 # each host namespace through a veth (198.18.202.0/30 per host) and a
 # route. Hosts, agents and the bound are tests/sync/hosts.sh's (the
-# bound: README "Fleet mode").
+# bound: doc/design/fleet.md).
 #
 # Usage: tests/sync/cluster.sh [BUILD_DIR] [NAME...]
 set -u

@@ -6,7 +6,7 @@
 # every namespace, nothing on any network), and is killed at the end.
 #
 # What XDP passed is counted independently, by nftables on each receiver's
-# ingress (after XDP). The bound checked is README "Fleet mode": over T
+# ingress (after XDP). The bound checked is doc/design/fleet.md: over T
 # seconds, at most ceil(T / (W - W/B)) windows, each holding at most
 #   Q + (H - 1) * min(Q, r * L) + H * (ncpus - 1)
 # with L = 2 * interval + W/B + E (a lease taken before a share arrived

@@ -247,7 +247,7 @@ result multi/reload/port_still_blocked $? "to port 7777: $n12 of 20 reached (wan
 # 10 s window) gets exactly its 100; the reload runs once both are seen
 # A paced sender stays on CPU 1: the receiving XDP hook runs on the
 # sending CPU, and a source that hops CPUs may fall short of its budget by
-# an idle CPU's lease (README "Idle leases"), which is not what these
+# an idle CPU's lease (doc/design/cpus.md "Idle leases"), which is not what these
 # tests count.
 paced() {	# SRC PPS SECONDS
 	mtx_ trafficgen --dev vmmtxa --dst-mac $mmac --src "198.18.0.$1" \

@@ -248,11 +248,11 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 	if (rl_preempt_rt("/sys/kernel/realtime"))
 		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
 	if (uname(&un) || !rl_cpu_ordered(un.machine))
-		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
+		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (doc/design/cpus.md in the source tree) and could pass a bucket twice here; use an x86_64 machine",
 			       un.machine);
 	need = rl_kernel_missing(rl_kernel_probe);
 	if (need)
-		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels\")",
+		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels and requirements\")",
 			       need->what, need->since);
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)

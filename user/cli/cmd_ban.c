@@ -193,9 +193,9 @@ const struct rl_cmd rl_cmd_ban = {
 	.summary = "list or lift the bans of rules set with --ban",
 	.doc =
 		"A rule set with 'quota set PREFIX --ban DURATION' bans a source whose\n"
-		"packet it drops for exceeding the source's own quota: every packet of the\n"
-		"source is then dropped, on every CPU, for DURATION from that drop (its\n"
-		"packets meanwhile do not extend the ban). Bans outlive changes to the rule.\n"
+		"in-window packets of connections the host established exceed the source's\n"
+		"own quota: every packet of the source is then dropped, on every CPU, for\n"
+		"DURATION from that drop (its packets meanwhile do not extend the ban). Bans outlive changes to the rule.\n"
 		"'list' shows the banned sources with the rule that banned them and the time\n"
 		"left (every attached interface without --iface); 'del' lifts the ban of\n"
 		"ADDRESS (as 'ban list' shows it), or every ban with 'all'.\n",

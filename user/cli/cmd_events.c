@@ -410,6 +410,7 @@ const struct rl_cmd rl_cmd_events = {
 		"  released  a whole window passed without a drop of it\n"
 		"  banned    a rule's --ban banned it (with the ban's duration)\n"
 		"  unbanned  its ban ended, or was lifted\n"
+		"  verified  the host answered it past a TCP handshake (it was not verified)\n"
 		"with the time, the interface, the source and the rule. The program reports\n"
 		"at most ~950 events per second per CPU; what it could not report is counted\n"
 		"in 'stats' as events lost. One follower per interface at a time.\n",

@@ -3,7 +3,7 @@
  * Before attach loads the program: does this kernel have what it calls?
  * Without this, an old kernel's answer is a verifier log ("unknown func"),
  * not what is missing and what would work. Newest first, so that the
- * message names the version to upgrade to (README "Kernels").
+ * message names the version to upgrade to (README "Kernels and requirements").
  */
 #include <errno.h>
 #include <stddef.h>

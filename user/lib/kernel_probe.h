@@ -5,7 +5,7 @@
 
 /* One kernel feature the program needs, and the Linux version it came in. */
 struct rl_kernel_need {
-	const char *what;	/* as the README's "Kernels" table names it */
+	const char *what;	/* as doc/design/kernels.md's table names it */
 	const char *since;	/* "5.19" */
 	int helper;		/* enum bpf_func_id, or 0 for a map type */
 	int map_type;		/* enum bpf_map_type when helper is 0 */

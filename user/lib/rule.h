@@ -39,7 +39,8 @@
 	X(new_bps, "new-bps", new_bps, RATE, "new_bps", "NEW_BPS", \
 	  "bytes per second the new sources of PREFIX may pass together") \
 	X(ban, "ban", ban_ns, DURATION, "ban_ms", "BAN", \
-	  "ban a source dropped for its own --pps/--bps for DURATION " \
+	  "ban a source whose in-window packets of connections the host " \
+	  "established exceed its own --pps/--bps, for DURATION " \
 	  "(1ms to 24h; 0: no bans)") \
 	X(burst, "burst", burst, COUNT, "burst", "BURST", \
 	  "packets a source may pass in one bucket of the window at most")

@@ -39,7 +39,7 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 
 /* max_entries of the `sources` LRU for `max_sources` tracked sources: the
  * per-CPU LRU evicts well before it is full, so it needs headroom
- * (measured: README "Memory per source"). */
+ * (measured: doc/design/memory.md). */
 __u32 rl_sources_map_size(__u64 max_sources, int ncpus);
 
 /* Budget per window for a rate per second (xdp-ratelimit(8), quota): rounded down, at
