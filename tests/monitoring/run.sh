@@ -115,6 +115,10 @@ exporter_start() {	# LOG ARGS...: start it in rx; ${bg[-1]} is the exporter
 	within 100 grep -q "^serving " "$log"
 }
 scrape() { in_rx curl -sf --max-time 5 "http://127.0.0.1:$port/metrics"; }
+# The exporter serves one reading a second: a change shows in a later scrape.
+scraped_as() {	# IFACE STATES: a scrape says IFACE is in STATES ("ok=0 broken=1 gone=0")
+	[ "$(attached_of "$(scrape)" "$1")" = "$2" ]
+}
 
 t_metrics() {
 	local out names n missing=() mac v
@@ -153,6 +157,7 @@ t_metrics() {
 	# broken: the link pin removed (the program detaches with its link)
 	rm -f "$(pin_dir "$vrx2")/link"
 	within 50 status_is "$vrx2" broken
+	within 50 scraped_as "$vrx2" "ok=0 broken=1 gone=0"
 	out=$(scrape)
 	[ "$(attached_of "$out" "$vrx2")" = "ok=0 broken=1 gone=0" ] &&
 		[ "$(attached_of "$out" "$vrx")" = "ok=1 broken=0 gone=0" ] &&
@@ -163,6 +168,7 @@ t_metrics() {
 	# gone: the interface deleted under its program
 	ip -n "$rx" link del "$vrx2"
 	within 50 status_is "$vrx2" "broken the interface is gone"
+	within 50 scraped_as "$vrx2" "ok=0 broken=0 gone=1"
 	out=$(scrape)
 	[ "$(attached_of "$out" "$vrx2")" = "ok=0 broken=0 gone=1" ] &&
 		[[ $(status_of "$vrx2") == "broken the interface is gone"* ]]
