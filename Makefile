@@ -36,10 +36,10 @@ ifeq ($(SANITIZE),1)
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf and hiredis; the CLI
-# adds libmicrohttpd (the exporter); trafficgen and the bench write their
-# results with jansson.
-LIB_PKGS := libxdp libbpf hiredis
+# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf, hiredis and zlib
+# (a kernel's gzipped config); the CLI adds libmicrohttpd (the exporter);
+# trafficgen and the bench write their results with jansson.
+LIB_PKGS := libxdp libbpf hiredis zlib
 LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || \
 	echo -lxdp -lbpf -lelf -lz -lhiredis) -lpthread
 CLI_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
