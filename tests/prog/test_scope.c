@@ -316,11 +316,15 @@ TEST(scope_walk_every_entry)
 	CHECK_EQ(syns(&f, V4B, 10, T0), 5, "SYN: entry 0");
 	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 3, "DNS still entry 2");
 	/* an IPv6 chain too long to read is in both scopes, equal in
-	 * prefix, rank and port: the first entry's rule judges */
+	 * strictness, prefix, rank and port: the first entry's rule judges,
+	 * and the other's window is untouched */
 	CHECK(scoped(&f, "::/0", 0, TCP, 4, 0), "tcp6");
-	CHECK(scoped(&f, "::/0", 1, UDP, 7, 0), "udp6");
+	CHECK(scoped(&f, "::/0", 1, UDP, 4, 0), "udp6");
 	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0), 4,
 		 "a tie: entry 0");
+	CHECK_EQ(send_l4(&f, V6, 17, 54, 0, EXT_NONE, 10, T0), 4, "entry 1's window whole");
+	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10, T0), 0,
+		 "entry 0's spent");
 	fixture_close(&f);
 }
 
@@ -401,7 +405,7 @@ TEST(scope_ipv6_ext_headers_and_fragments)
 	CHECK_EQ(send_l4(&f, "198.18.0.23", 6, HOST_PORT, TCP_ACK, FRAG_LATER, 10, T0), 5,
 		 "later TCP fragments: in the SYN scope");
 	/* a chain longer than RL_MAX_EXT_HDRS: the protocol is unknown, so
-	 * every scope's best rule judges it (the DNS rule: narrowest) */
+	 * it is in every scope, and the strictest rule judges it (DNS's 3) */
 	CHECK_EQ(send_l4(&f, "2001:db8:21::1", 6, HOST_PORT, TCP_ACK,
 			 RL_MAX_EXT_HDRS + 1, 10, T0), 3, "send_l4(&f, \"2001:db8:21::1\", 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0)");
 	fixture_close(&f);
