@@ -42,11 +42,12 @@ INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
 CONFDIR ?= /etc/xdp-ratelimit
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' \
 	-DRL_CONF_DIR='"$(CONFDIR)"' $(INCLUDES)
-# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf, hiredis and libcrypto
-# (the fleet values' HMAC-SHA256, user/lib/sync_value.c); the CLI
+# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf, hiredis, libcrypto
+# (the fleet values' HMAC-SHA256, user/lib/sync_value.c) and zlib (a
+# kernel's gzipped config, user/lib/kernel_probe.c); the CLI
 # adds libmicrohttpd (the exporter); trafficgen and the bench write their
 # results with jansson.
-LIB_PKGS := libxdp libbpf hiredis libcrypto
+LIB_PKGS := libxdp libbpf hiredis libcrypto zlib
 LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || \
 	echo -lxdp -lbpf -lelf -lz -lhiredis -lcrypto) -lpthread
 CLI_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \

@@ -239,15 +239,24 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 		  int n)
 {
 	const struct rl_kernel_need *need;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], config[PATH_MAX];
+	struct rl_rt_probe rt;
+	enum rl_rt_sign sign;
 	struct utsname un;
 	struct stat st;
 	int ifindex;
 
+	if (uname(&un))
+		return rl_fail("attach: uname: %s", strerror(errno));
 	/* per-CPU state is only safe while XDP runs to completion on a CPU */
-	if (rl_preempt_rt("/sys/kernel/realtime"))
-		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
-	if (uname(&un) || !rl_cpu_ordered(un.machine))
+	rl_rt_probe_init(&rt, un.version, un.release, config, sizeof(config));
+	sign = rl_preempt_rt(&rt);
+	if (sign != RL_RT_NONE)
+		return rl_fail("attach: this kernel is PREEMPT_RT (%s): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT",
+			       sign == RL_RT_REALTIME ? "/sys/kernel/realtime is 1" :
+			       sign == RL_RT_VERSION ? "uname -v says PREEMPT_RT" :
+			       "its config sets CONFIG_PREEMPT_RT=y");
+	if (!rl_cpu_ordered(un.machine))
 		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (doc/design/cpus.md in the source tree) and could pass a bucket twice here; use an x86_64 machine",
 			       un.machine);
 	need = rl_kernel_missing(rl_kernel_probe);

@@ -212,19 +212,6 @@ void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns)
 		s->flags |= RL_F_COARSE_CLOCK;
 }
 
-int rl_preempt_rt(const char *realtime_path)
-{
-	char c = 0;
-	FILE *f = fopen(realtime_path, "r");
-
-	if (!f)
-		return 0;	/* no such file: not an RT kernel */
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-	return c == '1';
-}
-
 int rl_cpu_ordered(const char *machine)
 {
 	return !strcmp(machine, "x86_64");

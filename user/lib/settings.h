@@ -51,9 +51,6 @@ __u64 rl_budget(__u64 rate, __u64 window_ns);
  * ticks (coarse_tick_ns: clock_getres of CLOCK_MONOTONIC_COARSE). */
 void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns);
 
-/* 1 if the kernel is PREEMPT_RT (realtime_path: /sys/kernel/realtime). */
-int rl_preempt_rt(const char *realtime_path);
-
 /* 1 if a CPU of this `machine` (uname -m) orders memory as the program's
  * cross-CPU reads need: x86_64 (TSO). A weakly ordered CPU (aarch64 and
  * the others) may show a reader a roll's stores out of order. */
