@@ -180,12 +180,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			barrier_var(rule);
 		}
 	}
-	/* verification costs a lookup only to rules that read it */
+	/* verification costs a lookup only to rules that read it; the ACK
+	 * that proves a source is looked for whatever the rule (the record
+	 * of its SYN-ACK waits for it), not again on a CPU that knows */
 	if (rule && rl_rule_reads_verified(rule) && source_verified(src, &key, now)) {
 		how |= HOW_VERIFIED;
-		if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
-			how |= HOW_PROVEN_OVER;
+	} else if (!(src && rl_verified_holds(src->verified_ns, now,
+					      settings.verified_ttl_ns)) &&
+		   prove_source(ctx, &key, now)) {
+		how |= HOW_VERIFIED;
+		if (src)
+			src->verified_ns = now;
 	}
+	if ((how & HOW_VERIFIED) && rule && rule->ban_ns &&
+	    account_proven(ctx, &key, rule, now, len))
+		how |= HOW_PROVEN_OVER;
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
 	if (how & HOW_SCOPED) {
@@ -246,40 +255,61 @@ out:
 
 /*
  * The egress hook (tc clsact, on the interface and every --replies-via
- * one): a TCP segment the host sends that is neither SYN nor RST answers
- * its peer past a handshake, which verifies the peer (include/verified.h)
- * and, once a rule bans, the connection. It never changes a packet or its
- * fate.
+ * one), for the segments the host's own sockets send (a forwarded or
+ * bridged skb has no socket): a SYN-ACK is recorded for the peer's ACK to
+ * prove (include/verified.h); a segment of an established full socket,
+ * neither SYN nor RST, renews its peer's verification and, once a rule
+ * bans, the window it advertises. It never changes a packet or its fate,
+ * and lets the filters after it run (TC_ACT_UNSPEC).
  */
 SEC("tc")
 int rl_egress(struct __sk_buff *skb)
 {
 	struct rl_counters *cnt;
 	struct rl_config *cfg;
+	struct bpf_sock *sk;
 	struct rl_flow f;
+	struct rl_seg seg;
+	struct rl_key key;
 	__u32 zero = 0;
-	__u8 flags;
+	__u8 *tcp;
 	__u64 now;
 
-	if (!rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
-			  &f, 1, &flags)) {
+	sk = skb->sk;
+	if (!sk)
+		return TC_ACT_UNSPEC;	/* forwarded or bridged */
+	tcp = rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
+			   &f, 1, &seg);
+	if (!tcp) {
 		/* headers beyond the linear part: pull them once */
 		if (skb->len <= skb->data_end - skb->data ||
-		    bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128) ||
-		    !rl_parse_tcp((void *)(long)skb->data,
-				  (void *)(long)skb->data_end, &f, 1, &flags))
-			return TC_ACT_OK;
+		    bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128))
+			return TC_ACT_UNSPEC;
+		tcp = rl_parse_tcp((void *)(long)skb->data,
+				   (void *)(long)skb->data_end, &f, 1, &seg);
+		if (!tcp)
+			return TC_ACT_UNSPEC;
 	}
-	if (!rl_tcp_answers(flags))
-		return TC_ACT_OK;
+	if ((seg.flags & (RL_TCP_SYN | RL_TCP_ACK)) == (RL_TCP_SYN | RL_TCP_ACK)) {
+		record_synack(&f, &seg, tcp, (void *)(long)skb->data_end);
+		return TC_ACT_UNSPEC;
+	}
+	if (seg.flags & (RL_TCP_SYN | RL_TCP_RST))
+		return TC_ACT_UNSPEC;
+	/* a request, TIME_WAIT or control socket's segment proves nothing */
+	sk = bpf_sk_fullsock(sk);
+	if (!sk || sk->type != 1 /* SOCK_STREAM */ || sk->protocol != 6 /* TCP */ ||
+	    !rl_tcp_established(sk->state))
+		return TC_ACT_UNSPEC;
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cnt || !cfg)
-		return TC_ACT_OK;	/* cannot happen: arrays */
+		return TC_ACT_UNSPEC;	/* cannot happen: arrays */
 	now = rl_now(cfg);
 	cnt->replies++;
-	mark_verified(&f, now, cnt);
+	peer_key(&key, &f);
+	mark_verified(&key, now, cnt, 0);
 	if (RL_READ(cfg->bans_used))
-		mark_answered(&f, now);
-	return TC_ACT_OK;
+		mark_answered(&f, &seg, now);
+	return TC_ACT_UNSPEC;
 }
