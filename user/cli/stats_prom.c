@@ -71,8 +71,14 @@ static const struct iface_metric iface_metrics[] = {
 	{ "refused_sources_max", "gauge", "Entries the refused table holds at most.",
 	  NULL, IFACE_U64(refused_max) },
 	{ "verified_sources", "gauge",
-	  "Sources the host answered past a handshake within --verified-ttl (Verified sources).",
+	  "Sources that proved their return path within --verified-ttl (Verified sources).",
 	  NULL, IFACE_U64(verified_sources) },
+	{ "verified_total", "counter",
+	  "Sources that proved their return path while not verified (Verified sources).",
+	  NULL, IFACE_U64(tot.verified_new) },
+	{ "verified_evicted_total", "counter",
+	  "Verified entries the full verified table pushed out (size it: Verified sources).",
+	  NULL, IFACE_U64(verified_evicted) },
 };
 
 /* A label value, escaped as the format wants: \\, \" and \n. */

@@ -204,9 +204,10 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		" refused without an entry, %" PRIu64 " refused packets unlisted\n",
 		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
 		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
-	fprintf(f, "verified: %" PRIu64 " sources the host answered, %" PRIu64
-		" answers seen by the egress hook\n",
-		(uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
+	fprintf(f, "verified: %" PRIu64 " sources now, %" PRIu64 " proofs, %" PRIu64
+		" evicted; %" PRIu64 " segments of established connections seen\n",
+		(uint64_t)s->verified_sources, (uint64_t)s->tot.verified_new,
+		(uint64_t)s->verified_evicted, (uint64_t)s->tot.replies);
 	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
 		(uint64_t)s->tot.events_lost);
 	fputc('\n', f);
@@ -348,6 +349,8 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
 	rl_json_uint_field(j, "events_lost", t->events_lost);
 	rl_json_uint_field(j, "replies", t->replies);
+	rl_json_uint_field(j, "verified", t->verified_new);
+	rl_json_uint_field(j, "verified_evicted", s->verified_evicted);
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);

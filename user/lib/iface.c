@@ -18,16 +18,14 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
-	/* layout 7: rules and config ended before the fields layout 8 added
-	 * at their end; no scopes */
+	/* layout 8: `answered` held only when the host last answered, the
+	 * counters ended before verified_inserts; no `synacks` */
 	switch (i) {
-	case RL_MAP_IDX_rules:
-		return offsetof(struct rl_rule, burst);
-	case RL_MAP_IDX_config:
-		return offsetof(struct rl_config, scopes_used);
-	case RL_MAP_IDX_scopes:
-	case RL_MAP_IDX_scoped_v4:
-	case RL_MAP_IDX_scoped_v6:
+	case RL_MAP_IDX_answered:
+		return sizeof(__u64);
+	case RL_MAP_IDX_counters:
+		return offsetof(struct rl_counters, verified_inserts);
+	case RL_MAP_IDX_synacks:
 		return -1;
 	default:
 		return (int)rl_map_defs[i].value_size;
@@ -155,9 +153,9 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	if (rl_pin_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
-		/* layout 7 and later only grew config at its end */
-		if (info.value_size < (__u32)rl_layout_value_size(RL_LAYOUT_OLDEST_CARRIED,
-								  RL_MAP_IDX_config))
+		/* layout 7 and later only grew config at its end (layout 7's
+		 * ended before scopes_used) */
+		if (info.value_size < offsetof(struct rl_config, scopes_used))
 			off = RL_LAYOUT_OFFSET_UP_TO_6;
 		if (info.value_size < off + sizeof(layout)) {
 			close(fd);
