@@ -14,6 +14,17 @@
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
 #include "parse.h"
+/* How a packet is judged (`how` below): its source's state is in
+ * `newcomers`, not `sources`; the host verified it (read only for rules
+ * with a newcomer budget or a ban); its own answered connections exceed
+ * its quota (account_proven: only then may a drop ban). */
+#define HOW_NEWCOMERS	(1 << 0)
+#define HOW_VERIFIED	(1 << 1)
+#define HOW_PROVEN_OVER	(1 << 2)
+/* a scoped rule judges it (scope.bpf.h), in the window of the key
+ * rl_scoped_key() makes of the source and the rule */
+#define HOW_SCOPED	(1 << 3)
+
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
 #include "clock.bpf.h"
@@ -39,17 +50,6 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 	roll(st, now, key, table);
 	rl_quota_commit(st, len);
 }
-
-/* How a packet is judged (`how` below): its source's state is in
- * `newcomers`, not `sources`; the host verified it (read only for rules
- * with a newcomer budget or a ban); its own answered connections exceed
- * its quota (account_proven: only then may a drop ban). */
-#define HOW_NEWCOMERS	(1 << 0)
-#define HOW_VERIFIED	(1 << 1)
-#define HOW_PROVEN_OVER	(1 << 2)
-/* a scoped rule judges it (scope.bpf.h), in the window of the key
- * rl_scoped_key() makes of the source and the rule */
-#define HOW_SCOPED	(1 << 3)
 
 static __always_inline int how_table(int how)
 {
@@ -181,20 +181,12 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		}
 	}
 	/* verification costs a lookup only to rules that read it; the ACK
-	 * that proves a source is looked for whatever the rule (the record
-	 * of its SYN-ACK waits for it), not again on a CPU that knows */
-	if (rule && rl_rule_reads_verified(rule) && source_verified(src, &key, now)) {
+	 * that proves a source, and a ban's count, are looked for in one
+	 * call (verified.bpf.h) */
+	if (rule && rl_rule_reads_verified(rule) && source_verified(src, &key, now))
 		how |= HOW_VERIFIED;
-	} else if (!(src && rl_verified_holds(src->verified_ns, now,
-					      settings.verified_ttl_ns)) &&
-		   prove_source(ctx, &key, now)) {
-		how |= HOW_VERIFIED;
-		if (src)
-			src->verified_ns = now;
-	}
-	if ((how & HOW_VERIFIED) && rule && rule->ban_ns &&
-	    account_proven(ctx, &key, rule, now, len))
-		how |= HOW_PROVEN_OVER;
+	if (rule)
+		how |= proof_and_proven(ctx, &key, rule_id, now, how);
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
 	if (how & HOW_SCOPED) {

@@ -110,7 +110,9 @@ __noinline int verify_source(const struct rl_key *key, __u64 now)
  * A segment that reached the host: if it is the peer's ACK of a SYN-ACK
  * the host sent on its connection (`synacks`), source `key` is verified,
  * the record goes, and the connection counts as established for bans
- * (`answered`, with the SYN-ACK's window). 1 if it proved.
+ * (`answered`, with the SYN-ACK's window). 1 if it proved. (On 6.1 the
+ * program's frame and this chain of global functions share 512 bytes of
+ * stack: keep the program's frame at 224.)
  */
 __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 now)
 {
@@ -178,6 +180,35 @@ __noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
 	b.pkts = rule->pkt_budget;
 	b.bytes = rule->byte_budget;
 	return rl_proven_exceeds(v, win, &b);
+}
+
+/*
+ * The TCP side of a packet's verdict under rule slot `rule_id`
+ * (RL_NO_RULE: none), for source `key` that is verified (`how` has
+ * HOW_VERIFIED) or not: the ACK that proves it (prove_source, whatever
+ * the rule), then, under a rule that bans, its count toward a ban
+ * (account_proven). The flags to add to `how`. One call from the program,
+ * so that its own frame stays at 224 bytes: on 6.1 it and the deepest
+ * chain of global functions share 512 (and a rule slot, not a pointer
+ * that may be NULL, which 6.1 refuses a global function).
+ */
+__noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
+				__u32 rule_id, __u64 now, int how)
+{
+	const struct rl_rule *rule = NULL;
+	int add = 0;
+
+	if (!ctx || !key)
+		return 0;	/* cannot happen: the caller's pointers */
+	if (!(how & HOW_VERIFIED) && prove_source(ctx, key, now))
+		add = HOW_VERIFIED;
+	if (!((how | add) & HOW_VERIFIED) || rule_id == RL_NO_RULE)
+		return add;
+	rule = bpf_map_lookup_elem(&rules, &rule_id);
+	if (rule && (rule->flags & RL_RULE_F_USED) && rule->ban_ns &&
+	    account_proven(ctx, key, rule, now, (__u64)(ctx->data_end - ctx->data)))
+		add |= HOW_PROVEN_OVER;
+	return add;
 }
 
 /* The key of the peer a connection names, as `sources` keys it. */

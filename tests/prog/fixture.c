@@ -66,7 +66,7 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	if (getenv("RL_VERIFIER_STATS")) {
 		size_t n;
 		const char *l = strstr(bpf_program__log_buf(f->skel->progs.xdp_ratelimit,
-							    &n), "processed");
+							    &n), "verification time");
 
 		fprintf(stderr, "  verifier: %s", l ? l : "(no statistics)\n");
 	}
