@@ -11,6 +11,9 @@
 #   peer i is FIRST + i.
 #        answers.py --peer-acks IFACE DST_MAC HOST FIRST_PEER COUNT [STEP_BITS]
 #   the peers' ACKs, sent out of IFACE (the peers' side) to DST_MAC.
+#        answers.py --old-proof IFACE HOST FIRST_PEER COUNT [STEP_BITS]
+#   ACKs instead of SYN-ACKs: what layout-8 programs took as proof (the
+#   reload test's fixture of that layout).
 #        answers.py --peer-frame DST_MAC PEER HOST
 #   prints, in hex for trafficgen --hex, the peer's ACK on the connection
 #   these handshakes name (PEER:40000 to HOST:80): the first one proves,
@@ -54,7 +57,10 @@ elif sys.argv[1] == '--peer-acks':
         s.send(frame(bytes.fromhex(mac.replace(':', '')), own, str(p), host,
                      40000, 80, 1, ISN + 1, 0x10))
 else:
-    iface, host, first, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    old = sys.argv[1] == '--old-proof'
+    args = sys.argv[2:] if old else sys.argv[1:]
+    iface, host, first, count = args[0], args[1], args[2], int(args[3])
     s, own = packet_socket(iface)
-    for p in peers(first, count, int(sys.argv[5]) if len(sys.argv) > 5 else 64):
-        s.send(frame(b'\xff' * 6, own, host, str(p), 80, 40000, ISN, 1, 0x12))
+    for p in peers(first, count, int(args[4]) if len(args) > 4 else 64):
+        s.send(frame(b'\xff' * 6, own, host, str(p), 80, 40000, ISN, 1,
+                     0x10 if old else 0x12))
