@@ -119,7 +119,7 @@ nginx_up() { [ "$(get 198.19.1.1)" = 200 ]; }
 within 100 nginx_up || lib_abort setup "nginx does not answer through the router"
 
 verified_sources() { stats_json "$vrx" 0 | jq .interfaces[0].verified_sources; }
-verified_total() { stats_json "$vrx" 0 | jq '.interfaces[0].totals.verified // 0'; }
+verified_total() { stats_json "$vrx" 0 | jq ".interfaces[0].totals.verified_new // 0"; }
 bans() { rl ban list --iface "$vrx" --json | jq '.interfaces[0].bans | length'; }
 srcs4() { local i; for ((i = 1; i <= $1; i++)); do echo "198.18.$2.$i"; done; }
 srcs6() { local i; for ((i = 1; i <= $1; i++)); do printf '2001:db8:1:%x%02x::1\n' "$2" "$i"; done; }
@@ -128,7 +128,11 @@ rl attach "$vrx" --default-pps 100 >/dev/null &&
 	rl quota set default --new-pps "$new_pps" --ban 1m --iface "$vrx" >/dev/null ||
 	lib_abort setup "attach"
 # the real client, on both families: each one handshake, so verified
-ok=$(( $(served 198.19.1.1 1) + $(served '[2001:db8:ffff::1]' 1) ))
+# (a request a loaded machine did not answer within curl's 2 s is asked again)
+served_ok() { [ "$(get "$1")" = 200 ]; }
+ok=0
+within 5 served_ok 198.19.1.1 && ok=$((ok + 1))
+within 5 served_ok '[2001:db8:ffff::1]' && ok=$((ok + 1))
 two() { [ "$(verified_sources)" = 2 ]; }
 within 30 two
 check real_client_verified "ok == 2 && $(verified_sources) == 2" \
