@@ -5,7 +5,8 @@
  * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h, verified.bpf.h,
  * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
  * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
- * counters, events in events.bpf.h). A second program, rl_egress, marks
+ * counters, events in events.bpf.h); a refused SYN may be answered with a
+ * SYN cookie, and the ACK returning it passed (cookie.bpf.h). A second program, rl_egress, marks
  * the sources the host answers (verified.bpf.h). Each bpf/NAME.bpf.h holds
  * one job; every map is in maps.bpf.h.
  */
@@ -28,6 +29,7 @@
 #include "rule.bpf.h"
 #include "verified.bpf.h"
 #include "scope.bpf.h"
+#include "cookie.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -198,8 +200,14 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
 					      gen, how & HOW_VERIFIED)) {
-			count_refused(&key, len, now);
 			pass = 0;
+			if (!(rule->flags & RL_RULE_F_COOKIES) || (how & HOW_VERIFIED))
+				count_refused(&key, len, now);
+			else	/* --syn-cookies (cookie.bpf.h) */
+				pass = cookie_refused(ctx, &key, len, now);
+			/* answered: counted in cookies_sent, not as a drop */
+			if (pass == RL_COOKIE_SENT)
+				return XDP_TX;
 			goto out;
 		}
 		/* admitted by the newcomer budget: kept apart */

@@ -98,18 +98,17 @@ static __always_inline int peer_key(struct rl_key *key, const struct rl_flow *f)
 	return RL_PKT_V6;
 }
 
-/* The host answered the peer of `f` at `now`: mark it verified (or keep
- * it so; a write only every TTL/8), reporting `verified` when it was not. */
-static __always_inline void mark_verified(const struct rl_flow *f, __u64 now,
-					  struct rl_counters *cnt)
+/* The source `key` (of kind RL_PKT_V4 or RL_PKT_V6) proved its return
+ * path at `now`: mark it verified (or keep it so; a write only every
+ * TTL/8), reporting `verified` when it was not. */
+static __always_inline void verify_source(const struct rl_key *key, int kind,
+					  __u64 now, struct rl_counters *cnt)
 {
 	struct rl_verified fresh = { .answered_ns = now }, *v;
-	struct rl_key key;
-	int kind = peer_key(&key, f);
 	__u64 t;
 	long ev;
 
-	v = bpf_map_lookup_elem(&verified, &key);
+	v = bpf_map_lookup_elem(&verified, key);
 	if (v) {
 		t = RL_READ(v->answered_ns);
 		if (!rl_answer_stale(t, now, settings.verified_ttl_ns))
@@ -117,18 +116,28 @@ static __always_inline void mark_verified(const struct rl_flow *f, __u64 now,
 		RL_WRITE(v->answered_ns, now);
 		if (rl_verified_holds(t, now, settings.verified_ttl_ns))
 			return;
-	} else if (bpf_map_update_elem(&verified, &key, &fresh, BPF_NOEXIST)) {
+	} else if (bpf_map_update_elem(&verified, key, &fresh, BPF_NOEXIST)) {
 		return;	/* another CPU marked it first */
 	} else {
-		bpf_map_push_elem(&verified_bloom, &key, BPF_ANY);
+		bpf_map_push_elem(&verified_bloom, (void *)key, BPF_ANY);
 	}
 	cnt->verified_new++;
 	if (no_events)
 		return;
 	ev = event_budget(cnt, now);
 	if (ev >= 0)
-		report_source(RL_EVENT_VERIFIED, &key,
-			      find_rule(NULL, &key, kind, 0), now, ev);
+		report_source(RL_EVENT_VERIFIED, key,
+			      find_rule(NULL, key, kind, 0), now, ev);
+}
+
+/* The host answered the peer of `f` at `now`: it is verified. */
+static __always_inline void mark_verified(const struct rl_flow *f, __u64 now,
+					  struct rl_counters *cnt)
+{
+	struct rl_key key;
+	int kind = peer_key(&key, f);
+
+	verify_source(&key, kind, now, cnt);
 }
 
 /* The host answered connection `f` at `now`: what a ban may count. */
