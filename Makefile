@@ -10,10 +10,13 @@ PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # x86_64 only: the program's cross-CPU reads rely on x86's memory order
-# (README "One quota across CPUs"); attach refuses other CPUs too.
+# (README "One quota across CPUs"); attach refuses other CPUs too. `make
+# clean` works anywhere.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
 ifneq ($(ARCH),x86)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
 $(error xdp-ratelimit builds for x86_64 only: its cross-CPU counting relies on x86's memory order, and this machine is $(ARCH))
+endif
 endif
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
@@ -167,31 +170,18 @@ clean:
 $(OUTPUT) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/ratelimit.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
+# One rule for every BPF object: bpf/, tests/gen/ and bench/ hold them.
+# xdp_probe: whether freplace works (libxdp's dispatcher, user/lib/xdp_multi.c);
+# xdp_slot: the stub the dispatcher runs, tail-calling the program.
+vpath %.bpf.c bpf tests/gen bench
+$(OUTPUT)/%.bpf.o: %.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
+# the same source with a clock the program tests set
 $(OUTPUT)/ratelimit_test.bpf.o: bpf/ratelimit.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DRL_TEST_CLOCK -MMD -MP -c $< -o $@
-
-# whether freplace works: libxdp's dispatcher (user/lib/xdp_multi.c)
-$(OUTPUT)/xdp_probe.bpf.o: bpf/xdp_probe.bpf.c | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
-
-# the stub libxdp's dispatcher runs, tail-calling the program (user/lib/xdp_multi.c)
-$(OUTPUT)/xdp_slot.bpf.o: bpf/xdp_slot.bpf.c | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
-
-$(OUTPUT)/%.bpf.o: tests/gen/%.bpf.c | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
-
-$(OUTPUT)/%.bpf.o: bench/%.bpf.c | $(OUTPUT)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

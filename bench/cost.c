@@ -34,6 +34,7 @@
 #include "lib/loader.h"
 #include "lib/maps.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/settings.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"

@@ -13,6 +13,7 @@
 #include "lib/maps.h"
 #include "lib/source_sum.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/settings.h"
 #include "xdp_hold.h"
 

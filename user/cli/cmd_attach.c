@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "cli/cli.h"
 #include "lib/attach_txn.h"
+#include "lib/rule_replace.h"
 #include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "lib/kernel_probe.h"

@@ -28,6 +28,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "cli/stats_view.h"
 #include "lib/values.h"
 

@@ -13,6 +13,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/rule_txn.h"
 #include "cli/table.h"
 #include "lib/values.h"
@@ -211,7 +212,7 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
 	/* on top of the rules an interrupted restore was bringing in */
-	ret = rl_rules_txn_finish(&ifc, err, sizeof(err));
+	ret = rl_rule_txn_finish(&ifc, err, sizeof(err));
 	if (ret > 0)
 		printf("%s: completed the rule set of an interrupted restore\n",
 		       name);

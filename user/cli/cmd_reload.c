@@ -51,6 +51,7 @@
 #include "lib/reload_carry.h"
 #include "lib/reload_txn.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/settings.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"

@@ -386,9 +386,9 @@ static int apply(const struct plan *pl)
 			printf("%s: %d rule%s\n", t->name, t->n, t->n == 1 ? "" : "s");
 			continue;
 		}
-		ret = rl_rules_txn_finish(&t->ifc, err, sizeof(err));
+		ret = rl_rule_txn_finish(&t->ifc, err, sizeof(err));
 		if (ret >= 0)
-			ret = rl_rules_txn_replace(&t->ifc, t->rules, t->n, err,
+			ret = rl_rule_txn_replace(&t->ifc, t->rules, t->n, err,
 						   sizeof(err));
 		if (ret < 0)
 			return rl_fail("%s: %s", t->name, err);

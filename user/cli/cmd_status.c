@@ -46,7 +46,7 @@ static const char *check_iface(const char *name, struct rl_iface *ifc,
 		return "the interface is gone (deleted or moved); the program no longer runs";
 	if ((__u32)ifindex != ifc->cfg.set.ifindex)
 		return "the link is attached to another interface than recorded";
-	if (rl_rules_txn_pending(name) && !rl_change_running())
+	if (rl_rule_txn_pending(name) && !rl_change_running())
 		return "a restore was cut short (CLI killed?): 'quota list' shows the rule set it was applying, not all enforced yet; run the restore again, or any 'quota set/del' on this interface, to complete it";
 	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
 		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";

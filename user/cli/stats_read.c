@@ -12,6 +12,8 @@
 #include "cli/cli.h"
 #include "lib/iface.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
+#include "lib/rule_lookup.h"
 #include "cli/stats.h"
 #include "lib/verified_map.h"
 #include "lib/values.h"

@@ -50,6 +50,7 @@
 #include "lib/pin.h"
 #include "remote.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "cli/stats_view.h"
 #include "cli/sync_agent.h"
 #include "lib/sync_redis.h"

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include "lib/loader.h"
 #include "lib/rule.h"
+#include "lib/rule_store.h"
 #include "lib/settings.h"
 #include "verified.h"
 

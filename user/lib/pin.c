@@ -159,11 +159,13 @@ int rl_lock(char *err, size_t errlen)
 	int fd = open(RL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || flock(fd, LOCK_EX)) {
+		int e = -errno;
+
 		snprintf(err, errlen, "cannot lock %s: %s", RL_PIN_ROOT,
-			 strerror(errno));
+			 strerror(-e));
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return e;
 	}
 	return fd;
 }

@@ -26,7 +26,7 @@
 int rl_pins_prepare(char *err, size_t errlen);
 
 /* Exclusive lock over every change under RL_PIN_ROOT (attach, detach,
- * quota set/del); released by rl_unlock or exit. Returns an fd or -1. */
+ * quota set/del); released by rl_unlock or exit. Returns an fd or -errno. */
 int rl_lock(char *err, size_t errlen);
 /* Are we in a mount namespace of our own (ip netns exec), which hides
  * the machine's pins? */

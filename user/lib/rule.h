@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Quota rules in the running program's maps (xdp-ratelimit(8), quota). A
- * rule lives in a slot of `rules`; rules_v4/rules_v6 map its prefix to the
- * slot. Every change bumps config.rules_gen so sources re-resolve their
- * rule on their next packet, keeping their counters. Callers hold the
- * interface lock. Errors name no command: callers add their context.
+ * Quota rules (xdp-ratelimit(8), quota): the model. A rule's limits as
+ * `quota set` changes them, checked against an interface's settings, its
+ * prefix and scope, its text and order. The rules in the maps are
+ * rule_store.h, a whole set in one change rule_replace.h, the rule of a
+ * source rule_lookup.h. Errors name no command: callers add their context.
  */
 #ifndef RL_RULE_H
 #define RL_RULE_H
@@ -85,80 +85,6 @@ bool rl_rule_same_key(const struct rl_rule *a, const struct rl_rule *b);
 /* The order of rl_rule_list: IPv4 first, then prefix length, address,
  * scope (unscoped first). */
 int rl_rule_cmp(const void *a, const void *b);
-
-/*
- * Make the rules exactly `want` (n rules as userspace holds them, any
- * order, each prefix and scope once) in
- * one change: rules absent from it are deleted, changed ones rewritten in
- * their slot (keeping their aggregate and newcomer windows; the default's
- * shared windows stay while either half of it was set), new ones added; a
- * rule that is already as wanted is not touched, and when none differs
- * nothing is written at all (not even the generation, unless a change cut
- * short left it odd: that is completed). Bans are never lifted. Returns how
- * many rules it added, changed or deleted, or a negative errno with err
- * set.
- */
-int rl_rule_replace(const struct rl_maps *m, const struct rl_rule *want,
-		    int n, char *err, size_t errlen);
-
-/* quota set and del of the unscoped rule of `p`. */
-int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
-		const struct rl_prefix *p, const struct rl_rule_change *c,
-		char *err, size_t errlen);
-int rl_rule_del(const struct rl_maps *m, const struct rl_prefix *p,
-		char *err, size_t errlen);
-/* The same for the rule of `p` and `scope` (NULL or rank 0: unscoped). A
- * scope is given an entry of `scopes` with its first rule and freed with
- * its last. */
-int rl_rule_set_scoped(const struct rl_maps *m, const struct rl_settings *s,
-		       const struct rl_prefix *p, const struct rl_scope *scope,
-		       const struct rl_rule_change *c, char *err, size_t errlen);
-int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
-		       const struct rl_scope *scope, char *err, size_t errlen);
-
-/* All rules as userspace holds them (rule_scope.h), IPv4 first, then by
- * prefix length, address and scope. Returns the count (at most max) or a
- * negative errno. */
-int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
-
-/* The rule that covers a tracked source (longest prefix), or -ENOENT. */
-int rl_rule_lookup(const struct rl_maps *m, const struct rl_key *key,
-		   bool v6, struct rl_rule *out);
-
-/*
- * Rule slots read so far, so that finding the rule of every one of a
- * million sources costs one read per rule rather than an LPM lookup per
- * source. Zero-initialised; rl_rule_cache_free() when done.
- */
-struct rl_rule_cache {
-	struct rl_rule *rules;		/* RL_MAX_RULES, allocated on first use */
-	__u8 *state;			/* RL_SLOT_* */
-};
-
-enum { RL_SLOT_UNREAD, RL_SLOT_USED, RL_SLOT_UNUSABLE };
-
-void rl_rule_cache_free(struct rl_rule_cache *rc);
-
-/*
- * The rule covering a source: the one its CPUs resolved in the current
- * rules generation (rule_cached; rule_id RL_NO_RULE when none covers it),
- * else an LPM lookup as the program would make. NULL when no rule covers
- * it; `found` is room for a rule looked up.
- */
-const struct rl_rule *rl_rule_of_source(const struct rl_maps *m,
-					struct rl_rule_cache *rc,
-					const struct rl_key *key,
-					bool rule_cached, __u32 rule_id,
-					struct rl_rule *found);
-
-/* The `scopes` map (RL_MAX_SCOPES entries), and a rule read from `rules`
- * turned into the form userspace holds (its scope's content). */
-int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
-void rl_rule_from_map(struct rl_rule *r, const struct rl_scope *table);
-
-/* The rule in slot `slot` as userspace holds it (the rule of a scoped
- * window: rl_scoped_source), or -ENOENT when the slot holds none. */
-int rl_rule_read_slot(const struct rl_maps *m, __u32 slot, struct rl_rule *out);
 
 /* How views name a rule (userspace form): its prefix, then its scope
  * ("0.0.0.0/0 tcp syn"). */

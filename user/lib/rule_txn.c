@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/pin.h"
+#include "lib/rule_replace.h"
+#include "lib/rule_store.h"
 #include "lib/rule_txn.h"
 
 /* Tries of rl_rules_read before it settles for what it read: each retry
@@ -19,7 +21,7 @@ static void txn_path(const char *iface, char *buf, size_t len)
 	rl_pin_path(buf, len, iface, RL_PIN_RESTORING);
 }
 
-bool rl_rules_txn_pending(const char *iface)
+bool rl_rule_txn_pending(const char *iface)
 {
 	char path[PATH_MAX];
 
@@ -70,7 +72,7 @@ static int txn_apply(const struct rl_iface *ifc, const struct rl_rule *want,
 	return ret;
 }
 
-int rl_rules_txn_finish(const struct rl_iface *ifc, char *err, size_t errlen)
+int rl_rule_txn_finish(const struct rl_iface *ifc, char *err, size_t errlen)
 {
 	struct rl_rule *want = calloc(RL_MAX_RULES, sizeof(*want));
 	int n, ret;
@@ -95,7 +97,7 @@ int rl_rules_txn_finish(const struct rl_iface *ifc, char *err, size_t errlen)
 	return ret;
 }
 
-int rl_rules_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
+int rl_rule_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
 			 int n, char *err, size_t errlen)
 {
 	struct rl_rule *live = calloc(RL_MAX_RULES, sizeof(*live));
@@ -174,7 +176,7 @@ int rl_rules_read(const struct rl_iface *ifc, struct rl_rule *out, int max)
 		/* every change moves the generation; a restore pins its set
 		 * before it moves it */
 		if (after.rules_gen == before.rules_gen &&
-		    !rl_rules_txn_pending(ifc->name))
+		    !rl_rule_txn_pending(ifc->name))
 			return n;
 	}
 	return n;

@@ -20,17 +20,17 @@
 
 /* Under the lock: complete a replacement cut short, if any. 1 when there
  * was one, 0 when none, or a negative errno with err set. */
-int rl_rules_txn_finish(const struct rl_iface *ifc, char *err, size_t errlen);
+int rl_rule_txn_finish(const struct rl_iface *ifc, char *err, size_t errlen);
 
-/* Under the lock, after rl_rules_txn_finish: make the rules `want` (n).
+/* Under the lock, after rl_rule_txn_finish: make the rules `want` (n).
  * Returns how many rules were added, changed or deleted (0: nothing was
  * written), or a negative errno with err set. */
-int rl_rules_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
+int rl_rule_txn_replace(const struct rl_iface *ifc, const struct rl_rule *want,
 			 int n, char *err, size_t errlen);
 
 /* Is a replacement of the rules of `iface` pinned (in progress or cut
  * short)? */
-bool rl_rules_txn_pending(const char *iface);
+bool rl_rule_txn_pending(const char *iface);
 
 /*
  * The rule set as `quota list` shows it, for readers that take no lock:

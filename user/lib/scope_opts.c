@@ -43,7 +43,7 @@ int rl_scope_parse_proto(const char *s, __u8 *proto, char *err, size_t len)
 	}
 	if (rl_parse_uint(s, "a protocol", 0, 255, &v, why, sizeof(why))) {
 		snprintf(err, len, "'%s' is not a protocol: allowed: " ALLOWED_PROTOS, s);
-		return -1;
+		return -EINVAL;
 	}
 	*proto = (__u8)v;
 	return 0;
@@ -55,7 +55,7 @@ static int parse_port(const char *s, __u16 *port)
 	__u64 v;
 
 	if (rl_parse_uint(s, "a port", 1, 65535, &v, why, sizeof(why)))
-		return -1;
+		return -EINVAL;
 	*port = (__u16)v;
 	return 0;
 }
@@ -84,7 +84,7 @@ int rl_scope_parse_dport(const char *s, __u16 *lo, __u16 *hi, char *err,
 	return 0;
 bad:
 	snprintf(err, len, "'%s' is not a port or port range: allowed: " ALLOWED_PORTS, s);
-	return -1;
+	return -EINVAL;
 }
 
 struct rl_scope rl_scope_of(__u8 proto, __u8 flags, __u16 dport_lo,
@@ -107,11 +107,11 @@ int rl_scope_check(const struct rl_scope_opts *o, struct rl_scope *out,
 	if (o->dport_set && (!o->proto_set ||
 			     (o->proto != RL_PROTO_TCP && o->proto != RL_PROTO_UDP))) {
 		snprintf(err, len, "--dport needs --proto tcp or --proto udp (ports are TCP's and UDP's)");
-		return -1;
+		return -EINVAL;
 	}
 	if (o->syn && (!o->proto_set || o->proto != RL_PROTO_TCP)) {
 		snprintf(err, len, "--syn needs --proto tcp (SYN is a TCP flag)");
-		return -1;
+		return -EINVAL;
 	}
 	if (o->proto_set)
 		*out = rl_scope_of(o->proto, (o->dport_set ? RL_SCOPE_F_DPORT : 0) |

@@ -41,7 +41,7 @@ struct rl_scope_opts {
 	__u16 dport_lo, dport_hi;
 };
 
-/* --proto: tcp, udp, icmp, icmpv6 or a number 0-255. 0, or -1 with err. */
+/* --proto: tcp, udp, icmp, icmpv6 or a number 0-255. 0, or -EINVAL with err. */
 int rl_scope_parse_proto(const char *s, __u8 *proto, char *err, size_t len);
 /* --dport: PORT or PORT-PORT, ports 1-65535, the first no higher. */
 int rl_scope_parse_dport(const char *s, __u16 *lo, __u16 *hi, char *err,

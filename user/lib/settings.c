@@ -107,43 +107,43 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 	if (r->nbuckets < 1 || r->nbuckets > RL_MAX_BUCKETS) {
 		snprintf(err, errlen, "--buckets %u is out of range: use 1 to %u",
 			 r->nbuckets, RL_MAX_BUCKETS);
-		return -1;
+		return -EINVAL;
 	}
 	rl_format_duration(r->window_ns, w, sizeof(w));
 	if (r->window_ns > RL_MAX_WINDOW_NS) {
 		snprintf(err, errlen, "--window %s is too long: use at most 1m", w);
-		return -1;
+		return -EINVAL;
 	}
 	if (r->window_ns / r->nbuckets < RL_MIN_BUCKET_NS) {
 		rl_format_duration(RL_MIN_BUCKET_NS * r->nbuckets, minw, sizeof(minw));
 		snprintf(err, errlen,
 			 "--window %s is too short for %u buckets: each bucket must be at least 1ms wide; use --window %s or more, or fewer --buckets",
 			 w, r->nbuckets, minw);
-		return -1;
+		return -EINVAL;
 	}
 	if (r->v6_prefix < 1 || r->v6_prefix > 128) {
 		snprintf(err, errlen, "--ipv6-prefix %u is out of range: use 1 to 128",
 			 r->v6_prefix);
-		return -1;
+		return -EINVAL;
 	}
 	if (r->max_sources < RL_MIN_MAX_SOURCES || r->max_sources > RL_MAX_MAX_SOURCES) {
 		snprintf(err, errlen, "--max-sources %llu is out of range: use %u to %u",
 			 (unsigned long long)r->max_sources, RL_MIN_MAX_SOURCES,
 			 RL_MAX_MAX_SOURCES);
-		return -1;
+		return -EINVAL;
 	}
 	if (r->verified_ttl_ns < RL_MIN_VERIFIED_TTL_NS ||
 	    r->verified_ttl_ns > RL_MAX_VERIFIED_TTL_NS) {
 		rl_format_duration(r->verified_ttl_ns, w, sizeof(w));
 		snprintf(err, errlen, "--verified-ttl %s is out of range: use 1s to 24h (default 10m)",
 			 w);
-		return -1;
+		return -EINVAL;
 	}
 	if (ncpus < 1 || ncpus > RL_MAX_CPUS) {
 		snprintf(err, errlen,
 			 "possible CPU ids up to %d: xdp-ratelimit supports ids 0 to %u",
 			 ncpus - 1, RL_MAX_CPUS - 1);
-		return -1;
+		return -EINVAL;
 	}
 	s->window_ns = r->window_ns;
 	s->bucket_ns = r->window_ns / r->nbuckets;
