@@ -328,6 +328,7 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 	if (!cookie_parse(data, end, s))
 		return 0;
 
+	/* valid: the mark the host's SYNPROXY rule matches (RL_COOKIE_MARK_*) */
 	if (s->v6) {
 		struct ipv6hdr *ip6 = data + s->l3;
 
@@ -335,21 +336,29 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 		    data + s->l4 + sizeof(struct tcphdr) > end)
 			return 0;
 		err = bpf_tcp_raw_check_syncookie_ipv6(ip6, data + s->l4);
-		if (!err)
-			rl_parse_ipv6(&(struct rl_cursor){ .pos = ip6 }, end, &key,
-				      settings.v6_mask);
+		if (err)
+			return 0;
+		rl_parse_ipv6(&(struct rl_cursor){ .pos = ip6 }, end, &key,
+			      settings.v6_mask);
+		*(__be32 *)ip6 = (*(__be32 *)ip6 & RL_HTONL(0xfff00000)) |
+				 RL_HTONL(RL_COOKIE_MARK_V6);
 	} else {
 		struct iphdr *iph = data + s->l3;
+		__u16 old;
 
 		if ((void *)(iph + 1) > end ||
 		    data + s->l4 + sizeof(struct tcphdr) > end)
 			return 0;
 		err = bpf_tcp_raw_check_syncookie_ipv4(iph, data + s->l4);
-		if (!err)
-			rl_v4_mapped(key.addr, &iph->saddr);
+		if (err)
+			return 0;
+		rl_v4_mapped(key.addr, &iph->saddr);
+		old = iph->frag_off;
+		iph->frag_off |= RL_HTONS(RL_COOKIE_MARK_V4);
+		/* RFC 1624: HC' = ~(~HC + ~m + m') */
+		iph->check = csum_fold32((__u64)(__u16)~iph->check + (__u16)~old +
+					 iph->frag_off);
 	}
-	if (err)
-		return 0;
 	verify_source(&key, s->v6 ? RL_PKT_V6 : RL_PKT_V4, now, cnt);
 	return 1;
 }

@@ -74,6 +74,12 @@
 /* The window scale a cookie SYN-ACK offers when the config holds none:
  * what Linux offers with the default tcp_rmem. */
 #define RL_COOKIE_DEFAULT_WSCALE	7
+/* The mark of an ACK the program passed for a valid cookie, which the
+ * host's SYNPROXY rule matches (user/lib/cookie_host.c): IPv4's reserved
+ * flag bit (RFC 791: must be zero, so no sender sets it), IPv6's flow
+ * label (0xc00c1, read only by SYNPROXY, which answers it). */
+#define RL_COOKIE_MARK_V4	0x8000
+#define RL_COOKIE_MARK_V6	0xc00c1
 
 /* ---- newcomer budgets (include/newcomer.h) and bans (include/ban.h) ---- */
 /* `aggregates` holds two windows per rule: its aggregate at the rule's

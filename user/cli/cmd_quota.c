@@ -19,7 +19,7 @@
 #include "lib/values.h"
 
 enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
-       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_PROTO, OPT_DPORT,
+       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_COOKIES, OPT_PROTO, OPT_DPORT,
        OPT_SYN, OPT_IFACE, OPT_JSON };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
@@ -52,6 +52,8 @@ static const struct rl_opt set_opts[] = {
 	  "(1ms to 1440m, a day; 0: no bans)" },
 	{ OPT_BURST, "burst", "N|unlimited",
 	  "packets a source may pass in one bucket of the window at most" },
+	{ OPT_COOKIES, "syn-cookies", "on|off",
+	  "answer a refused SYN of an unverified source with a SYN cookie (default off)" },
 	OPT_QUOTA_SCOPE,
 	OPT_QUOTA_IFACE,
 	{ 0 }
@@ -148,6 +150,12 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_BURST:
 		ch->have_burst = true;
 		return parse_burst(arg, &ch->burst);
+	case OPT_COOKIES:
+		ch->have_cookies = true;
+		ch->cookies = !strcmp(arg, "on");
+		if (!ch->cookies && strcmp(arg, "off"))
+			return rl_usage_err("quota set: --syn-cookies: '%s' is neither on nor off", arg);
+		return 0;
 	case OPT_PPS:
 		val = &ch->pps, have = &ch->have_pps;
 		break;
@@ -194,7 +202,7 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 	if (rl_scope_check(&a->scope_opts, &a->scope, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
 	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban, --burst");
+		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban, --burst, --syn-cookies");
 	return 0;
 }
 
@@ -236,6 +244,8 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	}
 	printf("%s: rule %s%s %s\n", name, buf, scope,
 	       !strcmp(verb, "set") ? "set" : "deleted");
+	if (!strcmp(verb, "set") && a->change.have_cookies && a->change.cookies)
+		return rl_cookies_ensure(name);
 	return RL_EXIT_OK;
 }
 
@@ -280,6 +290,7 @@ static void scope_json(struct rl_json *j, const struct rl_rule *r)
 	else
 		rl_json_null_field(j, "syn");
 	rl_json_uint_or_null_field(j, "burst", r->burst, r->burst);
+	rl_json_bool_field(j, "syn_cookies", r->flags & RL_RULE_F_COOKIES);
 }
 
 static void rules_json(struct rl_json *j, const void *ctx)
@@ -316,7 +327,7 @@ static void rules_json(struct rl_json *j, const void *ctx)
 
 /* The columns of quota list: the prefix, a limit per rule field, the ban. */
 enum { COL_PREFIX, COL_SCOPE, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS,
-       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, NR_COLS };
+       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, COL_COOKIES, NR_COLS };
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
@@ -338,6 +349,8 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_scope_text(&s, buf, len);
 		if (!buf[0])
 			snprintf(buf, len, "-");
+	} else if (col == COL_COOKIES) {
+		snprintf(buf, len, "%s", r->flags & RL_RULE_F_COOKIES ? "on" : "-");
 	} else if (col == COL_BURST) {
 		if (r->burst)
 			snprintf(buf, len, "%llu", (unsigned long long)r->burst);
@@ -362,6 +375,7 @@ static void rules_table(const void *ctx)
 		{ "BPS", false }, { "AGGREGATE_PPS", false },
 		{ "AGGREGATE_BPS", false }, { "NEW_PPS", false },
 		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
+		{ "SYN_COOKIES", true },
 	};
 	const struct rule_list *l = ctx;
 

@@ -384,6 +384,9 @@ static int apply(const struct plan *pl)
 			if (ret)
 				return ret;
 			printf("%s: %d rule%s\n", t->name, t->n, t->n == 1 ? "" : "s");
+			if (rl_rules_want_cookies(t->rules, t->n) &&
+			    rl_cookies_ensure(t->name))
+				return RL_EXIT_FAIL;
 			continue;
 		}
 		ret = rl_rule_txn_finish(&t->ifc, err, sizeof(err));
@@ -398,6 +401,8 @@ static int apply(const struct plan *pl)
 		else
 			printf("%s: %d rule%s, unchanged\n", t->name, t->n,
 			       t->n == 1 ? "" : "s");
+		if (rl_rules_want_cookies(t->rules, t->n) && rl_cookies_ensure(t->name))
+			return RL_EXIT_FAIL;
 	}
 	return RL_EXIT_OK;
 }

@@ -185,6 +185,8 @@ static void write_limits(FILE *f, const struct rl_rule *r)
 		if (o->kind == RL_RULE_OPT_DURATION) {
 			rl_format_duration(v, d, sizeof(d));
 			fprintf(f, " --%s %s", o->name, d);
+		} else if (o->kind == RL_RULE_OPT_SWITCH) {
+			fprintf(f, " --%s on", o->name);
 		} else {	/* RATE, COUNT */
 			fprintf(f, " --%s %" PRIu64, o->name, (uint64_t)v);
 		}

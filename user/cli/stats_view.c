@@ -207,6 +207,9 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 	fprintf(f, "verified: %" PRIu64 " sources the host answered, %" PRIu64
 		" answers seen by the egress hook\n",
 		(uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
+	fprintf(f, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
+		PRIu64 " bad (their ACKs dropped)\n", (uint64_t)s->tot.cookies_sent,
+		(uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
 	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
 		(uint64_t)s->tot.events_lost);
 	fputc('\n', f);
@@ -348,6 +351,9 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
 	rl_json_uint_field(j, "events_lost", t->events_lost);
 	rl_json_uint_field(j, "replies", t->replies);
+	rl_json_uint_field(j, "syn_cookies_sent", t->cookies_sent);
+	rl_json_uint_field(j, "syn_cookies_valid", t->cookies_valid);
+	rl_json_uint_field(j, "syn_cookies_bad", t->cookies_bad);
 	if (watch)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);

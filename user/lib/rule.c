@@ -41,7 +41,7 @@ bool rl_rule_change_any(const struct rl_rule_change *c)
 {
 	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps ||
 	       c->have_new_pps || c->have_new_bps || c->have_ban ||
-	       c->have_burst;
+	       c->have_burst || c->have_cookies;
 }
 
 bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
@@ -54,7 +54,7 @@ bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
 }
 
 #define RULE_OPT(opt, field, kind) \
-	{ opt, offsetof(struct rl_rule, field), RL_RULE_OPT_##kind }
+	{ opt, offsetof(struct rl_rule, field), RL_RULE_OPT_##kind, 0 }
 
 const struct rl_rule_opt rl_rule_opts[] = {
 	RULE_OPT("pps", pps, RATE),
@@ -65,6 +65,7 @@ const struct rl_rule_opt rl_rule_opts[] = {
 	RULE_OPT("new-bps", new_bps, RATE),
 	RULE_OPT("ban", ban_ns, DURATION),
 	RULE_OPT("burst", burst, COUNT),
+	{ "syn-cookies", 0, RL_RULE_OPT_SWITCH, RL_RULE_F_COOKIES },
 	{ NULL }
 };
 
@@ -79,6 +80,8 @@ static __u64 *opt_field(struct rl_rule *r, const struct rl_rule_opt *o)
 
 __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o)
 {
+	if (o->kind == RL_RULE_OPT_SWITCH)
+		return !!(r->flags & o->bit);
 	return *opt_field((struct rl_rule *)r, o);
 }
 
@@ -96,7 +99,8 @@ void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
 {
 	memset(r, 0, sizeof(*r));
 	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
-		*opt_field(r, o) = opt_unset(o);
+		if (o->kind != RL_RULE_OPT_SWITCH)
+			*opt_field(r, o) = opt_unset(o);
 	r->flags = RL_RULE_F_USED | (p->v6 ? RL_RULE_F_V6 : 0);
 	r->prefixlen = p->len;
 	memcpy(r->addr, p->addr, p->v6 ? 16 : 4);
@@ -121,6 +125,9 @@ void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 		r->ban_ns = c->ban_ns;
 	if (c->have_burst)
 		r->burst = c->burst;
+	if (c->have_cookies)
+		r->flags = c->cookies ? r->flags | RL_RULE_F_COOKIES
+				      : r->flags & ~RL_RULE_F_COOKIES;
 	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
 	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);

@@ -26,6 +26,8 @@ struct rl_rule_change {
 	/* --burst: packets per bucket, 0 for none */
 	bool have_burst;
 	__u64 burst;
+	/* --syn-cookies on|off (RL_RULE_F_COOKIES) */
+	bool have_cookies, cookies;
 };
 
 /* Does the change name any field? */
@@ -45,12 +47,14 @@ enum rl_rule_opt_kind {
 	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
 	RL_RULE_OPT_DURATION,	/* DURATION|0; unset: 0 */
 	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
+	RL_RULE_OPT_SWITCH,	/* on|off, a bit of flags; unset: off (0) */
 };
 
 struct rl_rule_opt {
 	const char *name;		/* "aggregate-pps" */
 	size_t offset;			/* of its __u64 in struct rl_rule */
 	enum rl_rule_opt_kind kind;
+	__u32 bit;			/* SWITCH: its RL_RULE_F_* (offset: none) */
 };
 
 extern const struct rl_rule_opt rl_rule_opts[];	/* ends with { NULL } */
