@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * SYN cookies at the driver (xdp-ratelimit(8) SYN COOKIES). An unverified
- * source's SYN that a rule with --syn-cookies refuses is answered here with
+ * source's SYN under a rule with --syn-cookies is answered here with
  * a SYN-ACK whose sequence number is the kernel's own SYN cookie
  * (bpf_tcp_raw_gen_syncookie_*, the kernel's secret), sent back out of the
  * interface (XDP_TX) within the interface's budget. The ACK returning a
  * valid cookie (bpf_tcp_raw_check_syncookie_*) proves the return path: it
  * verifies its source and passes to the host, whose SYNPROXY (the nft table
- * attach adds) completes the handshake with the listener. The options are
+ * of user/lib/cookie_host.c) completes the handshake with the listener. The options are
  * what the kernel's cookies carry: the MSS in the cookie; window scale, SACK
  * and ECN in the low bits of the timestamp, which SYNPROXY decodes from the
  * echo (a client without timestamps gets the MSS only).
@@ -20,10 +20,9 @@
 #include "parse.h"
 #include "events.h"
 #include "verified.bpf.h"
-#include "refused.bpf.h"
 
-/* What a refused packet became (cookie_refused) */
-#define RL_COOKIE_DROP	0	/* dropped as refused */
+/* What cookie_first() made of a packet */
+#define RL_COOKIE_DROP	0	/* nothing: judged as any packet */
 #define RL_COOKIE_PASS	1	/* an ACK returning a valid cookie */
 #define RL_COOKIE_SENT	2	/* a SYN answered with a SYN-ACK: XDP_TX */
 
@@ -363,8 +362,19 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 	return 1;
 }
 
-/* What a refused SYN or ACK becomes (RL_COOKIE_*), counted */
-static __always_inline int cookie_verdict(struct xdp_md *ctx, __u64 now)
+/*
+ * A packet of an unverified source under a rule with --syn-cookies
+ * (rl_rule_cookies): a SYN is answered with a SYN-ACK carrying a cookie
+ * while the interface's budget of them lasts (RL_COOKIE_SENT); an ACK
+ * returning a valid cookie passes, marked for the host's SYNPROXY, and
+ * verifies its source (RL_COOKIE_PASS). Anything else, a SYN past the
+ * budget and an ACK without a valid cookie included, is judged as any
+ * packet (RL_COOKIE_DROP: "not answered here"). Every SYN, not only those
+ * the newcomer budget would refuse: during a flood a SYN it admits would
+ * open a handshake whose ACK it refuses. A global function: its frame is
+ * not the program's, whose stack the cross-CPU sum fills.
+ */
+__noinline int cookie_first(struct xdp_md *ctx, __u64 now)
 {
 	struct rl_counters *cnt;
 	struct cookie_seg s;
@@ -372,7 +382,7 @@ static __always_inline int cookie_verdict(struct xdp_md *ctx, __u64 now)
 	__u8 flags;
 
 	cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (!cnt || (settings.flags & RL_F_DRY_RUN))
+	if (!ctx || !cnt || (settings.flags & RL_F_DRY_RUN))
 		return RL_COOKIE_DROP;	/* a dry run passes everything */
 	if (!cookie_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, &s))
 		return RL_COOKIE_DROP;
@@ -387,7 +397,7 @@ static __always_inline int cookie_verdict(struct xdp_md *ctx, __u64 now)
 		cnt->cookies_sent++;
 		return RL_COOKIE_SENT;
 	}
-	if ((flags & (RL_TCP_SYN | RL_TCP_ACK | RL_TCP_RST)) != RL_TCP_ACK)
+	if ((flags & (RL_TCP_SYN | RL_TCP_ACK | RL_TCP_RST | RL_TCP_FIN)) != RL_TCP_ACK)
 		return RL_COOKIE_DROP;
 	if (!cookie_ack(ctx, now)) {
 		cnt->cookies_bad++;
@@ -395,26 +405,5 @@ static __always_inline int cookie_verdict(struct xdp_md *ctx, __u64 now)
 	}
 	cnt->cookies_valid++;
 	return RL_COOKIE_PASS;
-}
-
-/*
- * A packet of `len` bytes an unverified source `key` sent, refused by its
- * rule, which has --syn-cookies: a SYN is answered with a cookie while the
- * interface's budget of them lasts, an ACK returning a valid cookie
- * passes; anything else stays dropped, counted as refused (RL_COOKIE_*).
- * A global function: its frame is not the program's, whose stack the
- * cross-CPU sum fills.
- */
-__noinline int cookie_refused(struct xdp_md *ctx, const struct rl_key *key,
-			      __u64 len, __u64 now)
-{
-	int ret;
-
-	if (!ctx || !key)
-		return RL_COOKIE_DROP;	/* cannot happen: the caller's */
-	ret = cookie_verdict(ctx, now);
-	if (ret == RL_COOKIE_DROP)
-		count_refused(key, len, now);
-	return ret;
 }
 #endif /* RL_COOKIE_BPF_H */

@@ -188,6 +188,16 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
 			how |= HOW_PROVEN_OVER;
 	}
+	/* --syn-cookies: an unverified source's SYN is answered with a
+	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
+	 * past the SYN-ACK budget, or any other packet, judged as before */
+	if (rule && rl_rule_cookies(rule) && !(how & HOW_VERIFIED)) {
+		pass = cookie_first(ctx, now);
+		if (pass == RL_COOKIE_SENT)	/* in cookies_sent, not a drop */
+			return XDP_TX;
+		if (pass == RL_COOKIE_PASS)
+			goto out;
+	}
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
 	if (how & HOW_SCOPED) {
@@ -200,14 +210,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
 					      gen, how & HOW_VERIFIED)) {
+			count_refused(&key, len, now);
 			pass = 0;
-			if (!(rule->flags & RL_RULE_F_COOKIES) || (how & HOW_VERIFIED))
-				count_refused(&key, len, now);
-			else	/* --syn-cookies (cookie.bpf.h) */
-				pass = cookie_refused(ctx, &key, len, now);
-			/* answered: counted in cookies_sent, not as a drop */
-			if (pass == RL_COOKIE_SENT)
-				return XDP_TX;
 			goto out;
 		}
 		/* admitted by the newcomer budget: kept apart */
