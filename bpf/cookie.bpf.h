@@ -33,9 +33,6 @@
 #define RL_TS_SACK		(1U << 4)
 #define RL_TS_ECN		(1U << 5)
 #define RL_TS_BITS		0x3f
-/* the packet is grown to this much past the TCP header's start, so that
- * the longest option at any offset of the longest header is readable */
-#define RL_TCP_ROOM		80
 
 /* The headers of a TCP segment: offsets of IP and TCP from the frame's
  * start (constant on each of the verifier's paths: Ethernet and up to two
@@ -146,8 +143,7 @@ static long opt_step(__u32 i, void *arg)
 	if (off >= w->thlen || off >= 60)
 		return 1;
 	p = w->tcp + off;
-	/* off < 60: the longest option fits in RL_TCP_ROOM */
-	if ((void *)(p + 10) > w->end)
+	if ((void *)(p + 2) > w->end)
 		return 1;
 	kind = p[0];
 	if (kind == 0)
@@ -160,10 +156,14 @@ static long opt_step(__u32 i, void *arg)
 	if (len < 2 || off + len > w->thlen)
 		return 1;
 	if (kind == 3 && len == 3) {
+		if ((void *)(p + 3) > w->end)
+			return 1;
 		w->o.wscale = p[2] < 14 ? p[2] : 14;
 	} else if (kind == 4 && len == 2) {
 		w->o.sack = 1;
 	} else if (kind == 8 && len == 10) {
+		if ((void *)(p + 10) > w->end)
+			return 1;
 		w->o.ts = 1;
 		w->o.tsval = (__u32)p[2] << 24 | (__u32)p[3] << 16 |
 			     (__u32)p[4] << 8 | p[5];
@@ -172,27 +172,58 @@ static long opt_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* Write the SYN-ACK's options after `tcp`'s header; their length. */
-static __always_inline __u32 synack_options(__be32 *w, const struct cookie_opts *o,
-					    __u16 mss, __u8 wscale, __u8 ecn)
+/* The length of the SYN-ACK's options for a SYN's (synack_options) */
+static __always_inline __u32 synack_optlen(const struct cookie_opts *o)
+{
+	if (!o->ts)
+		return 4;	/* nowhere to keep the rest: the kernel's way */
+	return o->wscale == RL_TS_WSCALE_NONE ? 16 : 20;
+}
+
+/* Write the SYN-ACK's `len` bytes of options (synack_optlen) at `w`:
+ * the MSS; with a timestamp, SACK (or two NOPs) and the timestamp whose
+ * low bits keep the cookie's options; the window scale when offered. */
+static __always_inline void synack_options(__be32 *w, __u32 len,
+					   const struct cookie_opts *o,
+					   __u16 mss, __u8 wscale, __u8 ecn)
 {
 	__u32 tsval;
 
 	w[0] = RL_HTONL(2 << 24 | 4 << 16 | mss);
-	if (!o->ts)
-		return 4;	/* nowhere to keep the rest: the kernel's way */
+	if (len == 4)
+		return;
 	/* the cookie's options in the low bits of our timestamp, which the
 	 * client echoes; the rest is a millisecond clock, as SYNPROXY's */
 	tsval = (__u32)(bpf_ktime_get_ns() / 1000000) & ~RL_TS_BITS;
-	tsval |= o->wscale | (o->sack ? RL_TS_SACK : 0) | (ecn ? RL_TS_ECN : 0);
+	tsval |= (o->wscale & RL_TS_WSCALE_NONE) | (o->sack ? RL_TS_SACK : 0) |
+		 (ecn ? RL_TS_ECN : 0);
 	w[1] = o->sack ? RL_HTONL(4 << 24 | 2 << 16 | 8 << 8 | 10)
 		       : RL_HTONL(1 << 24 | 1 << 16 | 8 << 8 | 10);
 	w[2] = RL_HTONL(tsval);
 	w[3] = RL_HTONL(o->tsval);
-	if (o->wscale == RL_TS_WSCALE_NONE)
-		return 16;
+	if (len == 16)
+		return;
 	w[4] = RL_HTONL(1 << 24 | 3 << 16 | 3 << 8 | wscale);
-	return 20;
+}
+
+/* The kernel's cookie for the SYN at `ip`, `tcp` with a header of `thlen`
+ * bytes: the helpers take a length the verifier knows, so one call per
+ * length; -1 when the header is not all there. */
+#define RL_GEN_COOKIE(n)						\
+	case n:								\
+		if ((void *)tcp + n > end)				\
+			return -1;					\
+		return v6 ? bpf_tcp_raw_gen_syncookie_ipv6(ip, tcp, n) :	\
+			    bpf_tcp_raw_gen_syncookie_ipv4(ip, tcp, n);
+static __always_inline __s64 gen_cookie(void *ip, struct tcphdr *tcp, void *end,
+					__u32 thlen, int v6)
+{
+	switch (thlen) {
+	RL_GEN_COOKIE(20) RL_GEN_COOKIE(24) RL_GEN_COOKIE(28) RL_GEN_COOKIE(32)
+	RL_GEN_COOKIE(36) RL_GEN_COOKIE(40) RL_GEN_COOKIE(44) RL_GEN_COOKIE(48)
+	RL_GEN_COOKIE(52) RL_GEN_COOKIE(56) RL_GEN_COOKIE(60)
+	}
+	return -1;
 }
 
 static __always_inline void swap_bytes(__u8 *a, __u8 *b, __u32 n)
@@ -237,25 +268,13 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 	mss = cfg->cookie_mss ? cfg->cookie_mss : 1460;
 	wscale = cfg->cookie_wscale ? cfg->cookie_wscale : RL_COOKIE_DEFAULT_WSCALE;
 
-	/* room for the longest TCP header and the options' bounded reads */
-	if (bpf_xdp_adjust_tail(ctx, (int)(s->l4 + RL_TCP_ROOM) - (int)(end - data)))
-		return 0;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	if (data + s->l4 + RL_TCP_ROOM > end)
-		return 0;
 	tcp = data + s->l4;
 	thlen = (((__u8 *)tcp)[12] >> 4) * 4;
-	if (thlen < sizeof(*tcp))
-		return 0;
-	if (s->v6) {
-		cookie = bpf_tcp_raw_gen_syncookie_ipv6(data + s->l3, tcp, thlen);
-		mss -= 20;
-	} else {
-		cookie = bpf_tcp_raw_gen_syncookie_ipv4(data + s->l3, tcp, thlen);
-	}
+	cookie = gen_cookie(data + s->l3, tcp, end, thlen, s->v6);
 	if (cookie < 0)
 		return 0;
+	if (s->v6)
+		mss -= 20;
 	w.tcp = (__u8 *)tcp;
 	w.end = end;
 	w.off = sizeof(*tcp);
@@ -263,6 +282,29 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 	bpf_loop(40, opt_step, &w, 0);
 	flags = ((__u8 *)tcp)[13];
 	ecn = (flags & (RL_TCP_ECE | RL_TCP_CWR)) == (RL_TCP_ECE | RL_TCP_CWR) && o->ts;
+	seq = RL_HTONL(tcp->seq);	/* a byte swap either way */
+
+	/* the frame becomes the SYN-ACK's length: a SYN from Linux is as
+	 * long (or longer), one without options 4 bytes shorter than the
+	 * Ethernet minimum it was padded to */
+	optlen = synack_optlen(o);
+	if (bpf_xdp_adjust_tail(ctx, (int)(s->l4 + sizeof(*tcp) + optlen) - (int)(end - data)))
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	/* one length per path, so that the verifier knows each write's */
+	if (optlen == 20) {
+		if (data + s->l4 + sizeof(*tcp) + 20 > end)
+			return 0;
+	} else if (optlen == 16) {
+		if (data + s->l4 + sizeof(*tcp) + 16 > end)
+			return 0;
+	} else {
+		optlen = 4;
+		if (data + s->l4 + sizeof(*tcp) + 4 > end)
+			return 0;
+	}
+	tcp = data + s->l4;
 
 	swap_bytes(data, data + ETH_ALEN, ETH_ALEN);
 	if (s->v6) {
@@ -280,14 +322,13 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 		iph->ttl = 64;
 		swap_bytes((__u8 *)&iph->saddr, (__u8 *)&iph->daddr, 4);
 	}
-	seq = RL_HTONL(tcp->seq);	/* a byte swap either way */
 	swap_bytes((__u8 *)&tcp->source, (__u8 *)&tcp->dest, 2);
 	tcp->ack_seq = RL_HTONL(seq + 1);
 	tcp->seq = RL_HTONL((__u32)cookie);
 	tcp->window = 0;	/* as SYNPROXY's: the server's ACK opens it */
 	tcp->urg_ptr = 0;
 	tcp->check = 0;
-	optlen = synack_options((__be32 *)(tcp + 1), o, mss, wscale, ecn);
+	synack_options((__be32 *)(tcp + 1), optlen, o, mss, wscale, ecn);
 	((__u8 *)tcp)[12] = ((sizeof(*tcp) + optlen) / 4) << 4;
 	((__u8 *)tcp)[13] = RL_TCP_SYN | RL_TCP_ACK | (ecn ? RL_TCP_ECE : 0);
 	thlen = sizeof(*tcp) + optlen;
@@ -305,8 +346,7 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 							      sizeof(*iph), 0));
 		tcp->check = tcp_csum((__be32 *)&iph->saddr, 0, tcp, thlen);
 	}
-	/* the frame is l4 + RL_TCP_ROOM long since the first adjustment */
-	return !bpf_xdp_adjust_tail(ctx, (int)thlen - RL_TCP_ROOM);
+	return 1;
 }
 
 /* An ACK: does it return a valid cookie? Then its source is verified. */

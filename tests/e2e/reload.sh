@@ -4,7 +4,7 @@
 # above the quota and nothing dropped below it across the swaps; settings
 # that may change take effect, rules, bans and verified sources stay;
 # settings that size the maps (--window, --max-sources, --ipv6-prefix)
-# and pins of layout 7 (a fixture built from the last layout-7 commit) go
+# and pins of layout 8 (a fixture built from the last layout-8 commit) go
 # to new maps with rules, bans and verified sources carried; what reload
 # cannot carry or bad input is refused with nothing changed.
 # Sourced by tests/e2e/run.sh, which sets up the namespaces and links and
@@ -310,46 +310,45 @@ test_reload_window_under_traffic() {
 		"${why[*]} (sent $n, received $r, new program passed $p dropped $d)"
 }
 
-# Pins written by the previous layout (7): a fixture CLI built from the
-# last layout-7 commit attaches and sets rules and bans; this one's reload
+# Pins written by the previous layout (8): a fixture CLI built from the
+# last layout-8 commit attaches and sets rules and bans; this one's reload
 # migrates them in place (nothing detached): rules, bans and verified
 # sources are kept, the sources' windows too (same settings), and the
 # program enforces on.
-layout7_commit=da69f97
-test_reload_from_layout7() {
+layout8_commit=5024a9c
+test_reload_from_layout8() {
 	local t old a=198.18.57.7 rule=198.18.57.0/24 w=198.18.58.1 why=() out st rules0 bans0 id0 pa
-	t=$(mktemp -d "/tmp/$id.layout7.XXXXXX") || { result reload_from_layout7 1 "mktemp"; return; }
+	t=$(mktemp -d "/tmp/$id.layout8.XXXXXX") || { result reload_from_layout8 1 "mktemp"; return; }
 	tmpdirs+=("$t")
 	# the fixture's own plain build, whatever `make SANITIZE=1 test`
 	# passes down to sub-makes
-	if ! git -C "$here/../.." archive "$layout7_commit" 2>/dev/null | tar -x -C "$t" ||
+	if ! git -C "$here/../.." archive "$layout8_commit" 2>/dev/null | tar -x -C "$t" ||
 		! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u SANITIZE -u OUTPUT \
 			make -C "$t" -j2 build/xdp-ratelimit >"$t/make.log" 2>&1; then
-		result reload_from_layout7 1 "cannot build the layout-7 fixture from $layout7_commit (the clone needs that commit: a full clone): $(tail -3 "$t/make.log" 2>/dev/null)"
+		result reload_from_layout8 1 "cannot build the layout-8 fixture from $layout8_commit (the clone needs that commit: a full clone): $(tail -3 "$t/make.log" 2>/dev/null)"
 		return
 	fi
 	old=$t/build/xdp-ratelimit
 	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
 	in_rx "$old" attach "$vrx" --default-pps 1 --window 10s >/dev/null &&
 		in_rx "$old" quota set "$rule" --pps 2 --ban 1m --iface "$vrx" >/dev/null ||
-		{ result reload_from_layout7 1 "the layout-7 CLI did not attach"; return; }
+		{ result reload_from_layout8 1 "the layout-8 CLI did not attach"; return; }
 	send_answered "$a" 50 >/dev/null
 	send --src "$w" --count 30 >/dev/null		# its window: 10 of 10 used (1 pps in 10 s)
 	rules0=$(in_rx "$old" quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)
 	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
 	id0=$(xdp_prog_id "$vrx")
-	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-7 pins")
+	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-8 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 7 migrated to layout 8"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 9"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
-	# the fields layout 7 had: layout 8's (scope, burst) are null, unset
+	# the fields layout 8 had: layout 9's (syn_cookies) is off
 	now_rules() { rl quota list --iface "$vrx" --json |
-		jq -c '.interfaces[0].rules | map(with_entries(select(.key as $k |
-			["proto", "dport", "syn", "burst"] | index($k) | not)))'; }
+		jq -c '.interfaces[0].rules | map(with_entries(select(.key != "syn_cookies")))'; }
 	[ "$(now_rules)" = "$rules0" ] &&
 		[ "$(rl quota list --iface "$vrx" --json |
-			jq '[.interfaces[0].rules[] | .proto, .dport, .syn, .burst | select(. != null)] | length')" = 0 ] ||
+			jq '[.interfaces[0].rules[] | .syn_cookies | select(. != false)] | length')" = 0 ] ||
 		why+=("rules: $rules0 -> $(rl quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)")
 	[ "$(rl ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')" = "$bans0" ] &&
 		[[ $bans0 == *"$a $rule"* ]] || why+=("bans: $bans0 -> $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
@@ -368,6 +367,6 @@ test_reload_from_layout7() {
 	[ "$(src_stat 198.18.58.2 passed_packets)" = 10 ] || why+=("new source passed $(src_stat 198.18.58.2 passed_packets) of 30")
 	[ "$(src_stat "$a" passed_packets)" = "$pa" ] || why+=("banned source passed $(src_stat "$a" passed_packets), $pa before")
 	rl quota set "$rule" --pps 30 --iface "$vrx" >/dev/null || why+=("quota set after the migration failed")
-	result reload_from_layout7 "${#why[@]}" "${why[*]}"
+	result reload_from_layout8 "${#why[@]}" "${why[*]}"
 	rl detach "$vrx" >/dev/null
 }

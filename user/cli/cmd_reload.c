@@ -520,10 +520,10 @@ const struct rl_cmd rl_cmd_reload = {
 	.opts = reload_opts,
 	.notes =
 		"--window, --buckets, --max-sources and --ipv6-prefix size the maps, and\n"
-		"pins of layout 7 have other shapes: reload then builds new maps and\n"
+		"pins of layout 8 have other shapes: reload then builds new maps and\n"
 		"carries rules (budgets recomputed), bans, verified sources and counters\n"
 		"into them. A new --window, --buckets or --ipv6-prefix starts every source\n"
-		"with a fresh window. Pins older than layout 7 are refused. Under libxdp's\n"
+		"with a fresh window. Pins older than layout 8 are refused. Under libxdp's\n"
 		"dispatcher new maps go in the same slot; an interface attached there by\n"
 		"a version whose stub holds the maps takes only the reload on the same\n"
 		"maps (save, detach, attach, restore once).\n"

@@ -62,7 +62,7 @@ static const struct iface_metric iface_metrics[] = {
 	  "ACKs that returned a valid SYN cookie: passed, their source verified.",
 	  NULL, IFACE_U64(tot.cookies_valid) },
 	{ "syn_cookies_bad_total", "counter",
-	  "ACKs of refused sources whose SYN cookie was not valid: dropped (also in packets_total).",
+	  "ACKs of unverified sources under a cookie rule whose SYN cookie was not valid: judged as any packet.",
 	  NULL, IFACE_U64(tot.cookies_bad) },
 	{ "events_lost_total", "counter",
 	  "Events the program could not report (its rate per CPU spent, or the ring buffer full).",

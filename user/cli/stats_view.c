@@ -208,7 +208,7 @@ static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
 		" answers seen by the egress hook\n",
 		(uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
 	fprintf(f, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
-		PRIu64 " bad (their ACKs dropped)\n", (uint64_t)s->tot.cookies_sent,
+		PRIu64 " bad (judged as any packet)\n", (uint64_t)s->tot.cookies_sent,
 		(uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
 	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
 		(uint64_t)s->tot.events_lost);

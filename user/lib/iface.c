@@ -18,6 +18,11 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
+	/* layouts 7 and 8: the counters ended before SYN cookies' */
+	if (i == RL_MAP_IDX_counters)
+		return offsetof(struct rl_counters, cookies_sent);
+	if (layout >= 8)
+		return (int)rl_map_defs[i].value_size;
 	/* layout 7: rules and config ended before the fields layout 8 added
 	 * at their end; no scopes */
 	switch (i) {
@@ -156,8 +161,7 @@ __u32 rl_iface_pinned_layout(const char *iface)
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
 		/* layout 7 and later only grew config at its end */
-		if (info.value_size < (__u32)rl_layout_value_size(RL_LAYOUT_OLDEST_CARRIED,
-								  RL_MAP_IDX_config))
+		if (info.value_size < (__u32)rl_layout_value_size(7, RL_MAP_IDX_config))
 			off = RL_LAYOUT_OFFSET_UP_TO_6;
 		if (info.value_size < off + sizeof(layout)) {
 			close(fd);

@@ -27,7 +27,7 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
 
 /* The oldest layout whose pins reload carries into this one's maps. */
-#define RL_LAYOUT_OLDEST_CARRIED	7
+#define RL_LAYOUT_OLDEST_CARRIED	8
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`
  * (RL_LAYOUT_OLDEST_CARRIED to RL_LAYOUT_VERSION); -1 when that layout

@@ -242,6 +242,30 @@ static int copy_array(int src, int dst, __u32 n, size_t value_size, bool percpu)
 	return ret;
 }
 
+/* The counters, each CPU's: an older layout's are shorter (zero-extended),
+ * and a per-CPU value's stride is its size rounded to 8. */
+static int copy_counters(const struct rl_iface *old, int dst)
+{
+	int n = rl_layout_value_size(old->cfg.layout, RL_MAP_IDX_counters);
+	size_t osize = n > 0 ? (size_t)n : sizeof(struct rl_counters);
+	void *ov = rl_percpu_alloc(osize), *nv = rl_percpu_alloc(sizeof(struct rl_counters));
+	__u32 zero = 0;
+	int ret = 0;
+
+	if (!ov || !nv)
+		ret = -ENOMEM;
+	else if (bpf_map_lookup_elem(old->m.counters, &zero, ov))
+		ret = -errno;
+	for (int cpu = 0; !ret && cpu < rl_ncpus(); cpu++)
+		memcpy(RL_PERCPU_VAL(nv, sizeof(struct rl_counters), cpu),
+		       RL_PERCPU_VAL(ov, osize, cpu), osize);
+	if (!ret && bpf_map_update_elem(dst, &zero, nv, BPF_ANY))
+		ret = -errno;
+	free(ov);
+	free(nv);
+	return ret;
+}
+
 /* Every entry of a hash or trie (at most `limit`; a full `dst` ends it):
  * count or -errno. */
 static long copy_hash(int src, int dst, size_t key_size, size_t value_size,
@@ -449,8 +473,7 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 	}
 	if (!ret && o->ncpus == s->ncpus) {
 		what = "counters";
-		ret = copy_array(old->m.counters, nm->counters, 1,
-				 sizeof(struct rl_counters), true);
+		ret = copy_counters(old, nm->counters);
 	}
 	if (!ret) {
 		what = "sync state";
