@@ -182,21 +182,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			barrier_var(rule);
 		}
 	}
-	/* verification costs a lookup only to rules that read it */
-	if (rule && rl_rule_reads_verified(rule) && source_verified(src, &key, now)) {
-		how |= HOW_VERIFIED;
-		if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
-			how |= HOW_PROVEN_OVER;
-	}
-	/* --syn-cookies: an unverified source's SYN is answered with a
+	/* verification costs a lookup only to rules that read it;
+	 * --syn-cookies: an unverified source's SYN is answered with a
 	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
 	 * past the SYN-ACK budget, or any other packet, judged as before */
-	if (rule && rl_rule_cookies(rule) && !(how & HOW_VERIFIED)) {
-		pass = cookie_first(ctx, now);
-		if (pass == RL_COOKIE_SENT)	/* in cookies_sent, not a drop */
-			return XDP_TX;
-		if (pass == RL_COOKIE_PASS)
-			goto out;
+	if (rule && rl_rule_reads_verified(rule)) {
+		if (source_verified(src, &key, now)) {
+			how |= HOW_VERIFIED;
+			if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
+				how |= HOW_PROVEN_OVER;
+		} else if (rl_rule_cookies(rule)) {
+			int act = cookie_first(ctx, now, len);
+
+			if (act != RL_COOKIE_DROP)	/* counted there */
+				return act == RL_COOKIE_SENT ? XDP_TX : XDP_PASS;
+		}
 	}
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
