@@ -154,7 +154,7 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 		ch->have_cookies = true;
 		ch->cookies = !strcmp(arg, "on");
 		if (!ch->cookies && strcmp(arg, "off"))
-			return rl_usage_err("quota set: --syn-cookies: '%s' is neither on nor off", arg);
+			return rl_usage_err("quota set: --syn-cookies: '%s' is neither on nor off: give --syn-cookies on or --syn-cookies off", arg);
 		return 0;
 	case OPT_PPS:
 		val = &ch->pps, have = &ch->have_pps;
