@@ -18,7 +18,8 @@
 # 2001:db8:ffff::10. The client's end of
 # the veth runs an XDP_PASS program: a veth delivers what its peer sends
 # with XDP_TX only then (a NIC needs nothing of the kind).
-# Usage: tests/cookies/run.sh BUILD_DIR
+# Usage: tests/cookies/run.sh BUILD_DIR (COOKIE_TESTS="flood options
+# dispatcher", or some of them)
 set -u
 suite=cookies
 here=$(cd "$(dirname "$0")" && pwd)
@@ -124,7 +125,6 @@ t_flood() {
 	for i in "${pids[@]:1}"; do
 		if wait "$i"; then ok20=$((ok20 + 1)); else fails+=" $i"; fi
 	done
-	[ -n "${COOKIE_DEBUG:-}" ] && for i in $(seq 10 29); do echo ".$i $(stats_json "$vrx" 0 | jq -c --arg a "198.19.1.$i" '.interfaces[0].sources[] | select(.address == $a) | [.passed_packets, .dropped_packets, .verified]')"; done
 	wait "${pids[0]}"
 	t1=$(now_ms)
 	touch "$stop"; wait "$est"
@@ -160,6 +160,15 @@ t_options() {
 	local c s c1 c2 s1 s2 got want pid v0
 	attach_cookies || { result options_setup 1 "attach"; return; }
 	rl quota set default --new-pps 0 --iface "$vrx" >/dev/null	# every SYN a cookie
+	# listed and saved with the rule; a restore of the saved rules keeps it
+	local saved
+	saved=$(rl save --iface "$vrx")
+	[[ $saved == *"quota set default --new-pps 0 --syn-cookies on"* ]] &&
+		[ "$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[].syn_cookies] | all')" = true ] &&
+		rl quota set default --syn-cookies off --iface "$vrx" >/dev/null &&
+		echo "$saved" | rl restore - >/dev/null &&
+		[ "$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[].syn_cookies] | all')" = true ]
+	result cookies_saved_restored $? "save: $(grep syn-cookies <<<"$saved")"
 	v0=$(cookie_total valid)
 	in_tx curl -s -m 10 --limit-rate 1M --interface 198.19.1.10 -o "/tmp/$id.dl" \
 		http://198.19.1.1:8080/big &

@@ -228,6 +228,13 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 		rl_iface_close(&ifc);
 		return rl_fail("quota %s: %s", verb, err);
 	}
+	/* the host's side first: a rule with cookies and no SYNPROXY would
+	 * answer SYNs whose connections never complete */
+	if (!strcmp(verb, "set") && a->change.have_cookies && a->change.cookies &&
+	    rl_cookies_ensure(name)) {
+		rl_iface_close(&ifc);
+		return RL_EXIT_FAIL;
+	}
 	if (!strcmp(verb, "set"))
 		ret = rl_rule_set_scoped(&ifc.m, &ifc.cfg.set, &a->prefix,
 					 &a->scope, &a->change, err, sizeof(err));
@@ -244,8 +251,6 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	}
 	printf("%s: rule %s%s %s\n", name, buf, scope,
 	       !strcmp(verb, "set") ? "set" : "deleted");
-	if (!strcmp(verb, "set") && a->change.have_cookies && a->change.cookies)
-		return rl_cookies_ensure(name);
 	return RL_EXIT_OK;
 }
 

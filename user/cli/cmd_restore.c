@@ -379,14 +379,14 @@ static int apply(const struct plan *pl)
 		int ret;
 
 		rl_rules_file_where(pl->rf, t->first);
+		/* the host's side of SYN cookies before any rule asks for it */
+		if (rl_rules_want_cookies(t->rules, t->n) && rl_cookies_ensure(t->name))
+			return RL_EXIT_FAIL;
 		if (t->attach) {
 			ret = rl_attach_run(t->attach, t->rules, t->n);
 			if (ret)
 				return ret;
 			printf("%s: %d rule%s\n", t->name, t->n, t->n == 1 ? "" : "s");
-			if (rl_rules_want_cookies(t->rules, t->n) &&
-			    rl_cookies_ensure(t->name))
-				return RL_EXIT_FAIL;
 			continue;
 		}
 		ret = rl_rule_txn_finish(&t->ifc, err, sizeof(err));
@@ -401,8 +401,6 @@ static int apply(const struct plan *pl)
 		else
 			printf("%s: %d rule%s, unchanged\n", t->name, t->n,
 			       t->n == 1 ? "" : "s");
-		if (rl_rules_want_cookies(t->rules, t->n) && rl_cookies_ensure(t->name))
-			return RL_EXIT_FAIL;
 	}
 	return RL_EXIT_OK;
 }

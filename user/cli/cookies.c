@@ -18,7 +18,7 @@ int rl_cookies_ensure(const char *name)
 	rl_cookie_opts((int)if_nametoindex(name), &mss, &wscale);
 	ret = rl_cookie_host_add(name, mss, wscale, err, sizeof(err));
 	if (ret < 0)
-		return rl_fail("%s: the rule is set, but SYN cookies cannot complete connections: %s; fix that and set the rule again, or set it with --syn-cookies off",
+		return rl_fail("%s: --syn-cookies on needs SYNPROXY on the host to complete the connections, and %s; nothing changed",
 			       name, err);
 	if (ret == 0) {
 		rl_cookie_host_table(name, table, sizeof(table));
