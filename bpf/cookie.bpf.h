@@ -206,23 +206,42 @@ static __always_inline void synack_options(__be32 *w, __u32 len,
 	w[4] = RL_HTONL(1 << 24 | 3 << 16 | 3 << 8 | wscale);
 }
 
-/* The kernel's cookie for the SYN at `ip`, `tcp` with a header of `thlen`
- * bytes: the helpers take a length the verifier knows, so one call per
- * length; -1 when the header is not all there. */
-#define RL_GEN_COOKIE(n)						\
+/* The kernel's cookie for the SYN whose IP header is `l3` bytes into the
+ * frame (`v6`: IPv6, else IPv4 without options), or -1. The helpers take
+ * a header length the verifier knows, so one call per length: a global
+ * function, so that its eleven paths are walked once, not once for each
+ * path of the caller. */
+#define RL_GEN_COOKIE(n, gen)						\
 	case n:								\
 		if ((void *)tcp + n > end)				\
 			return -1;					\
-		return v6 ? bpf_tcp_raw_gen_syncookie_ipv6(ip, tcp, n) :	\
-			    bpf_tcp_raw_gen_syncookie_ipv4(ip, tcp, n);
-static __always_inline __s64 gen_cookie(void *ip, struct tcphdr *tcp, void *end,
-					__u32 thlen, int v6)
-{
-	switch (thlen) {
-	RL_GEN_COOKIE(20) RL_GEN_COOKIE(24) RL_GEN_COOKIE(28) RL_GEN_COOKIE(32)
-	RL_GEN_COOKIE(36) RL_GEN_COOKIE(40) RL_GEN_COOKIE(44) RL_GEN_COOKIE(48)
-	RL_GEN_COOKIE(52) RL_GEN_COOKIE(56) RL_GEN_COOKIE(60)
+		return gen(ip, tcp, n);
+#define RL_GEN_COOKIES(gen)						\
+	switch (thlen) {						\
+	RL_GEN_COOKIE(20, gen) RL_GEN_COOKIE(24, gen) RL_GEN_COOKIE(28, gen) \
+	RL_GEN_COOKIE(32, gen) RL_GEN_COOKIE(36, gen) RL_GEN_COOKIE(40, gen) \
+	RL_GEN_COOKIE(44, gen) RL_GEN_COOKIE(48, gen) RL_GEN_COOKIE(52, gen) \
+	RL_GEN_COOKIE(56, gen) RL_GEN_COOKIE(60, gen)			\
 	}
+__noinline __s64 cookie_gen(struct xdp_md *ctx, __u32 l3, __u32 v6)
+{
+	void *data, *end, *ip;
+	struct tcphdr *tcp;
+	__u32 thlen;
+
+	if (!ctx || l3 > sizeof(struct ethhdr) + 2 * sizeof(struct rl_vlan_hdr))
+		return -1;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	ip = data + l3;
+	tcp = ip + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
+	if ((void *)(tcp + 1) > end)
+		return -1;
+	thlen = (((__u8 *)tcp)[12] >> 4) * 4;
+	if (v6)
+		RL_GEN_COOKIES(bpf_tcp_raw_gen_syncookie_ipv6)
+	else
+		RL_GEN_COOKIES(bpf_tcp_raw_gen_syncookie_ipv4)
 	return -1;
 }
 
@@ -252,6 +271,7 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 	struct rl_config *cfg;
 	struct tcphdr *tcp;
 	__u32 thlen, optlen, zero = 0;
+	__u64 len;
 	__u16 mss;
 	__u8 wscale;
 	__u8 flags, ecn;
@@ -268,11 +288,15 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 	mss = cfg->cookie_mss ? cfg->cookie_mss : 1460;
 	wscale = cfg->cookie_wscale ? cfg->cookie_wscale : RL_COOKIE_DEFAULT_WSCALE;
 
-	tcp = data + s->l4;
-	thlen = (((__u8 *)tcp)[12] >> 4) * 4;
-	cookie = gen_cookie(data + s->l3, tcp, end, thlen, s->v6);
+	cookie = cookie_gen(ctx, s->l3, s->v6);
 	if (cookie < 0)
 		return 0;
+	data = (void *)(long)ctx->data;	/* the call forgot the bounds */
+	end = (void *)(long)ctx->data_end;
+	if (data + s->l4 + sizeof(*tcp) > end)
+		return 0;
+	tcp = data + s->l4;
+	thlen = (((__u8 *)tcp)[12] >> 4) * 4;
 	if (s->v6)
 		mss -= 20;
 	w.tcp = (__u8 *)tcp;
@@ -288,7 +312,9 @@ __noinline int cookie_synack(struct xdp_md *ctx)
 	 * long (or longer), one without options 4 bytes shorter than the
 	 * Ethernet minimum it was padded to */
 	optlen = synack_optlen(o);
-	if (bpf_xdp_adjust_tail(ctx, (int)(s->l4 + sizeof(*tcp) + optlen) - (int)(end - data)))
+	len = end - data;	/* 64-bit: the verifier refuses 32-bit pointer math */
+	barrier_var(len);
+	if (bpf_xdp_adjust_tail(ctx, (int)(s->l4 + sizeof(*tcp) + optlen) - (int)len))
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;

@@ -59,7 +59,7 @@ mac=$(mac_of "$vrx")
 ip -n "$tx" neigh replace 2001:db8:ffff::1 lladdr "$mac" dev "$vtx" nud permanent &&
 	ip -n "$rx" neigh replace 2001:db8:ffff::10 lladdr "$(ip -n "$tx" link show "$vtx" | awk '/ether/ { print $2 }')" \
 		dev "$vrx" nud permanent || lib_abort setup "neighbours"
-head -c 4000000 /dev/urandom >"/tmp/$id.big"
+head -c 32000000 /dev/urandom >"/tmp/$id.big"
 start_nginx "$nginx_dir" "listen [2001:db8:ffff::1]:8080;
 	location = /big { alias /tmp/$id.big; }
 	location / { return 200 \"ok\\n\"; }" || lib_abort setup "nginx"
@@ -152,10 +152,11 @@ downloading() {
 	in_rx ss -tni src 198.19.1.1 dst 198.19.1.10 | tr -s ' \t\n' ' ' >"/tmp/$id.ss2"
 	grep -q 'wscale:' "/tmp/$id.ss" && grep -q 'wscale:' "/tmp/$id.ss2"
 }
-# A download of 4 MB at 1 MB/s through a cookie connection: both ends use
-# the window scales the other announced (the client's from the cookie
-# SYN-ACK, the server's from SYNPROXY's handshake), and the bytes arrive
-# intact.
+# A download of 32 MB at 4 MB/s through a cookie connection (more than
+# both ends buffer, so that the server still sends when ss looks): both
+# ends use the window scales the other announced (the client's from the
+# cookie SYN-ACK, the server's from SYNPROXY's handshake), and the bytes
+# arrive intact.
 t_options() {
 	local c s c1 c2 s1 s2 got want pid v0
 	attach_cookies || { result options_setup 1 "attach"; return; }
@@ -163,18 +164,18 @@ t_options() {
 	# listed and saved with the rule; a restore of the saved rules keeps it
 	local saved
 	saved=$(rl save --iface "$vrx")
-	[[ $saved == *"quota set default --new-pps 0 --syn-cookies on"* ]] &&
+	[[ $saved == *"--new-pps 0 --syn-cookies on"* ]] &&
 		[ "$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[].syn_cookies] | all')" = true ] &&
 		rl quota set default --syn-cookies off --iface "$vrx" >/dev/null &&
 		echo "$saved" | rl restore - >/dev/null &&
 		[ "$(rl quota list --iface "$vrx" --json | jq '[.interfaces[0].rules[].syn_cookies] | all')" = true ]
 	result cookies_saved_restored $? "save: $(grep syn-cookies <<<"$saved")"
 	v0=$(cookie_total valid)
-	in_tx curl -s -m 10 --limit-rate 1M --interface 198.19.1.10 -o "/tmp/$id.dl" \
+	in_tx curl -s -m 30 --limit-rate 4M --interface 198.19.1.10 -o "/tmp/$id.dl" \
 		http://198.19.1.1:8080/big &
 	pid=$!
 	tmpfiles+=("/tmp/$id.dl" "/tmp/$id.ss" "/tmp/$id.ss2")
-	within 30 downloading
+	within 100 downloading
 	wait "$pid"
 	c=$(grep -oE 'wscale:[0-9]+,[0-9]+' "/tmp/$id.ss") s=$(grep -oE 'wscale:[0-9]+,[0-9]+' "/tmp/$id.ss2")
 	IFS=, read -r c1 c2 <<<"${c#wscale:}"
@@ -182,7 +183,7 @@ t_options() {
 	got=$(md5sum <"/tmp/$id.dl") want=$(md5sum <"/tmp/$id.big")
 	[ -n "$c1" ] && [ "$c1" = "$s2" ] && [ "$c2" = "$s1" ] && [ "$got" = "$want" ] &&
 		[ "$(cookie_total valid)" -gt "$v0" ]
-	result cookies_options_kept $? "client $c, server $s (each sends with the other's); 4 MB: $([ "$got" = "$want" ] && echo intact || echo damaged); cookies valid $v0 -> $(cookie_total valid)"
+	result cookies_options_kept $? "client $c, server $s (each sends with the other's); 32 MB: $([ "$got" = "$want" ] && echo intact || echo damaged); cookies valid $v0 -> $(cookie_total valid)"
 	# no timestamps: the cookie keeps the MSS alone
 	in_tx sysctl -qw net.ipv4.tcp_timestamps=0
 	by_cookie 198.19.1.11
