@@ -21,7 +21,7 @@ prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
 	aggregate_budget_caps_a_prefix scope_composes_with_allow_and_block \
 	scope_ipv6_ext_headers_and_fragments scope_walk_every_entry burst_caps_each_bucket \
-	slot_stub_tail_calls_the_program cookie_answers_syn_with_options
+	slot_stub_tail_calls_the_program
 
 # Two namespaces joined by a veth pair; the receiver's end is attached.
 # Its MAC is set here: /sys/class/net shows the namespace /sys was
