@@ -10,7 +10,7 @@ PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # x86_64 only: the program's cross-CPU reads rely on x86's memory order
-# (README "One quota across CPUs"); attach refuses other CPUs too. `make
+# (doc/design/cpus.md); attach refuses other CPUs too. `make
 # clean` works anywhere.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/')
 ifneq ($(ARCH),x86)
@@ -38,13 +38,18 @@ ifeq ($(SANITIZE),1)
 	override OUTPUT := $(OUTPUT)/sanitize
 endif
 INCLUDES := -Iinclude -Iuser -Itests -I$(OUTPUT)
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' $(INCLUDES)
-# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf and hiredis; the CLI
+# where the systemd unit reads its rules files (save --to-unit writes there)
+CONFDIR ?= /etc/xdp-ratelimit
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -DRL_VERSION='"$(VERSION)"' \
+	-DRL_CONF_DIR='"$(CONFDIR)"' $(INCLUDES)
+# user/lib (libxdp-ratelimit.a) needs libxdp, libbpf, hiredis, libcrypto
+# (the fleet values' HMAC-SHA256, user/lib/sync_value.c) and zlib (a
+# kernel's gzipped config, user/lib/kernel_probe.c); the CLI
 # adds libmicrohttpd (the exporter); trafficgen and the bench write their
 # results with jansson.
-LIB_PKGS := libxdp libbpf hiredis
+LIB_PKGS := libxdp libbpf hiredis libcrypto zlib
 LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || \
-	echo -lxdp -lbpf -lelf -lz -lhiredis) -lpthread
+	echo -lxdp -lbpf -lelf -lz -lhiredis -lcrypto) -lpthread
 CLI_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
 	$(LIB_LDLIBS)
 TOOL_LDLIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson) $(LIB_LDLIBS)
@@ -93,9 +98,13 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN8 := $(wildcard doc/xdp-ratelimit.8)
 UNITS := $(wildcard systemd/*.service)
+# the unit's rules files live in CONFDIR; install puts only the example
+# there, and never touches an IFACE.rules
+CONF_EXAMPLE := systemd/IFACE.rules.example
 INSTALLED := $(SBINDIR)/xdp-ratelimit $(BASHCOMPDIR)/xdp-ratelimit \
 	$(patsubst systemd/%,$(UNITDIR)/%,$(UNITS)) \
-	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8))
+	$(patsubst doc/%,$(MANDIR)/man8/%,$(MAN8)) \
+	$(CONFDIR)/$(notdir $(CONF_EXAMPLE))
 
 .PHONY: all deps test test-unit test-prog test-e2e test-vm test-doc test-stress test-fuzz fuzz valgrind \
 	demo run bench clean install uninstall
@@ -148,24 +157,47 @@ run: all
 bench: all
 	$(Q)bench/run.sh $(OUTPUT)
 
-# the units name the binary where it is installed (@SBINDIR@)
+# the units name the binary and the rules files where they are installed
+# (@SBINDIR@, @CONFDIR@)
 install: $(CLI)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UNITDIR) \
-		$(if $(MAN8),$(DESTDIR)$(MANDIR)/man8)
+		$(DESTDIR)$(CONFDIR) $(if $(MAN8),$(DESTDIR)$(MANDIR)/man8)
 	$(Q)install -m 0755 $(CLI) $(DESTDIR)$(SBINDIR)/xdp-ratelimit
 	$(Q)install -m 0644 completion/xdp-ratelimit.bash $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit
-	$(Q)$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' $(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
+	$(Q)$(foreach u,$(UNITS),sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+		$(u) > $(DESTDIR)$(UNITDIR)/$(notdir $(u)) && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$(notdir $(u)) &&) true
+	$(Q)install -m 0644 $(CONF_EXAMPLE) $(DESTDIR)$(CONFDIR)/
 	$(Q)$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/)
 
+# CONFDIR goes only when nothing but the example was in it
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true
 
 clean:
 	$(call msg,CLEAN,$(CLEAN_DIR))
 	$(Q)rm -rf $(CLEAN_DIR)
+
+# make deb: a .deb of this build (not of a sanitizer build), what make
+# install installs under Debian's paths, which pkg/deb/ wraps (control,
+# docs, dependencies from dpkg-shlibdeps).
+DEB_VERSION := $(VERSION)-1
+DEB := $(OUTPUT)/xdp-ratelimit_$(DEB_VERSION)_amd64.deb
+DEB_ROOT := $(OUTPUT)/deb/root
+DEB_MAINTAINER ?= xdp-ratelimit maintainers <maintainers@xdp-ratelimit.example>
+.PHONY: deb
+deb: $(CLI)
+ifeq ($(SANITIZE),1)
+	$(error make deb packages the normal build: leave out SANITIZE=1)
+endif
+	$(call msg,DEB,$(DEB))
+	$(Q)rm -rf $(DEB_ROOT)
+	$(Q)$(MAKE) -s install OUTPUT=$(OUTPUT) DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr \
+		UNITDIR=/lib/systemd/system
+	$(Q)pkg/deb/build.sh $(DEB_ROOT) $(DEB) "$(DEB_VERSION)" "$(DEB_MAINTAINER)"
 
 $(OUTPUT) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
 	$(Q)mkdir -p $@

@@ -90,7 +90,7 @@ int bench_counters(int argc, char **argv)
 		return 1;
 	}
 	rl_maps_init(&m);
-	snprintf(path, sizeof(path), "%s/%s/%s", RL_PIN_ROOT, argv[2], RL_MAP_COUNTERS);
+	rl_pin_path(path, sizeof(path), argv[2], RL_MAP_COUNTERS);
 	m.counters = bpf_obj_get(path);
 	if (m.counters >= 0 && rl_counters_sum(&m, &sum)) {
 		fprintf(stderr, "ratelimit-bench counters: %s: cannot read\n", path);

@@ -197,7 +197,7 @@ int bench_recv(int argc, char **argv)
 		{ "ready", required_argument, NULL, 'r' },
 		{ "times", no_argument, NULL, 't' },
 		/* stamp passes with the clock xdp-ratelimit's attach chooses
-		 * for this window (README "How the window works"): its windows are on it */
+		 * for this window (doc/design/window.md): its windows are on it */
 		{ "program-clock", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -6,7 +6,7 @@ performance target and, with --mode smoke, sanity checks ending in
 "bench: N passed, N failed".
 
 `report.py --markdown build/bench/results.json` prints the same figures as
-the Markdown tables of README "Performance", every one as median [min-max]."""
+the Markdown tables of bench/PERFORMANCE.md, every one as median [min-max]."""
 import argparse
 import json
 import math
@@ -259,7 +259,7 @@ def memory(rows, sizes64, ncpus):
                "bytes_per_source": r["memlock"] / n}
         pw = 1 << (e - 1).bit_length()
         row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
-        # README "Memory per source", constants as written there: the
+        # doc/design/memory.md, constants as written there: the
         # sources map, then the history (an entry per source, not per CPU)
         hv = (r.get("history_value_size", 0) + 7) // 8 * 8
         row["history_value_size"] = r.get("history_value_size")
@@ -293,7 +293,7 @@ def md(s, digits=2, unit=""):
 
 
 def markdown(path):
-    """README "Performance" tables from a results.json."""
+    """bench/PERFORMANCE.md tables from a results.json."""
     with open(path) as f:
         r = json.load(f)
     w = sys.stdout.write
@@ -448,7 +448,7 @@ def main():
     tp = throughput(tp_rows)
     x = (cost or {}).get("cross_cpu")
     if x:
-        # README "One quota across CPUs": a source on one CPU refreshes about
+        # doc/design/cpus.md: a source on one CPU refreshes about
         # B + log2(budget) + 1 times per window
         budget, nb = 1000, 10
         refr = nb + math.ceil(math.log2(budget)) + 1
@@ -627,7 +627,7 @@ def main():
                "bucket grid): worst excess %s (<= %d)" % (
                    r["population"], r["multiple"], v, r["allowed_excess"]))
 
-    # ---- compact per-source state: size, speed, the README memory formula ---
+    # ---- compact per-source state: size, speed, the memory formula of doc/design/memory.md ---
     x = tpv("v4_1", "b")
     if x:
         r = x["ratio_a"]
@@ -647,7 +647,7 @@ def main():
     for m_ in mem["rows"]:
         err = abs(m_["formula_readme"] - m_["memlock"]["median"]) / m_["memlock"]["median"]
         target("compact_formula_%d" % m_["max_sources"], err, err <= 0.01,
-               "compact state: --max-sources %d: the README formula is within %.2f%% of "
+               "compact state: --max-sources %d: the doc/design/memory.md formula is within %.2f%% of "
                "bpftool's memlock (<= 1%%)" % (m_["max_sources"], 100 * err))
 
     results = {

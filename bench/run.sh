@@ -103,14 +103,15 @@ cleanup() {
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for n in "${nss[@]}"; do
-		# CLI pins are per interface name, in the machine's bpffs
-		for d in "$pins/${id}"*; do
+		# CLI pins are per namespace and interface name
+		for d in "$pins"/*/"${id}"*; do
 			[ -e "$d" ] && nsenter --net="/run/netns/$n" "$cli" detach \
 				"$(basename "$d")" >/dev/null 2>&1
 		done
 		ip netns del "$n" 2>/dev/null
 	done
-	rm -rf "$pins/${id}"* 2>/dev/null
+	rm -rf "$pins"/*/"${id}"* 2>/dev/null
+	rmdir "$pins"/netns:* 2>/dev/null	# the namespaces' own, when empty
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -196,10 +197,11 @@ say "per-packet cost (BPF_PROG_TEST_RUN on CPU $cpu) ..."
 phase cost
 : >"$tmp/memory.jsonl"
 mem_row() {	# DEV MAX_SOURCES: the maps of DEV as the kernel charges them
-	local map j src hist tot=0
+	local map j src hist tot=0 dir
+	dir=$(ls -d "$pins"/netns:*/"$1" | head -n 1)	# its namespace's
 	for map in config counters sources history rules rules_v4 rules_v6 aggregates \
 		agg_history refused bans events; do
-		j=$(bpftool map show pinned "$pins/$1/$map" -j) || continue
+		j=$(bpftool map show pinned "$dir/$map" -j) || continue
 		tot=$((tot + $(jq .bytes_memlock <<<"$j")))
 		[ "$map" = sources ] && src=$j
 		[ "$map" = history ] && hist=$j

@@ -1,6 +1,5 @@
 #!/bin/bash
-# The fleet sync agent's cost and the fleet bound, measured (README "Fleet
-# mode"): two hosts (namespaces, each its own attach and `sync` agent) and a
+# The fleet sync agent's cost and the fleet bound, measured (doc/design/fleet.md): two hosts (namespaces, each its own attach and `sync` agent) and a
 # redis-server on a Unix socket of the run; N sources send to both hosts at
 # twice their quota each. Per --interval: the agent's CPU per interval and
 # per active source, its Redis round trips per interval, how long an
@@ -21,6 +20,7 @@ tx=${id}t
 hosts=("${id}0" "${id}1")
 dir=$(mktemp -d /tmp/xdp-rl-bsync.XXXXXX)
 sock=$dir/redis.sock
+head -c 32 /dev/urandom >"$dir/fleet.key" && chmod 600 "$dir/fleet.key"
 pids=()
 PPS=10			# each source: 10 per 1 s window
 case $mode in
@@ -37,7 +37,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for p in 0 1; do
-		[ -e "/sys/fs/bpf/xdp-ratelimit/${id}r$p" ] &&
+		[ -e "/run/netns/${hosts[$p]}" ] &&
 			nsenter --net="/run/netns/${hosts[$p]}" "$cli" detach "${id}r$p" >/dev/null 2>&1
 	done
 	ip netns del "$tx" 2>/dev/null
@@ -76,7 +76,8 @@ for iv in $intervals; do
 		on "$h" "$cli" attach "${id}r$h" --default-pps "$PPS" >/dev/null || exit 1
 		[ "$iv" = off ] && continue	# the baseline: each host alone
 		nsenter --net="/run/netns/${hosts[$h]}" "$cli" sync --iface "${id}r$h" \
-			--redis "unix://$sock" --fleet "b$id" --interval "$iv" >"$dir/agent$h.log" 2>&1 &
+			--redis "unix://$sock" --fleet "b$id" --interval "$iv" --fleet-key-file "$dir/fleet.key" \
+			>"$dir/agent$h.log" 2>&1 &
 		agent[$h]=$!
 		pids+=("${agent[$h]}")
 	done
@@ -161,7 +162,7 @@ jq -r '.sync[] | [.interval, .sources, (.effective_interval_ms | floor), (.busy_
 	(.mean_source_passed / .sent_seconds * 10 | floor / 10)] | @tsv' \
 	"$out/bench/sync.json" |
 	awk -F'\t' '{ printf "%-9s %8s %9s %9s %10s %10s %11s %9s %12s %10s %8s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
-echo "(MEAN/S: a source's passes across both hosts per second of traffic: the fleet's quota is $PPS, each host alone $((2 * PPS)); per source over $secs s (as paced; BOUND counts the windows the senders really took) at $((2 * PPS)) pps to each of 2 hosts, quota $PPS/s; 'off': no agent, each host alone; bound as README \"Fleet mode\" with the measured exchange time; REDIS/S counts every command Redis ran)"
+echo "(MEAN/S: a source's passes across both hosts per second of traffic: the fleet's quota is $PPS, each host alone $((2 * PPS)); per source over $secs s (as paced; BOUND counts the windows the senders really took) at $((2 * PPS)) pps to each of 2 hosts, quota $PPS/s; 'off': no agent, each host alone; bound as doc/design/fleet.md with the measured exchange time; REDIS/S counts every command Redis ran)"
 
 if [ "$mode" = smoke ]; then
 	passed=0 failed=0

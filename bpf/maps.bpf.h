@@ -219,6 +219,16 @@ struct {
 	__type(value, __u32);
 } scoped_v6 SEC(".maps");
 
+/* What each rule judged (struct rl_rule_counters), by slot in `rules`:
+ * per CPU, so the exit of the verdict counts without an atomic. Zeroed by
+ * userspace when it gives a slot to a new rule. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct rl_rule_counters);
+} rule_counters SEC(".maps");
+
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
 static const struct rl_source new_source;

@@ -21,4 +21,35 @@ static __always_inline int newcomer_fits(const struct rl_budget *nb, __u32 slot,
 	*win = bpf_map_lookup_elem(&aggregates, &idx);
 	return judge_rule_window(idx, nb, now, len, gen) == RL_FITS;
 }
+
+/*
+ * The newcomer budget of the unscoped rule covering a source whose packet
+ * a scoped rule judges, rule slot `cover` (include/scope.h), into `nb`;
+ * the index of its window in `aggregates`. A global function: the
+ * program's stack has no room for the rule's lookup.
+ */
+__noinline __u32 cover_budget(__u32 cover, struct rl_budget *nb)
+{
+	const struct rl_rule *u = bpf_map_lookup_elem(&rules, &cover);
+
+	if (!u || !nb)
+		return RL_AGGREGATE_ENTRIES;	/* cannot happen: none, fits */
+	*nb = rl_newcomer_budget(u);
+	return rl_new_index(rl_budget_slot(cover, u));
+}
+
+/* Count a packet that passed in that window (a function of its own: the
+ * window's pointer, or its index, kept past the judging takes the
+ * program's stack). */
+__noinline int cover_commit(__u32 cover, __u64 len)
+{
+	struct rl_budget nb;
+	__u32 idx = cover_budget(cover, &nb);
+	struct rl_state *st = bpf_map_lookup_elem(&aggregates, &idx);
+
+	if (st)
+		rl_quota_commit(st, len);
+	return 0;
+}
+
 #endif /* RL_NEWCOMER_BPF_H */

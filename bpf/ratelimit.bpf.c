@@ -52,10 +52,25 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 /* a scoped rule judges it (scope.bpf.h), in the window of the key
  * rl_scoped_key() makes of the source and the rule */
 #define HOW_SCOPED	(1 << 3)
+/* and the unscoped rule covering the source has a newcomer budget, which
+ * an unverified packet pays before the scoped rule judges it
+ * (include/scope.h); that rule's slot in the bits from HOW_COVER_SHIFT up
+ * until then: in `how`, not a variable of its own, which would take stack
+ * the program does not have */
+#define HOW_COVERED	(1 << 4)
+#define HOW_COVER_SHIFT	8
+/* it paid it: an untracked window goes to `newcomers` */
+#define HOW_PAID	(1 << 5)
 
 static __always_inline int how_table(int how)
 {
 	return how & HOW_NEWCOMERS ? RL_TABLE_NEWCOMERS : RL_TABLE_SOURCES;
+}
+
+/* The slot of the unscoped rule whose newcomer budget the packet pays. */
+static __always_inline __u32 how_cover(int how)
+{
+	return (__u32)how >> HOW_COVER_SHIFT;
 }
 
 /* Is the packet within the source's and the rule's aggregate budgets, and,
@@ -70,37 +85,39 @@ static __always_inline int within_quota(struct rl_source *src,
 					__u32 gen)
 {
 	/* a burst caps a window budget: userspace gives a rule with
-	 * --burst alone the largest (rl_usage_burst) */
-	struct rl_budget sb = { rule->pkt_budget, rule->byte_budget, rule->burst };
-	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
-	struct rl_budget nb = rl_newcomer_budget(rule);
+	 * --burst alone the largest (rl_usage_burst). One budget on the
+	 * stack, the source's, then the newcomer and the aggregate budgets
+	 * in turn: three would take 48 bytes more of it. */
+	struct rl_budget b = { rule->pkt_budget, rule->byte_budget, rule->burst };
 	__u32 slot = rl_budget_slot(rule_id, rule);
-	int src_limited = rl_budget_limited(&sb);
+	int src_limited = rl_budget_limited(&b);
 	struct rl_state *agg = NULL, *nw = NULL;
 
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &sb, now, len, gen, key,
+			if (judge(&src->st, &b, now, len, gen, key,
 				  how_table(how)) != RL_FITS) {
 				/* --ban: only by the source's own packets
 				 * (verified.bpf.h); a block bans nobody */
 				if ((how & HOW_PROVEN_OVER) &&
-				    !rl_budget_blocks(&sb, len))
+				    !rl_budget_blocks(&b, len))
 					ban_source(rule, key, now);
 				return 0;
 			}
-		} else if (rl_budget_blocks(&sb, len)) {
+		} else if (rl_budget_blocks(&b, len)) {
 			/* untracked: judged as a fresh window */
 			return 0;
 		}
 	}
 	/* newcomer budget: unverified sources also fit it */
-	if (rl_newcomer_applies(&nb, how & HOW_VERIFIED) &&
-	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
+	b = rl_newcomer_budget(rule);
+	if (rl_newcomer_applies(&b, how & HOW_VERIFIED) &&
+	    !newcomer_fits(&b, slot, now, len, gen, &nw))
 		return 0;
-	if (rl_budget_limited(&ab)) {
+	b = (struct rl_budget){ rule->agg_pkt_budget, rule->agg_byte_budget };
+	if (rl_budget_limited(&b)) {
 		agg = bpf_map_lookup_elem(&aggregates, &slot);
-		if (agg && judge_rule_window(slot, &ab, now, len, gen) != RL_FITS)
+		if (agg && judge_rule_window(slot, &b, now, len, gen) != RL_FITS)
 			return 0;
 	}
 	if (src && src_limited)
@@ -112,6 +129,22 @@ static __always_inline int within_quota(struct rl_source *src,
 	if (nw)
 		rl_quota_commit(nw, len);
 	return 1;
+}
+
+/* The verdict of the rule that judged the packet, in `rule_counters`. */
+static __always_inline void count_rule(__u32 *rule_id, int pass, __u64 len)
+{
+	struct rl_rule_counters *rc = bpf_map_lookup_elem(&rule_counters, rule_id);
+
+	if (!rc)
+		return;
+	if (pass) {
+		rc->passed_pkts++;
+		rc->passed_bytes += len;
+	} else {
+		rc->dropped_pkts++;
+		rc->dropped_bytes += len;
+	}
 }
 
 SEC("xdp")
@@ -157,11 +190,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	/* --ban: a banned source drops, its window untouched */
 	if (cfg->bans_used && source_banned(&key, now)) {
 		cnt->banned_pkts++;
-		pass = 0;
-		if (src)
-			goto count_source;
-		count_refused(&key, len, now);
-		goto out;
+		goto refuse;
 	}
 	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
 	rule_id = find_rule(src, &key, kind, gen);
@@ -169,7 +198,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		__u32 scoped = scoped_rule(ctx, &key, rule_id, kind == RL_PKT_V6);
 
 		if (scoped != RL_NO_RULE) {
-			rule_id = scoped;
+			if (scoped & RL_SCOPED_COVERED)
+				how |= HOW_COVERED |
+				       (rule_id & (RL_MAX_RULES - 1)) << HOW_COVER_SHIFT;
+			rule_id = scoped & ~RL_SCOPED_COVERED;
 			how |= HOW_SCOPED;
 		}
 	}
@@ -186,7 +218,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	 * --syn-cookies: an unverified source's SYN is answered with a
 	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
 	 * past the SYN-ACK budget, or any other packet, judged as before */
-	if (rule && rl_rule_reads_verified(rule)) {
+	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED))) {
 		if (source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
 			if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
@@ -207,6 +239,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		 * verifier to walk, not two */
 		how &= ~HOW_SCOPED;
 	}
+	/* unverified, it pays the covering rule's newcomer budget before
+	 * the scoped rule judges it; refused there, it takes no entry.
+	 * Counted there at once, not once every window passed it: the
+	 * covering rule carried to the end would double the paths the
+	 * verifier walks. */
+	if ((how & HOW_COVERED) && !(how & HOW_VERIFIED)) {
+		struct rl_budget nb;
+
+		if (judge_rule_window(cover_budget(how_cover(how), &nb), &nb,
+				      now, len, gen) != RL_FITS)
+			goto refuse;
+		cover_commit(how_cover(how), len);
+		how |= HOW_PAID;
+	}
+	how &= ((1 << HOW_COVER_SHIFT) - 1) & ~HOW_COVERED;
 	if (!src) {
 		if (rule && refused_untracked(rule, rule_id, now, len,
 					      gen, how & HOW_VERIFIED)) {
@@ -215,7 +262,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			goto out;
 		}
 		/* admitted by the newcomer budget: kept apart */
-		if (rule && rl_rule_newcomer_limited(rule) && !(how & HOW_VERIFIED)) {
+		if (rule && (rl_rule_newcomer_limited(rule) || (how & HOW_PAID)) &&
+		    !(how & HOW_VERIFIED)) {
 			how |= HOW_NEWCOMERS;
 			src = table_source(RL_TABLE_NEWCOMERS, &key);
 		}
@@ -225,6 +273,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		if (!src)
 			cnt->untracked_pkts++;
 	}
+	how &= ~HOW_PAID;	/* read above only: one path on, not two */
 
 	if (rule) {
 		pass = within_quota(src, &key, how, rule, rule_id, now, len, gen);
@@ -233,6 +282,13 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		pass = 1;
 		if (src)
 			count_unjudged(&src->st, now, len, &key, how_table(how));
+	}
+	goto count_source;
+refuse:	/* dropped before any window of its own judged it */
+	pass = 0;
+	if (!src) {
+		count_refused(&key, len, now);
+		goto out;
 	}
 count_source:
 	if (src) {
@@ -246,6 +302,12 @@ count_source:
 		source_event(src, &key, pass, now, cnt);
 	}
 out:
+	if (rule) {
+		/* the key in zero's stack slot, free by now: a slot of
+		 * its own would cost the stack 16 bytes */
+		zero = rule_id;
+		count_rule(&zero, pass, len);
+	}
 	if (pass) {
 		cnt->passed_pkts++;
 		cnt->passed_bytes += len;

@@ -2,7 +2,7 @@
 # binary's own --help (so they follow its option tables), interfaces from
 # the pins of attached ones (or /sys/class/net for attach), prefixes from
 # `quota list`, banned addresses from `ban list`; files for
-# --password-file, the URL schemes for --redis. Installed as
+# --password-file and --fleet-key-file, the URL schemes for --redis. Installed as
 # .../bash-completion/completions/xdp-ratelimit.
 # shellcheck shell=bash
 
@@ -43,18 +43,13 @@ _xdp_ratelimit_commands() {	# BIN [GROUP]
 	echo help
 }
 
-_xdp_ratelimit_attached() {
-	local d
-	for d in /sys/fs/bpf/xdp-ratelimit/*/; do
-		d=${d%/}
-		d=${d##*/}
-		[ -e "/sys/fs/bpf/xdp-ratelimit/$d" ] && [[ $d != *" "* ]] &&
-			echo "${d//:/.}"
-	done 2>/dev/null
+_xdp_ratelimit_attached() {	# BIN: the first column of status's first table
+	"$1" status 2>/dev/null | awk 'NR == 1 && $1 == "IFACE" { t = 1; next }
+		t && NF == 0 { exit } t { print $1 }'
 }
 
 _xdp_ratelimit_prefixes() {	# BIN [IFACE]
-	"$1" quota list ${2:+--iface "$2"} 2>/dev/null | awk '$1 ~ /\// && !seen[$1]++ { print $1 }'
+	"$1" quota list --wide ${2:+--iface "$2"} 2>/dev/null | awk '$1 ~ /\// && !seen[$1]++ { print $1 }'
 	echo default
 }
 
@@ -84,12 +79,13 @@ _xdp_ratelimit() {
 	case $cmd in quota|ban) sub=${words[1]:-} ;; esac
 
 	case $prev in
-	--iface) mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur"); return ;;
+	--iface) mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached "$bin")" -- "$cur"); return ;;
 	--mode) mapfile -t COMPREPLY < <(compgen -W "auto native generic" -- "$cur"); return ;;
 	--proto) mapfile -t COMPREPLY < <(compgen -W "tcp udp icmp icmpv6" -- "$cur"); return ;;
-	--password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+	--sort) mapfile -t COMPREPLY < <(compgen -W "dropped-rate dropped passed rate" -- "$cur"); return ;;
+	--password-file|--fleet-key-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	--redis) mapfile -t COMPREPLY < <(compgen -W "redis:// unix:///" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
-	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--burst|--dport|--top|--fleet|--interval)
+	--listen|--window|--buckets|--verified-ttl|--priority|--default-pps|--default-bps|--max-sources|--ipv6-prefix|--pps|--bps|--aggregate-pps|--aggregate-bps|--new-pps|--new-bps|--ban|--burst|--dport|--top|--fleet|--interval|--redis-user)
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then
@@ -106,7 +102,7 @@ _xdp_ratelimit() {
 	fi
 	case $cmd${sub:+ $sub} in
 	attach) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur") ;;
-	detach|reload) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached)" -- "$cur") ;;
+	detach|reload) [ ${#words[@]} -eq 1 ] && mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_attached "$bin")" -- "$cur") ;;
 	"quota set"|"quota del")
 		[ ${#words[@]} -eq 2 ] &&
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdp_ratelimit_prefixes "$bin" "$iface")" -- "$cur") ;;

@@ -22,7 +22,7 @@
  * so leases confirmed in the order of their second reads never add up to
  * more than the budget, however long a CPU is held up between its reads
  * and its write (an interrupt, a preempted vCPU): only clock races at a
- * bucket boundary remain (README "One quota across CPUs"). The price is
+ * bucket boundary remain (doc/design/cpus.md). The price is
  * the second read, once per refresh, and CPUs racing for the very last
  * packets of a window may both back off and leave up to ncpus-1 unused.
  *

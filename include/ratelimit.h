@@ -133,7 +133,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	9
+#define RL_LAYOUT_VERSION	11
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -175,7 +175,8 @@
 	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)	\
 	X(scopes,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_scope)	\
 	X(scoped_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v4, __u32)			\
-	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)
+	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)			\
+	X(rule_counters, BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_rule_counters)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -494,6 +495,7 @@ struct rl_scope {
 /* ---- fleet sync (xdp-ratelimit sync) ---------------------------------- */
 
 #define RL_SYNC_ERR_MAX		96
+#define RL_SYNC_REJECTS		4
 
 enum rl_sync_health {
 	RL_SYNC_STARTING = 0,	/* no exchange yet */
@@ -516,6 +518,11 @@ struct rl_sync_state {
 	__u64 busy_ns;		/* the last interval's work, read to written */
 	char fleet[72];
 	char error[RL_SYNC_ERR_MAX];	/* why degraded */
+	/* layout 10: fields of the other hosts ignored, by why (format, mac,
+	 * range, date: user/lib/sync_value.h), and keys Redis answered
+	 * with an error (another type: WRONGTYPE), since the agent started */
+	__u64 rejected[RL_SYNC_REJECTS];
+	__u64 key_errors;
 };
 
 /* ---- config and counters --------------------------------------------- */
@@ -524,6 +531,12 @@ struct rl_sync_state {
 #define RL_F_PASS_MALFORMED	(1U << 1)
 /* set by attach, from the bucket width (RL_COARSE_MIN_TICKS) */
 #define RL_F_COARSE_CLOCK	(1U << 2)
+/* set by attach: it created the clsact qdisc of egress hook i (in
+ * rl_egress_hooks' order), which detach then removes once no filter is
+ * left on it. A CLI that does not know the bit leaves the qdisc, as all
+ * did before: the layout stays. */
+#define RL_F_OWN_CLSACT(i)	(1U << (8 + (i)))
+#define RL_F_OWN_CLSACT_ALL	(((1U << RL_MAX_REPLIES_VIA) - 1) << 8)
 
 enum rl_mode {
 	RL_MODE_NATIVE = 1,
@@ -576,43 +589,87 @@ struct rl_config {
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
+/*
+ * An interface's counters (per CPU, summed by readers), one row each:
+ * X(field, JSON name, Prometheus family, verdict label, help). The struct,
+ * `stats --json`'s totals and the Prometheus families are made from this
+ * list, and the man page names every JSON name and family (make test-doc
+ * checks). A row whose JSON name is NULL is the program's own bookkeeping,
+ * shown nowhere. Rows of one family need not be adjacent; the order is the
+ * pinned layout's (a new row goes last).
+ */
+#define RL_COUNTERS(X) \
+	X(passed_pkts, "passed_packets", "packets_total", "passed", \
+	  "Frames the XDP program passed or dropped since attach.") \
+	X(passed_bytes, "passed_bytes", "bytes_total", "passed", \
+	  "Bytes of the frames passed or dropped since attach (frame length seen by XDP).") \
+	X(dropped_pkts, "dropped_packets", "packets_total", "dropped", NULL) \
+	X(dropped_bytes, "dropped_bytes", "bytes_total", "dropped", NULL) \
+	X(malformed_pkts, "malformed_packets", "malformed_packets_total", NULL, \
+	  "Frames too short or bad to read a source address from (also in packets_total).") \
+	X(non_ip_pkts, "non_ip_packets", "non_ip_packets_total", NULL, \
+	  "Frames that are neither IPv4 nor IPv6, always passed (also in packets_total).") \
+	/* sources (re)created: new or after eviction */ \
+	X(new_sources, "new_sources", "sources_created_total", NULL, \
+	  "Sources that got an entry in the source table (new, or again after eviction).") \
+	/* judged without state: the table insert failed */ \
+	X(untracked_pkts, "untracked_packets", "untracked_packets_total", NULL, \
+	  "Frames judged without per-source state because the source table refused an entry.") \
+	/* refused newcomers not listed in `refused` (its insert budget was \
+	 * spent): dropped, counted here and in dropped_* only */ \
+	X(refused_unlisted_pkts, "refused_unlisted_packets", "refused_unlisted_packets_total", NULL, \
+	  "Frames refused before their source was tracked and not listed in the refused table.") \
+	/* this CPU's `refused` insert budget: period and inserts in it */ \
+	X(refused_period, NULL, NULL, NULL, NULL) \
+	X(refused_inserts, NULL, NULL, NULL, NULL) \
+	X(banned_pkts, "banned_packets", "banned_packets_total", NULL, \
+	  "Frames dropped because their source was banned (quota set --ban; also in packets_total).") \
+	/* events not reported (this CPU's budget spent, or the ring buffer \
+	 * full), and this CPU's budget: period and events in it */ \
+	X(events_lost, "events_lost", "events_lost_total", NULL, \
+	  "Events the program could not report (its rate per CPU spent, or the ring buffer full).") \
+	X(events_period, NULL, NULL, NULL, NULL) \
+	X(events_sent, NULL, NULL, NULL, NULL) \
+	/* frames in an encapsulation the parser does not read (a third VLAN \
+	 * tag, PPPoE session, MPLS): dropped unless --pass-malformed */ \
+	X(encap_pkts, "encap_packets", "encap_packets_total", NULL, \
+	  "Frames in an encapsulation the program does not read (a third VLAN tag, PPPoE, MPLS): " \
+	  "dropped unless --pass-malformed (also in packets_total).") \
+	/* the egress hook: answers it saw, and sources it verified that were not */ \
+	X(replies, "replies", "replies_total", NULL, \
+	  "TCP segments the host sent that the egress hook looked at (answers).") \
+	X(verified_new, "verified_new", "sources_verified_total", NULL, \
+	  "Sources that became verified (they proved they receive what the host sends).") \
+	/* SYN cookies (bpf/cookie.bpf.h): SYN-ACKs sent, ACKs that returned \
+	 * a valid cookie and passed, ACKs of refused sources whose cookie was \
+	 * not valid, and this CPU's SYN-ACK budget: its period and the \
+	 * SYN-ACKs sent in it */ \
+	X(cookies_sent, "syn_cookies_sent", "syn_cookies_sent_total", NULL, \
+	  "SYN-ACKs carrying a SYN cookie the program sent for refused SYNs (quota set --syn-cookies).") \
+	X(cookies_valid, "syn_cookies_valid", "syn_cookies_valid_total", NULL, \
+	  "ACKs that returned a valid SYN cookie: passed, their source verified.") \
+	X(cookies_bad, "syn_cookies_bad", "syn_cookies_bad_total", NULL, \
+	  "ACKs of unverified sources under a cookie rule whose SYN cookie was not valid: judged as any packet.") \
+	X(cookies_period, NULL, NULL, NULL, NULL) \
+	X(cookies_in_period, NULL, NULL, NULL, NULL)
+
+#define RL_COUNTER_FIELD(field, ...) __u64 field;
 struct rl_counters {
+	RL_COUNTERS(RL_COUNTER_FIELD)
+};
+#undef RL_COUNTER_FIELD
+
+/*
+ * Entry of the per-CPU `rule_counters` array, indexed like `rules` (a
+ * slot): what the rule judged, as iptables -v counts (a banned source's
+ * drops count in rl_counters.banned_pkts, not here). Kept across quota
+ * set and reload; zeroed when the slot is given to a new rule.
+ */
+struct rl_rule_counters {
 	__u64 passed_pkts;
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
-	__u64 malformed_pkts;
-	__u64 non_ip_pkts;
-	__u64 new_sources;	/* sources (re)created: new or after eviction */
-	__u64 untracked_pkts;	/* judged without state: table insert failed */
-	/* refused newcomers not listed in `refused` (its insert budget
-	 * was spent): dropped, counted here and in dropped_* only */
-	__u64 refused_unlisted_pkts;
-	/* this CPU's `refused` insert budget: period and inserts in it */
-	__u64 refused_period;
-	__u64 refused_inserts;
-	__u64 banned_pkts;	/* dropped because their source is banned */
-	/* events: those not reported (this CPU's budget spent, or the
-	 * ring buffer full), and this CPU's budget: period and events in it */
-	__u64 events_lost;
-	__u64 events_period;
-	__u64 events_sent;
-	/* frames in an encapsulation the parser does not read (a third
-	 * VLAN tag, PPPoE session, MPLS): dropped unless --pass-malformed */
-	__u64 encap_pkts;
-	/* the egress hook: answers it saw (TCP, neither SYN nor RST), and
-	 * sources it verified that were not */
-	__u64 replies;
-	__u64 verified_new;
-	/* SYN cookies (bpf/cookie.bpf.h): SYN-ACKs sent, ACKs that returned
-	 * a valid cookie and passed, ACKs of refused sources whose cookie
-	 * was not valid (dropped), and this CPU's SYN-ACK budget: its
-	 * period and the SYN-ACKs sent in it */
-	__u64 cookies_sent;
-	__u64 cookies_valid;
-	__u64 cookies_bad;
-	__u64 cookies_period;
-	__u64 cookies_in_period;
 };
 
 /* ---- events ------------------------------------------------------------ */
@@ -671,6 +728,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_flow) == 36, "rl_flow layout");
 RL_STATIC_ASSERT(sizeof(struct rl_verified) == 24, "rl_verified layout");
 RL_STATIC_ASSERT(sizeof(struct rl_settings) % 8 == 0, "rl_settings padding");
 RL_STATIC_ASSERT(sizeof(struct rl_scope) == 12, "rl_scope layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 32, "rl_rule_counters layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v4) == 12, "rl_lpm_scoped_v4 layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm_scoped_v6) == 24, "rl_lpm_scoped_v6 layout");
 

@@ -21,7 +21,7 @@
  * the fleet bucket containing that start, with the start itself. A reader
  * files it under its own bucket containing the *end* of the publisher's
  * bucket, so a remote pass is never counted for less time than a window
- * from when it happened (README "Fleet mode": at most one bucket more).
+ * from when it happened (doc/design/fleet.md: at most one bucket more).
  */
 #ifndef RL_REMOTE_H
 #define RL_REMOTE_H

@@ -17,13 +17,21 @@
  *    default still holds a prefix with a quota of its own).
  *  - Packets in no scope are judged by the unscoped rule, as without scopes.
  *
- * A packet whose TCP or UDP header cannot be read (a fragment after the
- * first, a first fragment that ends inside the header, as in the tiny
- * fragment attack of RFC 1858; an IPv6 chain of more than RL_MAX_EXT_HDRS
- * extension headers, or a cut one) is in the scope of every rule of its
- * protocol (of every rule, when even the protocol is unknown): it cannot
- * slip past a port or SYN limit by hiding its header. The price: a real
- * client's TCP fragments (rare: TCP sets DF) count against a SYN rule.
+ * Scope fails closed, so that a scope is never a way around a limit:
+ *  - An unverified packet that a scoped rule judges still pays the
+ *    newcomer budget of the unscoped rule covering its source, beside the
+ *    scoped rule's own (rl_scoped_pays_cover): a SYN limit without
+ *    --new-pps does not lift the default's newcomer budget off SYNs.
+ *  - A packet whose TCP or UDP header cannot be read (a fragment after the
+ *    first, a first fragment that ends inside the header, as in the tiny
+ *    fragment attack of RFC 1858; an IPv6 chain of more than
+ *    RL_MAX_EXT_HDRS extension headers, or a cut one) might fall under
+ *    every rule of its protocol (of every rule, when even the protocol is
+ *    unknown), and under the unscoped rule unless a scope holds it for
+ *    certain (rl_scope_certain). Of those, the strictest judges it
+ *    (rl_rule_strictness), not the most specific: hiding its header never
+ *    moves a packet from a strict rule to a looser one. The price: a real
+ *    client's TCP fragments (rare: TCP sets DF) count against a SYN rule.
  *
  * A scoped rule's window of a source lives in `sources` beside the source's
  * own, under a key of its own (rl_scoped_key): ff00::/8, which no packet's
@@ -36,6 +44,7 @@
 
 #include "ratelimit.h"
 #include "quota.h"
+#include "newcomer.h"
 #include "parse.h"
 
 /* How much of a packet's transport header was read (struct rl_l4). */
@@ -179,6 +188,35 @@ RL_INLINE int rl_scope_matches(const struct rl_scope *s, const struct rl_l4 *l4)
 	return 1;
 }
 
+/* Is a packet with transport view `l4` in scope `s` for certain, not only
+ * perhaps (a header it could not read)? */
+RL_INLINE int rl_scope_certain(const struct rl_scope *s, const struct rl_l4 *l4)
+{
+	if (l4->known == RL_L4_FULL)
+		return rl_scope_matches(s, l4);
+	return l4->known == RL_L4_PROTO && s->rank && l4->proto == s->proto &&
+	       !(s->flags & (RL_SCOPE_F_DPORT | RL_SCOPE_F_SYN));
+}
+
+/* How strict rule `r` is to a packet whose header could not be read,
+ * smaller is stricter: a block (--pps 0, --bps 0) first, then the per-source
+ * packet budget, then the byte budget, as one number (the packet budget in
+ * the high 24 bits, the byte budget in the low 40, each saturated: 2^24
+ * packets or 2^40 bytes a window are as good as no limit). No rule: the
+ * least strict. */
+RL_INLINE __u64 rl_rule_strictness(const struct rl_rule *r)
+{
+	__u64 pkts, bytes;
+
+	if (!r)
+		return ~0ULL;
+	if (r->pkt_budget == 0 || r->byte_budget == 0)
+		return 0;
+	pkts = r->pkt_budget < (1ULL << 24) ? r->pkt_budget : (1ULL << 24) - 1;
+	bytes = r->byte_budget < (1ULL << 40) ? r->byte_budget : (1ULL << 40) - 1;
+	return pkts << 40 | bytes;
+}
+
 /* Of two scoped rules the packet is in (prefix length, scope rank, first
  * port: equal ranks that both match are overlapping ranges of one width),
  * does the first judge rather than the second? */
@@ -190,6 +228,26 @@ RL_INLINE int rl_scoped_better(__u32 plen, __u32 rank, __u32 lo,
 	if (rank != best_rank)
 		return rank > best_rank;
 	return lo < best_lo;
+}
+
+/* A scoped rule whose scope a packet is in, as the walk of the scopes
+ * compares them. */
+struct rl_scope_cand {
+	__u64 strict;		/* rl_rule_strictness */
+	__u32 plen;		/* its prefix length */
+	__u32 rank;		/* its scope's rl_scope_rank */
+	__u32 lo;		/* its scope's first port */
+	__u32 pad;
+};
+
+/* Does candidate `a` judge rather than `b`? The most specific, but for a
+ * packet whose header could not be read (`unreadable`) the strictest. */
+RL_INLINE int rl_scoped_beats(const struct rl_scope_cand *a,
+			      const struct rl_scope_cand *b, int unreadable)
+{
+	if (unreadable && a->strict != b->strict)
+		return a->strict < b->strict;
+	return rl_scoped_better(a->plen, a->rank, a->lo, b->plen, b->rank, b->lo);
 }
 
 /* Does unscoped rule `u` pass everything (no budget of any kind) or block
@@ -222,6 +280,20 @@ RL_INLINE __u32 rl_scoped_min_plen(const struct rl_rule *u)
 RL_INLINE int rl_scoped_judges(const struct rl_rule *u, const struct rl_rule *c)
 {
 	return c->prefixlen >= rl_scoped_min_plen(u);
+}
+
+/* A packet that a scoped rule judges instead of `u`, the unscoped rule
+ * covering its source (NULL: none): does it pay `u`'s newcomer budget too,
+ * when unverified? Whenever `u` has one; the scoped rule's own newcomer
+ * budget, if any, caps its scope's share of it. */
+RL_INLINE int rl_scoped_pays_cover(const struct rl_rule *u)
+{
+	struct rl_budget nb;
+
+	if (!u)
+		return 0;
+	nb = rl_newcomer_budget(u);
+	return rl_budget_limited(&nb);
 }
 
 /* The key of rule slot `slot`'s window of source `src` (may be `out`). */

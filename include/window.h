@@ -29,7 +29,7 @@
  * compare-and-swap is a full barrier), its marker stored before that
  * (tests/unit/test_roll_race.c replays a reader at every store). Readers
  * rely on x86's order (TSO: stores seen in order, loads not reordered);
- * make and attach refuse other CPUs (README "One quota across CPUs").
+ * make and attach refuse other CPUs (doc/design/cpus.md).
  *
  * Time differences are taken modulo 2^64: a window that rolls across a
  * clock wrap stays continuous (its index keeps counting). 32-bit bucket

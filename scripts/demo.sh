@@ -91,13 +91,15 @@ bg=()
 
 say "final counters"
 rl stats --iface "$vrx" --top 25
+pin_dir=$(rl status --json | jq -r .pin_dir)
 cat <<EOF
 
 Each of 198.18.0.1-4 passed about 1000 packets per second; the /24 passed about
 500 per second in all, however many of its sources sent; 198.18.0.9 lost
 nothing. Dropped frames never reached the kernel's network stack. The same
 counters are in the pinned maps: bpftool map dump pinned
-/sys/fs/bpf/xdp-ratelimit/$vrx/counters (while attached).
+$pin_dir/$vrx/counters (while attached; the directory is the network
+namespace's, as 'xdp-ratelimit status --json' names it).
 EOF
 say "detach and clean up"
 rl detach "$vrx"

@@ -9,7 +9,8 @@
 # lib_init sets: out cli gen (absolute paths), id (TAG plus the shell's PID:
 # unique to the run), tx rx (namespaces), vtx vrx (the first veth pair's ends),
 # pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles,
-# tmpdirs (removed at exit).
+# tmpdirs (removed at exit), extra_ns (namespaces deleted at exit, with
+# their pins).
 # shellcheck shell=bash
 
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,9 +22,9 @@ lib_init() {	# BUILD_DIR TAG
 	id=$2$$
 	tx=${id}t rx=${id}r
 	vtx=${id}a vrx=${id}b
-	pins=/sys/fs/bpf/xdp-ratelimit
+	pins=	# the receiver's namespace's pin directory (lib_setup_ns)
 	passed=0 failed=0
-	bg=() tmpfiles=() tmpdirs=()
+	bg=() tmpfiles=() tmpdirs=() extra_ns=()
 	rx_ifaces=("$vrx")	# receiving ends whose pins cleanup removes
 	trap lib_cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -34,15 +35,23 @@ lib_cleanup() {
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for i in "${rx_ifaces[@]}"; do
-		[ -e "$(pin_dir "$i")" ] && [ -e "/run/netns/$rx" ] &&
+		[ -n "$pins" ] && [ -e "$(pin_dir "$i")" ] && [ -e "/run/netns/$rx" ] &&
 			rl detach "$i" >/dev/null 2>&1
+	done
+	for p in "${extra_ns[@]}"; do	# with whatever is attached there
+		i=$(ns_pins "$p")
+		ip netns del "$p" 2>/dev/null
+		[ -z "$i" ] || rm -rf "${i:?}"
 	done
 	ip netns del "$tx" 2>/dev/null
 	ip netns del "$rx" 2>/dev/null
-	for i in "${rx_ifaces[@]}"; do
-		i=$(pin_dir "$i")
-		rm -rf "${i:?}" "$i "* 2>/dev/null
-	done
+	if [ -n "$pins" ]; then
+		for i in "${rx_ifaces[@]}"; do
+			i=$(pin_dir "$i")
+			rm -rf "${i:?}" "$i "* 2>/dev/null
+		done
+		rmdir "$pins" 2>/dev/null
+	fi
 	[ ${#tmpfiles[@]} -eq 0 ] || rm -f "${tmpfiles[@]}"
 	[ ${#tmpdirs[@]} -eq 0 ] || rm -rf "${tmpdirs[@]}"
 }
@@ -67,9 +76,19 @@ lib_abort() {	# NAME WHY: setup failed, nothing else can run
 	exit 1
 }
 
-# The pin directory of IFACE: a dot in its name is a ':' there.
-pin_dir() {	# IFACE
-	echo "${pins:?}/${1//./:}"
+# The pin directory of network namespace NS (default: the receiver's): each
+# namespace has its own (xdp-ratelimit(8), PINS), which status --json names.
+ns_pins() {	# [NS]
+	nsenter --net="/run/netns/${1:-$rx}" "$cli" status --json 2>/dev/null |
+		jq -r ".pin_dir // empty" 2>/dev/null
+}
+
+# The pin directory of IFACE (in namespace NS, default the receiver's): a
+# dot in its name is a ':' there.
+pin_dir() {	# IFACE [NS]
+	local root=$pins
+	[ -z "${2:-}" ] || root=$(ns_pins "$2")
+	echo "${root:?}/${1//./:}"
 }
 
 in_rx() { nsenter --net="/run/netns/$rx" "$@"; }
@@ -81,7 +100,8 @@ rl() { in_rx "$cli" "$@"; }
 lib_setup_ns() {
 	ip netns add "$tx" && ip netns add "$rx" &&
 		ip netns exec "$tx" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-			net.ipv6.conf.default.disable_ipv6=1
+			net.ipv6.conf.default.disable_ipv6=1 &&
+		pins=$(ns_pins) && [ -n "$pins" ]
 }
 
 # A veth pair TXDEV (in tx) - RXDEV (in rx), up, with 198.18.NET.1/24 on

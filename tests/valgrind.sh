@@ -24,17 +24,21 @@ gen=$out/trafficgen
 passed=0
 failed=0
 log=$(mktemp)
+vg_key=$(mktemp) vg_short=$(mktemp)	# fleet keys: root's, mode 600 (mktemp's)
+head -c 32 /dev/urandom >"$vg_key"
+head -c 31 /dev/urandom >"$vg_short"
 id=rlvg$$
 ns=${id}n va=${id}a vb=${id}b	# the limiter goes on $va; frames come in from $vb
-pins=/sys/fs/bpf/xdp-ratelimit
+pins=	# the namespace's pin directory, once it exists
 cleanup() {
 	if [ -e "/run/netns/$ns" ]; then
-		[ -e "$pins/$va" ] && nsenter --net="/run/netns/$ns" "$cli" detach "$va" \
-			>/dev/null 2>&1
+		[ -n "$pins" ] && [ -e "$pins/$va" ] &&
+			nsenter --net="/run/netns/$ns" "$cli" detach "$va" >/dev/null 2>&1
 		ip netns del "$ns" 2>/dev/null
 	fi
-	rm -rf "${pins:?}/$va" 2>/dev/null
-	rm -f "$log"
+	[ -z "$pins" ] || rm -rf "${pins:?}/$va" 2>/dev/null
+	[ -z "$pins" ] || rmdir "$pins" 2>/dev/null
+	rm -f "$log" "$vg_key" "$vg_short"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -121,14 +125,16 @@ run_cli ban_no_subcommand 2 ban
 run_cli ban_bad_address 2 ban del 198.18.300.1
 run_cli ban_list_sibling_option 2 ban list --new-pps 1
 run_cli stats_bad_top 2 stats --top x
-run_cli stats_bad_watch 2 stats --watch 1h
+run_cli stats_bad_watch 2 stats --watch 2h
 run_cli stats_prometheus_watch 2 stats --prometheus --watch
 run_cli exporter_bad_listen 2 exporter --listen localhost:9567
 run_cli exporter_no_listen 2 exporter
 run_cli sync_no_redis 2 sync
 run_cli sync_bad_url 2 sync --redis redis://nohost
 run_cli sync_bad_fleet 2 sync --redis redis://h:1 --fleet 'a b'
-run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock
+run_cli sync_no_fleet_key 2 sync --redis redis://h:1
+run_cli sync_short_fleet_key 1 sync --redis redis://h:1 --fleet-key-file "$vg_short"
+run_cli sync_nothing_attached 1 --empty-bpffs sync --redis unix:///nonexistent.sock --fleet-key-file "$vg_key"
 run_cli restore_no_file 2 restore
 run_cli events_operand 2 events eth0
 run_cli events_nothing_attached 1 --empty-bpffs events
@@ -140,7 +146,7 @@ run_cli quota_list_nothing_attached 0 --empty-bpffs quota list --json
 run_cli ban_list_nothing_attached 0 --empty-bpffs ban list --json
 run_cli ban_del_nothing_attached 1 --empty-bpffs ban del all
 run_cli quota_set_nothing_attached 1 --empty-bpffs quota set 198.18.0.0/15 --pps 1
-run_cli detach_not_attached 1 --empty-bpffs detach rlvg0
+run_cli detach_not_attached 3 --empty-bpffs detach rlvg0
 
 # ---- success paths, on a veth pair in a namespace of our own -------------
 fail_all() {	# WHY: the success paths cannot run
@@ -154,6 +160,9 @@ elif ! ip netns add "$ns" ||
 	! ip -n "$ns" link set "$va" up || ! ip -n "$ns" link set "$vb" up ||
 	! ip -n "$ns" link set lo up; then
 	fail_all "cannot create the test namespace $ns"
+elif ! pins=$(nsenter --net="/run/netns/$ns" "$cli" status --json | jq -r .pin_dir) ||
+	[ -z "$pins" ]; then
+	fail_all "status --json names no pin directory"
 else
 	run_cli attach 0 --in-ns attach "$va" --default-pps 100 --max-sources 1024
 	run_cli attach_again 1 --in-ns attach "$va"
@@ -171,6 +180,7 @@ else
 	run_cli quota_del_scoped_none 1 --in-ns quota del 198.18.0.0/24 --proto icmp --iface "$va"
 	run_cli quota_list 0 --in-ns quota list --iface "$va"
 	run_cli quota_list_json 0 --in-ns quota list --json --iface "$va"
+	run_cli quota_list_verbose_wide 0 --in-ns quota list -v --wide --iface "$va"
 	# events follows the frames below (limited, banned) until SIGTERM
 	evout=$(mktemp)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" events --json \
@@ -208,6 +218,9 @@ else
 	run_cli stats 0 --in-ns stats --iface "$va"
 	run_cli stats_json_top 0 --in-ns stats --json --top 3 --iface "$va"
 	run_cli stats_top_all 0 --in-ns stats --top 0 --iface "$va"
+	run_cli status_wide 0 --in-ns status --wide
+	run_cli stats_sort_rate 0 --in-ns stats --sort dropped-rate --wide --iface "$va"
+	run_cli stats_sort_bad 2 --in-ns stats --sort newest --iface "$va"
 	# --watch until SIGINT, which ends it cleanly (exit 0): sent once it
 	# has drawn two frames (valgrind takes seconds to start; a SIGINT
 	# before the CLI's handler is set would kill it)
@@ -239,9 +252,12 @@ else
 		sed -i 's/--pps 50 /--pps 60 /' "$rules" &&
 		echo "quota set 198.18.9.0/24 --pps 9 --iface $va" >>"$rules"
 	run_cli save 0 --in-ns save --iface "$va"
+	run_cli restore_test 0 --in-ns restore --test "$rules"
 	run_cli restore 0 --in-ns restore "$rules"
+	run_cli restore_noflush 0 --in-ns restore --noflush --iface "$va" "$rules"
 	echo "quota set 198.18.9.0/24 --pps 9x --iface $va" >>"$rules"
 	run_cli restore_bad_line 1 --in-ns restore "$rules"
+	run_cli restore_test_bad_line 1 --in-ns restore --test "$rules"
 	rm -f "$rules"
 	# the exporter: one scrape, then SIGTERM ends it (exit 0)
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" exporter \
@@ -265,9 +281,10 @@ else
 		--dir "$rdir" >/dev/null 2>&1 &
 	rpid=$!
 	for _ in $(seq 1 50); do [ -S "$rdir/r.sock" ] && break; sleep 0.1; done
-	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock"
+	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock" \
+		--fleet-key-file "$vg_key"
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" sync --iface "$va" \
-		--redis "unix://$rdir/r.sock" --interval 50ms >"$log" 2>&1 &
+		--redis "unix://$rdir/r.sock" --interval 50ms --fleet-key-file "$vg_key" >"$log" 2>&1 &
 	w=$!
 	# until it has exchanged (status says ok; the plain CLI asks), at most
 	# 30 s under valgrind

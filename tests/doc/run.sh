@@ -2,8 +2,9 @@
 # The documentation against the build: the man page is clean under
 # mandoc's lint and names every command and option that the CLI's --help
 # shows; README, CONTRIBUTING and the man page point at nothing outside the
-# repository; bench/PERFORMANCE.md quotes only figures that README's tables
-# (bench/report.py --markdown) hold. No root needed.
+# repository; bench/PERFORMANCE.md quotes only figures that its own tables
+# (bench/report.py --markdown) hold; the README is at most 300 lines. No
+# root needed. (tests/doc/recipes.sh, as root, runs the README's recipes.)
 # Usage: tests/doc/run.sh BUILD_DIR [NAME...]
 set -u
 suite=doc
@@ -63,15 +64,28 @@ test_no_outside_references() {
 	result no_outside_references $? "$hits"
 }
 
-# Every "median [min-max]" figure PERFORMANCE.md quotes is one of README's.
-test_performance_agrees() {
-	local f bad=()
+# Every "median [min-max]" figure PERFORMANCE.md's prose quotes is one of
+# its tables' (bench/report.py --markdown output, between the report.py
+# markers), so the prose cannot drift from the run it explains.
+test_performance_quotes_tables() {
+	local f bad=() perf=$root/bench/PERFORMANCE.md tables prose
+	tables=$(sed -n '/^<!-- report.py --markdown: begin -->$/,/^<!-- report.py --markdown: end -->$/p' "$perf")
+	prose=$(sed '/^<!-- report.py --markdown: begin -->$/,/^<!-- report.py --markdown: end -->$/d' "$perf")
+	[ -n "$tables" ] || bad+=("(no report.py markers)")
 	while read -r f; do
-		grep -qF -- "$f" "$root/README.md" || bad+=("$f")
-	done < <(grep -oE '[0-9]+(\.[0-9]+)? \[[0-9.]+-[0-9.]+\]' "$root/bench/PERFORMANCE.md" |
-		sort -u)
+		grep -qF -- "$f" <<<"$tables" || bad+=("$f")
+	done < <(grep -oE '[0-9]+(\.[0-9]+)? (ns )?\[[0-9.]+-[0-9.]+\]' <<<"$prose" | sort -u)
 	[ ${#bad[@]} = 0 ]
-	result performance_agrees_with_readme $? "not in README: ${bad[*]}"
+	result performance_quotes_tables $? "not in PERFORMANCE.md's tables: ${bad[*]}"
+}
+
+# The README stays a README: at most 300 lines (the manual is the man page,
+# the design notes doc/design/, the figures bench/PERFORMANCE.md).
+test_readme_short() {
+	local n
+	n=$(wc -l <"$root/README.md")
+	[ "$n" -le 300 ]
+	result readme_short $? "README.md has $n lines (at most 300)"
 }
 
 # user/lib never includes a user/cli header, and no modules include each
@@ -83,7 +97,32 @@ test_tree() {
 	result tree_lib_below_cli_no_loops $? "$breaches"
 }
 
-tests=(man_lint man_covers_help no_outside_references performance_agrees tree)
+# Every shown counter of RL_COUNTERS (include/ratelimit.h): its JSON name
+# and its Prometheus family are in the man page.
+test_counters_documented() {
+	local missing
+	missing=$(python3 - "$root/include/ratelimit.h" "$man" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+block = h[h.index('#define RL_COUNTERS(X)'):h.index('#define RL_COUNTER_FIELD')]
+man = open(sys.argv[2]).read()
+rows = re.findall(r'X\((\w+), (NULL|"[^"]*"), (NULL|"[^"]*")', block)
+if len(rows) < 10:
+    print('RL_COUNTERS not read')
+for field, json, prom in rows:
+    names = [json.strip('"')] if json != 'NULL' else []
+    names += ['xdp_ratelimit_' + prom.strip('"')] if prom != 'NULL' else []
+    for n in names:
+        if not re.search(r'(^|[^a-z_])' + re.escape(n) + r'([^a-z_]|$)', man, re.M):
+            print(field + ': ' + n)
+PY
+)
+	[ -z "$missing" ]
+	result counters_documented $? "not in the man page: $missing"
+}
+
+tests=(man_lint man_covers_help no_outside_references performance_quotes_tables readme_short
+	tree counters_documented)
 for t in "${@:-${tests[@]}}"; do
 	if [[ " ${tests[*]} " != *" $t "* ]]; then
 		echo "doc: no test named '$t' (${tests[*]})" >&2

@@ -15,7 +15,7 @@ test_attach_pins_bpftool() {
 	local bad=() m field n names perms want commit
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
-		refused:dropped_pkts agg_history:newest sync:pid; do
+		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -34,8 +34,8 @@ test_attach_pins_bpftool() {
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
-		history "$commit" new_history newcomers refused remote rules rules_v4 rules_v6 \
-		scoped_v4 scoped_v6 scopes sources sync verified verified_bloom | sort | tr '\n' ' ')
+		history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
+		rules_v6 scoped_v4 scoped_v6 scopes sources sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
@@ -57,8 +57,8 @@ rl attach "$dev" --default-pps 10 >/dev/null
 echo "attach=$?"
 echo "mount=$(findmnt -no FSTYPE /sys/fs/bpf) $(findmnt -no OPTIONS /sys/fs/bpf)"
 p=/sys/fs/bpf/xdp-ratelimit
-echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* | sort -u | paste -sd " ")"
-echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit)"
+echo "modes=$(stat -c %a /sys/fs/bpf) $(stat -c %a $p $p/* $p/*/* $p/*/*/* | sort -u | paste -sd " ")"
+echo "ls=$(ls /sys/fs/bpf/xdp-ratelimit/netns:*)"
 echo "status=$(rl status --json | jq -c "[.interfaces[] | .ifname, .state]")"
 nsenter --net="/run/netns/$tx" "$gen" --dev "$txdev" --dst-mac "$mac" --src 198.18.24.1 \
 	--count 30 --json >/dev/null
@@ -178,7 +178,8 @@ test_attach_old_layout_refused() {
 	rx_ifaces+=("$old")
 	dir=$(pin_dir "$old")
 	val=$(for i in $(seq 0 79); do [ "$i" = 68 ] && printf '2 ' || printf '0 '; done)
-	mkdir -p "$dir" &&
+	# the namespace's directory goes with its last detach
+	{ [ -d "$pins" ] || mkdir -m 0700 "$pins"; } && mkdir -m 0700 "$dir" &&
 		bpftool map create "$dir/config" type array key 4 value 80 entries 1 name config &&
 		# shellcheck disable=SC2086
 		bpftool map update pinned "$dir/config" key 0 0 0 0 value $val ||
@@ -229,4 +230,51 @@ test_attach_beside_xdp_filter() {
 			{ (( disp )) && [[ $lp == "xdp_ratelimit "* ]]; }; }
 	result status_programs_as_xdp_loader $? "xdp-loader [$lp], status [$rp]"
 	rl detach "$vrx2" >/dev/null
+}
+
+# Undo: detach takes away the clsact qdisc attach created, never one it
+# found or that another filter uses; detaching again has nothing to do
+# (exit 3), so that an undo script can run twice.
+test_detach_undo() {
+	local err rc
+	clsacts() { tc -n "$rx" qdisc show dev "$vrx2" | grep -c '^qdisc clsact'; }
+	[ -e "$(pin_dir "$vrx2")" ] && rl detach "$vrx2" >/dev/null
+	tc -n "$rx" qdisc del dev "$vrx2" clsact 2>/dev/null
+	rl attach "$vrx2" >/dev/null && [ "$(clsacts)" = 1 ] &&
+		rl detach "$vrx2" >/dev/null && [ "$(clsacts)" = 0 ]
+	result detach_removes_its_clsact $? "clsact qdiscs left: $(clsacts)"
+	err=$(rl detach "$vrx2" 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 3 ] && [ "$err" = "xdp-ratelimit: detach: $vrx2 is not attached: nothing to detach (exit status 3; see 'xdp-ratelimit status')" ]
+	result detach_twice_nothing_to_do $? "exit $rc: $err"
+	tc -n "$rx" qdisc add dev "$vrx2" clsact && rl attach "$vrx2" >/dev/null &&
+		rl detach "$vrx2" >/dev/null && [ "$(clsacts)" = 1 ]
+	result detach_keeps_clsact_it_found $? "clsact qdiscs: $(clsacts)"
+	tc -n "$rx" qdisc del dev "$vrx2" clsact
+	rl attach "$vrx2" >/dev/null &&
+		tc -n "$rx" filter add dev "$vrx2" ingress prio 7 protocol ip u32 match u32 0 0 classid 1:1 &&
+		rl detach "$vrx2" >/dev/null && [ "$(clsacts)" = 1 ] &&
+		tc -n "$rx" filter show dev "$vrx2" ingress | grep -q u32
+	result detach_keeps_clsact_in_use $? "clsact qdiscs: $(clsacts), ingress: $(tc -n "$rx" filter show dev "$vrx2" ingress)"
+	tc -n "$rx" qdisc del dev "$vrx2" clsact 2>/dev/null
+}
+
+# An attached interface deleted: quota set refuses it, stats says so,
+# detach removes what is left.
+test_deleted_iface() {
+	local gone=${id}g err rc
+	rx_ifaces+=("$gone")
+	ip -n "$rx" link add "$gone" type veth peer name "${id}h" &&
+		ip -n "$rx" link set "$gone" up && ip -n "$rx" link set "${id}h" up &&
+		rl attach "$gone" >/dev/null && rl quota set default --pps 5 --iface "$gone" >/dev/null ||
+		{ result deleted_iface 1 "setup"; return; }
+	ip -n "$rx" link del "$gone"
+	err=$(rl quota set default --pps 7 --iface "$gone" 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 1 ] && [[ $err == "xdp-ratelimit: quota set: $gone no longer exists"*"'xdp-ratelimit detach $gone' removes them" ]] &&
+		[ "$(rl quota list --iface "$gone" --json | jq '.interfaces[0].rules[0].pps')" = 5 ]
+	result quota_set_on_deleted_iface $? "exit $rc: $err"
+	err=$(rl stats --iface "$gone" 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 0 ] && [[ $err == "xdp-ratelimit: stats: $gone no longer exists"* ]]
+	result stats_says_iface_gone $? "exit $rc: $err"
+	rl detach "$gone" >/dev/null && [ ! -e "$(pin_dir "$gone")" ]
+	result detach_deleted_iface $? "$(ls "$(pin_dir "$gone")" 2>&1)"
 }

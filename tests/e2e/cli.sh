@@ -35,8 +35,8 @@ test_cli_help() {
 		[.mode, .window_ms, .buckets, .max_sources, .ipv6_prefix, .state]')
 	[ "$out" = '["native",500,5,100,56,"ok"]' ]
 	result status_json $? "status --json: $out"
-	# the human table: every value in its header's column
-	out=$(rl status)
+	# the human table, every column: every value in its header's column
+	out=$(rl status --wide)
 	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" VERIFIED "*" EGRESS "*" STATE"$'\n'* ]] &&
 		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 0 $vrx ok" ]
 	result status_table $? "status printed:"$'\n'"$out"
@@ -101,11 +101,13 @@ test_cli_bad_input() {
 	bad replies_via_twice 2 "twice" rl attach "$vrx2" --replies-via "$vrx,$vrx"
 	bad replies_via_empty 2 "IFACE" rl attach "$vrx2" --replies-via ,
 	# --ban: 0, or 1ms to a day; --new-*: a RATE, its range said
-	bad ban_hours 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
-	bad ban_too_long 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
-	bad ban_negative 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban -1s "${i[@]}"
-	bad ban_fraction 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban 1.5s "${i[@]}"
-	bad ban_garbage 2 "1440m" rl "${q[@]}" 198.18.19.0/24 --ban soon "${i[@]}"
+	bad ban_hours 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 25h "${i[@]}"
+	bad ban_too_long 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 1441m "${i[@]}"
+	bad ban_negative 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban -1s "${i[@]}"
+	bad ban_fraction 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban 1.5s "${i[@]}"
+	bad ban_garbage 2 "1ms to 24h" rl "${q[@]}" 198.18.19.0/24 --ban soon "${i[@]}"
+	bad duration_hours_upper 2 "duration" rl "${q[@]}" 198.18.19.0/24 --ban 1H "${i[@]}"
+	bad verified_ttl_hours 2 "1s to 24h" rl attach "$vrx2" --verified-ttl 25h
 	bad ban_for_list 2 "'quota set'" rl quota list --ban 1s "${i[@]}"
 	bad new_pps_negative 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps -5 "${i[@]}"
 	bad new_pps_fraction 2 "allowed" rl "${q[@]}" 198.18.19.0/24 --new-pps 1.5k "${i[@]}"
@@ -128,10 +130,27 @@ test_cli_bad_input() {
 	bad priority_zero 2 "from 1 to 1000" rl attach "$vrx2" --priority 0
 	bad priority_too_big 2 "from 1 to 1000" rl attach "$vrx2" --priority 1001
 	bad unknown_interface 1 "nosuch$$" rl attach "nosuch$$"
-	bad attach_twice 1 "already attached" rl attach "$vrx"
+	bad attach_twice 1 "run 'xdp-ratelimit reload $vrx'" rl attach "$vrx"
 	bad quota_not_attached 1 "$vrx2" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "$vrx2"
 	bad quota_unknown_interface 1 "nosuch$$" rl "${q[@]}" 198.18.19.0/24 --pps 5 --iface "nosuch$$"
-	bad detach_not_attached 1 "$vrx2" rl detach "$vrx2"
+	bad detach_not_attached 3 "$vrx2 is not attached: nothing to detach" rl detach "$vrx2"
+	bad detach_no_such_interface 3 "nothing to detach" rl detach "nosuch$$"
+	bad reload_not_attached 1 "nothing to reload" rl reload "$vrx2"
+	# restore: a bad file changes nothing, with or without --test
+	local f=/tmp/$id.rules
+	tmpfiles+=("$f")
+	printf 'quota set 198.18.19.0/24 --pps 5\nquota set 198.18.20.0/24 --pps 5x\n' >"$f"
+	bad restore_test_bad_line 1 "$f:2: " rl restore --test --iface "$vrx" "$f"
+	printf 'quota del 198.18.19.0/24 --iface %s\n' "$vrx" >"$f"
+	bad restore_noflush_del 1 "$f:1: quota del: restore --noflush never deletes" rl restore --noflush "$f"
+	printf '# only a comment\n\n' >"$f"
+	bad restore_no_command 1 "has no command" rl restore "$f"
+	bad restore_test_no_command 1 "has no command" rl restore --test "$f"
+	printf 'quota set 198.18.19.0/24 --pps 5 --iface %s\n' "$vrx" >"$f"
+	bad restore_iface_other 1 "a line for $vrx in a restore of $vrx2 alone" rl restore --iface "$vrx2" "$f"
+	bad restore_iface_bad_name 2 "'/'" rl restore --iface "a/b" "$f"
+	bad restore_missing_file 1 "save --iface IFACE --to-unit" rl restore "/tmp/$id.nosuch"
+	bad save_to_unit_several 1 "name one with --iface" rl save --to-unit
 	bad quota_del_no_rule 1 "198.18.19.7" rl quota del 198.18.19.7 "${i[@]}"
 	# what the kernel would refuse as an interface name (dev_valid_name):
 	# with '' or '/' the pin path would be the root or another's directory,
@@ -148,6 +167,9 @@ test_cli_bad_input() {
 	bad iface_whitespace 2 "whitespace" rl detach "$vrx "
 	bad iface_too_long 2 "15 characters" rl detach "${vrx}xxxxxxxxxxxxxxx"
 	bad stats_not_attached 1 "$vrx2" rl stats --iface "$vrx2"
+	bad stats_sort_unknown 2 "dropped-rate, dropped, passed or rate" rl stats --sort newest "${i[@]}"
+	bad stats_sort_prometheus 2 "rate()" rl stats --prometheus --sort rate "${i[@]}"
+	bad quota_verbose_for_set 2 "unknown option '-v'" rl "${q[@]}" 198.18.19.0/24 --pps 1 -v "${i[@]}"
 	bad events_not_attached 1 "run 'xdp-ratelimit attach $vrx2' first" rl events --iface "$vrx2"
 	bad events_unknown_interface 1 "nosuch$$ is not attached" rl events --iface "nosuch$$"
 	bad events_operand 2 "--iface" rl events "$vrx"
@@ -169,6 +191,34 @@ test_cli_bad_input() {
 	bad ip_netns_exec_detach 1 "nsenter --net=" ip netns exec "$rx" "$cli" detach "$vrx"
 	bad ip_netns_exec_ban_del 1 "nsenter --net=" ip netns exec "$rx" "$cli" ban del all "${i[@]}"
 	bad ip_netns_exec_stats 1 "nsenter --net=" ip netns exec "$rx" "$cli" stats --iface "$vrx"
+	# sync's secrets (checked before Redis is asked, which is not there):
+	# root's files, no permission for group or others; a fleet key of 32
+	# bytes or more; a password that fits, refused rather than cut
+	local sd s=(sync --redis "unix:///nonexistent-$id.sock" "${i[@]}")
+	sd=$(mktemp -d) && tmpdirs+=("$sd") && chmod 700 "$sd"
+	head -c 32 /dev/urandom >"$sd/key" && printf '%031d\n' 0 >"$sd/short" &&
+		printf '%0300d\n' 0 >"$sd/longpw" && echo secret >"$sd/pw" &&
+		chmod 600 "$sd/key" "$sd/short" "$sd/longpw" "$sd/pw" &&
+		cp -p "$sd/key" "$sd/key644" && chmod 644 "$sd/key644" &&
+		cp -p "$sd/key" "$sd/key640" && chmod 640 "$sd/key640" &&
+		cp -p "$sd/key" "$sd/keynobody" && chown nobody "$sd/keynobody" &&
+		cp -p "$sd/pw" "$sd/pw604" && chmod 604 "$sd/pw604" ||
+		{ result sync_secret_files 1 "cannot make the files"; return; }
+	bad sync_no_fleet_key 2 "--fleet-key-file FILE" rl "${s[@]}"
+	bad sync_fleet_key_missing 1 "cannot read --fleet-key-file" rl "${s[@]}" --fleet-key-file "$sd/none"
+	bad sync_fleet_key_short 1 "holds 31 bytes: a fleet key is at least 32" rl "${s[@]}" --fleet-key-file "$sd/short"
+	bad sync_fleet_key_mode 1 "is open to group or others: only root may read it (chown root:root $sd/key644 && chmod 600" \
+		rl "${s[@]}" --fleet-key-file "$sd/key644"
+	bad sync_fleet_key_group 1 "open to group or others" rl "${s[@]}" --fleet-key-file "$sd/key640"
+	bad sync_fleet_key_owner 1 "is not owned by root: only root may read it (chown root:root" rl "${s[@]}" --fleet-key-file "$sd/keynobody"
+	bad sync_fleet_key_dir 1 "not a regular file" rl "${s[@]}" --fleet-key-file "$sd"
+	bad sync_password_mode 1 "--password-file $sd/pw604 is open to group or others" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --password-file "$sd/pw604"
+	bad sync_password_long 1 "longer than 255 bytes" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --password-file "$sd/longpw"
+	bad sync_user_without_password 2 "needs its password" \
+		rl "${s[@]}" --fleet-key-file "$sd/key" --redis-user fleet
+	bad sync_user_bad 2 "--redis-user" rl "${s[@]}" --fleet-key-file "$sd/key" --redis-user 'a b'
 	# the rule and the counters still work after all that
 	send --src 198.18.19.1 --count 20 >/dev/null
 	local p d
@@ -178,4 +228,26 @@ test_cli_bad_input() {
 	rl detach "$dot" >/dev/null; rc=$?
 	[ "$rc" = 0 ] && [ ! -e "$(pin_dir "$dot")" ] && [ -z "$(xdp_prog_id "$dot")" ]
 	result detach_iface_name_with_dot $? "detach $dot: exit $rc"
+}
+
+# Pins in a directory another user could have written are refused, naming
+# the fix: in a bpffs of its own (a mount namespace of its own), so that
+# the machine's pins are never touched.
+test_cli_pins_trusted() {
+	local out p
+	# the directory of this shell's network namespace, which the
+	# commands below run in
+	p=$("$cli" status --json | jq -r .pin_dir) || { result pins_not_roots_refused 1 "status --json"; return; }
+	out=$(unshare -m --propagation private bash -c '
+		mount -t bpf -o mode=0777 bpf /sys/fs/bpf &&
+			mkdir -m 0755 /sys/fs/bpf/xdp-ratelimit && mkdir -m 0700 "$2" &&
+			mkdir -m 0755 "$2/x" && chown 65534 /sys/fs/bpf/xdp-ratelimit || exit 9
+		"$1" stats --iface x; echo "rc=$?"
+		chown 0 /sys/fs/bpf/xdp-ratelimit && chmod 0700 /sys/fs/bpf/xdp-ratelimit
+		"$1" quota list --iface x; echo "rc=$?"
+		chmod 0700 "$2/x"
+		"$1" quota list --iface x; echo "rc=$?"' _ "$cli" "$p" 2>&1)
+	[[ $out == *"xdp-ratelimit: stats: /sys/fs/bpf/xdp-ratelimit is not a directory of root's with mode 0700 (owner uid 65534, mode 0755)"*"mount -t bpf -o mode=0700 bpf /sys/fs/bpf"*"rc=1"*"quota list: $p/x is not a directory of root's with mode 0700 (owner uid 0, mode 0755)"*"chmod 0700 $p/x"*"rc=1"* ]] &&
+		[[ $(tail -2 <<<"$out") == *"cannot open $p/x/config"* ]]
+	result pins_not_roots_refused $? "$out"
 }

@@ -42,7 +42,7 @@ test_scope_set_list_del() {
 	jq -e '[.interfaces[0].rules[] | has("proto") and has("dport") and has("syn") and has("burst")] | all' \
 		<<<"$json" >/dev/null
 	result scope_json_fields $? "$json"
-	out=$(rl quota list --iface "$vrx")
+	out=$(rl quota list --iface "$vrx" --wide)
 	[[ $out == "$vrx: 9 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BAN "*" BURST"$'\n'* ]] &&
 		grep -Eq '^0\.0\.0\.0/0 +tcp syn +20 .* 5$' <<<"$out" &&
 		grep -Eq '^198\.18\.30\.0/24 +udp dport 53 +50 ' <<<"$out" &&
@@ -268,7 +268,7 @@ test_scope_windows_counted() {
 	jq -e '.interfaces[0] | .tracked_sources == 3 and .scoped_windows == 2' <<<"$j" >/dev/null ||
 		why+=("stats --json: $(jq -c '.interfaces[0] | {tracked_sources, scoped_windows}' <<<"$j")")
 	grep -q '^sources: 3 tracked (max 65536) of which 2 scoped rules'"'"' windows, ' \
-		<<<"$(rl stats --iface "$vrx" --top 0)" || why+=("stats: $(rl stats --iface "$vrx" --top 0 | grep '^sources:')")
+		<<<"$(rl stats --iface "$vrx" --top 0 --wide)" || why+=("stats: $(rl stats --iface "$vrx" --top 0 --wide | grep '^sources:')")
 	p=$(rl stats --prometheus --iface "$vrx")
 	grep -q "^xdp_ratelimit_scoped_windows{ifname=\"$vrx\"} 2$" <<<"$p" &&
 		grep -q "^xdp_ratelimit_sources{ifname=\"$vrx\"} 3$" <<<"$p" ||

@@ -25,13 +25,14 @@ test_stats_top() {
 		[.address, .passed_packets, .dropped_packets]]')
 	[ "$got" = '[["198.18.22.2",6,20],["198.18.22.1",3,20],["198.18.22.3",3,18]]' ]
 	result stats_top_3 $? "stats --top 3: $got"
-	# the human table: totals, then the sources under aligned headers
-	out=$(rl stats --iface "$vrx")
+	# the human table, every column: totals, then the sources under
+	# aligned headers
+	out=$(rl stats --iface "$vrx" --wide)
 	[[ $out == "$vrx (ifindex "* ]] && grep -Eq '^ +PACKETS +BYTES$' <<<"$out" &&
 		grep -Eq '^passed +92 +5520$' <<<"$out" && grep -Eq '^dropped +167 +10020$' <<<"$out" &&
-		grep -Eq '^ADDRESS +RULE +PASSED\(pkts\) +PASSED\(bytes\) +DROPPED\(pkts\) +DROPPED\(bytes\) ' <<<"$out" &&
+		grep -Eq '^ADDRESS +DROPPED\(pkts\) +DROPPED\(bytes\) +PASSED\(pkts\) +PASSED\(bytes\) +WINDOW\(pkts\) +WINDOW\(bytes\) +VERIFIED +RULE$' <<<"$out" &&
 		[ "$(grep -c '^198\.18\.22\.' <<<"$out")" = 10 ] &&
-		[ "$(table_row "$out" ADDRESS 198.18.22.2 | cut -d ' ' -f 1-6)" = "198.18.22.2 198.18.22.2/32 6 360 20 1200" ]
+		[ "$(table_row "$out" ADDRESS 198.18.22.2 | cut -d ' ' -f 1-5,9)" = "198.18.22.2 20 1200 6 360 198.18.22.2/32" ]
 	result stats_table $? "stats printed:"$'\n'"$out"
 }
 

@@ -6,7 +6,8 @@
 # (verified sources) are served all through a flood that loops over the
 # same 65,536 addresses for 10 s, and what reaches the server's stack of
 # the flood (counted by nftables on the netdev ingress hook, after XDP)
-# stays within the budget, IPv4 and IPv6 together; a client that sends a
+# stays within the budget, IPv4 and IPv6 together, also when a SYN rule
+# without a newcomer budget of its own judges the SYNs; a client that sends a
 # request every few seconds keeps its state through a table far smaller
 # than the flood; and hping3 forging a client's address at twice its quota
 # neither bans it nor keeps it from being served once it stops. (Bans,
@@ -128,8 +129,7 @@ t_flood() {
 		"during the flood the client got $ok of $n requests answered (59/60 or better)"
 	check flood_slow_client_served "n2 >= 4 && ok2 == n2" \
 		"a request every 2.5 s through a table of 1,024 against 81,920 flood addresses: $ok2 of $n2 answered"
-	# the newcomer budget over the flood, + 15%, + ncpus - 1 (README "One
-	# quota across CPUs"): addresses that come back earn nothing
+	# the newcomer budget over the flood, + 15%, + ncpus - 1 (doc/design/cpus.md): addresses that come back earn nothing
 	bound=$(( new_pps * ms * 115 / 100000 + ncpus ))
 	check flood_held_to_newcomer_budget "${sent:-0} >= 500000 && ms >= 10000 && f4 + f6 <= bound && f4 + f6 >= new_pps * 5" \
 		"a looping flood reached the stack with $((f4 + f6)) SYNs ($f4 IPv4 + $f6 IPv6), budget $new_pps/s over $ms ms: at most $bound"
@@ -146,6 +146,47 @@ t_flood() {
 	frames=$(($(count frames) - base))
 	check flood_counted_once "f0 <= npassed && npassed <= frames && frames - f0 <= 20" \
 		"nftables saw $f0 then $frames frames after XDP, stats says $npassed passed in between"
+	rl detach "$vrx" >/dev/null
+}
+
+# ---- the same flood under a SYN rule without --new-pps -------------------
+# The README's SYN limit (`--proto tcp --syn --pps 20`, no newcomer budget
+# of its own) beside the default's newcomer budget: the spoofed SYNs it
+# judges still pay the default's budget, so what reaches the stack stays
+# within it, refusals take no table entry, and a served client keeps
+# being served. (Judged by the SYN rule alone, every looped address passed
+# its SYNs, each with an entry.)
+t_scoped_flood() {
+	local stop=/tmp/$id.stop2 c1 n ok f4 f6 t0 t1 ms bound tracked sent
+	tmpfiles+=("$stop" "/tmp/$id.curl2")
+	[ -s "$pcap" ] || python3 "$here/spoofed_syns.py" "$pcap" "$mac" 65536 16384 ||
+		{ result scoped_flood_setup 1 "cannot write the pcap"; return; }
+	rl attach "$vrx" --default-pps 1000 --max-sources 1024 >/dev/null &&
+		rl quota set default --new-pps "$new_pps" --iface "$vrx" >/dev/null &&
+		rl quota set default --proto tcp --syn --pps 20 --iface "$vrx" >/dev/null ||
+		{ result scoped_flood_setup 1 "attach or quota set"; return; }
+	client "$stop" >"/tmp/$id.curl2" &
+	c1=$!
+	one_verified() { [ "$(stats_json "$vrx" 0 | jq .interfaces[0].verified_sources)" -ge 1 ]; }
+	within 50 one_verified || { result scoped_flood_setup 1 "the client was not verified"; }
+	f4=$(count flood4) f6=$(count flood6)
+	t0=$(now_ms)
+	in_tx tcpreplay -q --topspeed --loop=100000 --duration=5 -i "$vtx" "$pcap" \
+		>"/tmp/$id.replay" 2>&1
+	t1=$(now_ms)
+	touch "$stop"; wait "$c1"
+	read -r n ok <"/tmp/$id.curl2"
+	sent=$(grep -oE 'Actual: [0-9]+ packets' "/tmp/$id.replay" | grep -oE '[0-9]+')
+	f4=$(($(count flood4) - f4)) f6=$(($(count flood6) - f6)) ms=$((t1 - t0))
+	tracked=$(stats_json "$vrx" 0 | jq .interfaces[0].tracked_sources)
+	echo "  scoped flood: tcpreplay sent ${sent:-?} spoofed SYNs in $ms ms under a SYN rule without --new-pps; reached the stack: $f4 IPv4, $f6 IPv6; $tracked sources tracked; client: $ok of $n"
+	bound=$(( new_pps * ms * 115 / 100000 + ncpus ))
+	check scoped_flood_held_to_newcomer_budget "${sent:-0} >= 100000 && ms >= 5000 && f4 + f6 <= bound && f4 + f6 >= new_pps * 2" \
+		"spoofed SYNs under the SYN rule reached the stack: $((f4 + f6)), the default's newcomer budget $new_pps/s over $ms ms: at most $bound"
+	check scoped_flood_refusals_take_no_entry "tracked <= f4 + f6 + 2" \
+		"$tracked sources tracked (scoped windows too); $((f4 + f6)) flood SYNs passed"
+	check scoped_flood_client_served "n >= 20 && ok * 60 >= n * 59" \
+		"during the flood the client got $ok of $n requests answered (59/60 or better)"
 	rl detach "$vrx" >/dev/null
 }
 
@@ -180,5 +221,6 @@ t_forged() {
 }
 
 t_flood
+t_scoped_flood
 t_forged
 lib_finish

@@ -227,6 +227,94 @@ t_restore_bad_input() {
 	result restore_bad_file_changes_nothing $? "rules $(rules_of "$vrx"), generation $g0 -> $(gen_of "$vrx"), $vrx2 pins: $(ls "$(pin_dir "$vrx2")" 2>&1)"
 }
 
+# restore --test and --noflush against the saved set B: --test prints what
+# would change, by rule, and changes nothing; --noflush adds and changes
+# with each line's own limits, never deletes.
+t_restore_test_noflush() {
+	local out rc g0 before f=$tmp/n.rules want
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_test 1 "setup"; return; }
+	before=$(rules_of "$vrx") g0=$(gen_of "$vrx")
+	out=$(rl restore --test "$tmp/a.rules" 2>&1); rc=$?
+	want="$vrx: +1 -1 ~1, 6 rules (test: nothing changed)
+  ~ 198.18.11.0/24 --pps 20 --aggregate-pps 5000 (was --pps 30)
+  + 198.18.12.0/24 --pps 0
+  - 198.18.13.7/32 --pps unlimited"
+	[ "$rc" = 0 ] && [ "$out" = "$want" ] && [ "$(rules_of "$vrx")" = "$before" ] &&
+		[ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_prints_by_rule $? "exit $rc, printed:"$'\n'"$out"$'\n'"generation $g0 -> $(gen_of "$vrx")"
+	# a file that would attach: nothing attached
+	file_b "$vrx2" >"$tmp/b2t.rules"
+	out=$(rl restore --test "$tmp/b2t.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx2: not attached, would attach: +6 -0 ~0, 6 rules (test: nothing changed)" ] &&
+		[ ! -e "$(pin_dir "$vrx2")" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
+	result restore_test_attaches_nothing $? "exit $rc: $out"
+	# a bad line: FILE:LINE, exit 1, nothing changed
+	printf 'quota set 198.18.14.0/24 --pps 5 --iface %s\nquota set 198.18.15.0/24 --pps 5 --iface nosuch%s\n' "$vrx" "$$" >"$f"
+	out=$(rl restore --test "$f" 2>&1); rc=$?
+	[ "$rc" = 1 ] && [[ $out == "xdp-ratelimit: $f:2: nosuch$$ is not attached"* ]] &&
+		[ "$(rules_of "$vrx")" = "$before" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_test_bad_line $? "exit $rc: $out"
+	# --noflush: one line adds one rule; one naming a limit of an existing
+	# rule changes that limit only (as quota set would); nothing deleted
+	printf 'quota set 198.18.7.7 --pps unlimited --iface %s\n' "$vrx" >"$f"
+	out=$(rl restore --test --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules (test: nothing changed)
+  + 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_test_noflush $? "exit $rc: $out"
+	send --src 198.18.10.1 --count 60
+	out=$(rl restore --noflush "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +1 -0 ~0, 7 rules
+  + 198.18.7.7/32 --pps unlimited" ] &&
+		[ "$(rules_of "$vrx" | jq -c 'length')" = 7 ]
+	result restore_noflush_adds $? "exit $rc: $out; rules $(rules_of "$vrx")"
+	printf 'quota set 198.18.10.0/24 --aggregate-pps 2k\n' >"$f"
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	send --src 198.18.10.1 --count 5
+	local p d
+	p=$(src_stat 198.18.10.1 passed_packets) d=$(src_stat 198.18.10.1 dropped_packets)
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~1, 7 rules
+  ~ 198.18.10.0/24 --pps 10 --aggregate-pps 2000 (was --pps 10)" ] &&
+		[ "$p" = 50 ] && [ "$d" = 15 ]
+	result restore_noflush_changes_as_quota_set $? "exit $rc: $out; 198.18.10.1 at 10 pps over 5 s, 65 sent: $p passed, $d dropped"
+	g0=$(gen_of "$vrx")
+	out=$(rl restore --noflush --iface "$vrx" "$f" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -0 ~0, 7 rules, unchanged" ] && [ "$(gen_of "$vrx")" = "$g0" ]
+	result restore_noflush_twice_unchanged $? "exit $rc: $out"
+	# and plain restore puts B back, saying what it took away
+	out=$(rl restore "$tmp/b.rules" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [ "$out" = "$vrx: +0 -1 ~1, 6 rules
+  ~ 198.18.10.0/24 --pps 10 (was --pps 10 --aggregate-pps 2000)
+  - 198.18.7.7/32 --pps unlimited" ] && [ "$(rules_of "$vrx")" = "$before" ]
+	result restore_prints_change $? "exit $rc: $out"
+}
+
+# restore - reads all of its input before it takes the lock: with its
+# pipe held open, another change completes.
+t_restore_stdin_unlocked() {
+	local fifo=$tmp/fifo pid out rc sc
+	rl detach "$vrx" >/dev/null 2>&1
+	rl restore "$tmp/b.rules" >/dev/null || { result restore_stdin_unlocked 1 "setup"; return; }
+	mkfifo "$fifo" && exec 7<>"$fifo"
+	# not through rl(), a function: $! must be the CLI (nsenter execs it)
+	nsenter --net="/run/netns/$rx" "$cli" restore - <"$fifo" >"$tmp/stdin.out" 2>&1 7>&- &
+	pid=$!
+	echo "quota set 198.18.40.0/24 --pps 4 --iface $vrx" >&7
+	# blocked reading its input (read(2) is syscall 0)
+	within 100 bash -c "[ \"\$(cut -d' ' -f1 /proc/$pid/syscall 2>/dev/null)\" = 0 ]"
+	sc=$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)
+	out=$(in_rx timeout 20 "$cli" quota set 198.18.41.0/24 --pps 5 --iface "$vrx" 2>&1); rc=$?
+	[ "$sc" = 0 ] && [ "$rc" = 0 ] && kill -0 "$pid" 2>/dev/null
+	result restore_stdin_read_before_lock $? "restore in syscall $sc; quota set: exit $rc: $out"
+	echo "quota set 198.18.41.0/24 --pps 5 --iface $vrx" >&7
+	exec 7>&-
+	wait "$pid"; rc=$?
+	[ "$rc" = 0 ] && rules_of "$vrx" | jq -e 'any(.[]; .prefix == "198.18.40.0/24") and
+		any(.[]; .prefix == "198.18.41.0/24") and (length == 2)' >/dev/null
+	result restore_stdin_then_applies $? "exit $rc: $(cat "$tmp/stdin.out"); rules $(rules_of "$vrx")"
+	rm -f "$fifo"
+}
+
 # LeakSanitizer cannot run under ptrace: the sanitizer build (make
 # SANITIZE=1 test) runs without leak checks under strace.
 traced() { ASAN_OPTIONS=detect_leaks=0 in_rx strace -f -qq "$@"; }
@@ -265,9 +353,10 @@ cut_short_reported() {
 t_restore_killed() {
 	local ra rb trace=$tmp/trace steps=() step sc n what k=0 why now
 	rl detach "$vrx" >/dev/null 2>&1
-	rl restore "$tmp/a.rules" >/dev/null && ra=$(rules_of "$vrx") &&
-		rl restore "$tmp/b.rules" >/dev/null && rb=$(rules_of "$vrx") &&
-		rl restore "$tmp/a.rules" >/dev/null || { result restore_killed 1 "setup"; return; }
+	rl restore "$tmp/a.rules" >/dev/null 2>"$tmp/err" && ra=$(rules_of "$vrx") &&
+		rl restore "$tmp/b.rules" >/dev/null 2>>"$tmp/err" && rb=$(rules_of "$vrx") &&
+		rl restore "$tmp/a.rules" >/dev/null 2>>"$tmp/err" ||
+		{ result restore_killed 1 "setup: $(cat "$tmp/err")"; return; }
 	traced -o "$trace" -e trace=bpf,unlink,exit_group "$cli" restore "$tmp/b.rules" >/dev/null
 	mapfile -t steps < <(write_steps "$trace")
 	rl restore "$tmp/a.rules" >/dev/null
@@ -330,9 +419,17 @@ metric() {	# TEXT NAME{LABELS}: the value of one sample
 	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
 }
 
+# What rule 198.18.10.0/24 judged, passed + dropped, from Prometheus.
+rule_judged() {
+	rl stats --prometheus --iface "$vrx" | awk -v i="$vrx" '
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"passed\"}" ||
+		$1 == "xdp_ratelimit_rule_packets_total{ifname=\"" i "\",rule=\"198.18.10.0/24\",scope=\"\",verdict=\"dropped\"}" { n += $2 }
+		END { print n + 0 }'
+}
 t_stats_prometheus() {
-	local out rc n
+	local out rc n r0
 	rl restore "$tmp/b.rules" >/dev/null
+	r0=$(rule_judged)
 	send --src 198.18.10.1 --sources 5 --count 100
 	out=$(rl stats --prometheus --iface "$vrx" --top 3); rc=$?
 	promtool check metrics <<<"$out" >/dev/null 2>&1
@@ -346,6 +443,12 @@ t_stats_prometheus() {
 		[ "$(metric "$out" "xdp_ratelimit_source_packets_total{ifname=\"$vrx\",source=\"198.18.10.1\",rule=\"198.18.10.0/24\",verdict=\"dropped\"}")" = "$(src_stat 198.18.10.1 dropped_packets)" ] &&
 		[ "$n" = 6 ] && grep -q "^# TYPE xdp_ratelimit_sources gauge$" <<<"$out"
 	result stats_prometheus_values $? "exit $rc, $n source series (want 3 x 2):"$'\n'"$out"
+	# per rule: the 100 frames its rule judged, a pair of series per rule
+	# (4 rules, the default's two halves: 6)
+	n=$(grep -c '^xdp_ratelimit_rule_packets_total{' <<<"$out")
+	[ "$(( $(rule_judged) - r0 ))" = 100 ] && [ "$n" = 12 ] &&
+		grep -q '^# TYPE xdp_ratelimit_rule_bytes_total counter$' <<<"$out"
+	result stats_prometheus_rules $? "rule 198.18.10.0/24 judged $r0 before, $(rule_judged) after 100 frames; $n rule series (want 6 x 2):"$'\n'"$(grep '^xdp_ratelimit_rule_' <<<"$out")"
 	out=$(rl stats --prometheus --json 2>&1); rc=$?
 	[ "$rc" = 2 ] && [[ $out == *"one of --json and --prometheus"* ]]
 	result stats_prometheus_json_refused $? "exit $rc: $out"
@@ -357,7 +460,7 @@ exporter_start() {	# LOG ARGS...: start it in rx; $! is the exporter
 	nsenter --net="/run/netns/$rx" "$cli" exporter "$@" >"$log" 2>&1 &
 	bg+=($!)
 	for _ in $(seq 1 100); do
-		grep -q "^serving " "$log" && return 0
+		grep -qs "^serving " "$log" && return 0
 		kill -0 "$!" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -432,6 +535,143 @@ EOF
 	result exporter_stops_on_sigterm "$rc" "exit $rc"
 }
 
+# Slow clients cannot starve a scrape: 100 half-open connections from one
+# address (it holds at most 16 of the slots, the rest are refused) and 100
+# from 100 addresses (each holds one of 512); a scrape still answers within
+# a second, and the server drops them once idle for 5 s.
+t_exporter_slow_clients() {
+	local log=$tmp/exporter-slow.log addr=198.18.200.2 pid out
+	# 198.18.202.0/24 all local to rx: the clients' addresses
+	in_rx ip route add local 198.18.202.0/24 dev lo ||
+		{ result exporter_slow_clients 1 "cannot add the clients' addresses"; return; }
+	exporter_start "$log" --listen "$addr:$port" ||
+		{ result exporter_slow_clients 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	out=$(in_rx python3 "$here/half_open.py" "$addr" "$port" 16 "$tmp/slow.body")
+	jq -e '.held_one == 16 and .held_many == 100' <<<"$out" >/dev/null
+	result exporter_per_address_limit $? "$out"
+	jq -e '.curl == 0 and .code == 200 and .seconds < 1' <<<"$out" >/dev/null &&
+		promtool check metrics <"$tmp/slow.body" >/dev/null 2>&1
+	result exporter_scrape_beside_half_open $? "$out; $(promtool check metrics <"$tmp/slow.body" 2>&1 | head -3)"
+	jq -e '.left == 0 and .dropped_after <= 12' <<<"$out" >/dev/null
+	result exporter_drops_idle_clients $? "$out"
+	# about 200 connections refused or dropped: 10 lines a minute say so
+	local said
+	said=$(grep -c "^xdp-ratelimit: exporter: " "$log")
+	check exporter_log_bounded "said >= 1 && said <= 10" "$said lines: $(tail -3 "$log")"
+	kill -TERM "$pid"; wait "$pid"
+	in_rx ip route del local 198.18.202.0/24 dev lo
+}
+
+# One reading of the maps serves every scrape of the next second, and the
+# exporter reads through read-only map fds: strace counts the readings
+# (each opens the counters of every interface once) and their flags.
+t_exporter_reads() {
+	local log=$tmp/exporter-reads.log trace=$tmp/exporter.strace pid spid i
+	local start end scrapes readings writable tasks
+	# an interface of ours to read, when run alone
+	[ -e "$(pin_dir "$vrx")" ] || rl attach "$vrx" >/dev/null
+	exporter_start "$log" --listen "127.0.0.1:$port" ||
+		{ result exporter_reads 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	strace -f -e trace=bpf -e signal=none -o "$trace" -p "$pid" 2>"$tmp/strace.err" &
+	spid=$!
+	bg+=("$spid")
+	# every thread attached before the burst: strace says so for each
+	tasks=$(ls "/proc/$pid/task" | wc -l)
+	attached() {	# "Process N attached with T threads", or a line each
+		grep -q "attached with $tasks threads" "$tmp/strace.err" ||
+			[ "$(grep -c attached "$tmp/strace.err")" -ge "$tasks" ]
+	}
+	within 100 attached ||
+		{ result exporter_reads 1 "strace: $(cat "$tmp/strace.err")"; kill "$spid" "$pid"; return; }
+	# four scrapers in a loop for 2.5 s
+	local scrapers=()
+	start=$(date +%s%N)
+	for i in 1 2 3 4; do
+		( n=0; while [ $(( $(date +%s%N) - start )) -lt 2500000000 ]; do
+			scrape >/dev/null && n=$((n + 1)); done; echo "$n" >"$tmp/scrapes.$i" ) &
+		scrapers+=($!)
+	done
+	wait "${scrapers[@]}"
+	end=$(date +%s%N)
+	kill "$spid"; wait "$spid" 2>/dev/null
+	scrapes=$(cat "$tmp"/scrapes.* | paste -sd+ | bc)
+	readings=$(grep -c "BPF_OBJ_GET, {pathname=\"$(pin_dir "$vrx")/counters\"" "$trace")
+	# a reading each second at most, and at least one per second scraped
+	check exporter_one_reading_per_second "readings >= 2 && readings <= 2 + (end - start) / 1000000000 && scrapes > 2 * readings" \
+		"$readings readings for $scrapes scrapes in $(( (end - start) / 1000000 )) ms"
+	# map pins opened read-only (a link needs read-write: not a map)
+	writable=$(grep 'BPF_OBJ_GET, ' "$trace" | grep -v 'BPF_F_RDONLY' | grep -v '/link"')
+	[ "$readings" -gt 0 ] && [ -z "$writable" ]
+	result exporter_read_only_fds $? "$(head -3 <<<"$writable")"
+	kill -TERM "$pid"; wait "$pid"
+}
+
+# A name Linux allows but UTF-8 does not (0xff), with a control character
+# (ESC), through every output: JSON and Prometheus stay valid (the byte as
+# U+00FF), the terminal gets \xff and \x1b, never the bytes.
+t_names() {
+	local odd=v$'\xff\x1b'$id peer=${id}e json=vÿ$'\x1b'$id shown="v\\xff\\x1b$id"
+	local log=$tmp/exporter-names.log out rc pid
+	rx_ifaces+=("$odd")
+	setup_link "$peer" "$odd" 204 &&
+		rl attach "$odd" >/dev/null &&
+		rl quota set 198.18.0.0/15 --pps 1000 --iface "$odd" >/dev/null ||
+		{ result names_attach 1 "cannot attach to the odd name"; return; }
+	# (ip -j writes the name's ESC raw, which jq refuses: mac_of cannot read it)
+	in_tx "$gen" --dev "$peer" --dst-mac "$(ip -n "$rx" -br link show dev "$odd" | awk '{ print $3 }')" \
+		--src 198.18.9.1 --count 5 >"$tmp/names.gen" 2>&1
+	terminal_safe() {	# the text on stdin: UTF-8, no control but newline
+		python3 -c 'import sys; t = sys.stdin.buffer.read().decode("utf-8"); sys.exit(any(c < " " and c != "\n" or "\x7f" <= c < "\xa0" for c in t))' 2>/dev/null
+	}
+	has_json_name() {	# DOC [KEY]: valid JSON whose interfaces hold the name
+		jq -e --arg n "$json" '[.interfaces[] | select(.ifname == $n)] | length == 1' <<<"$1" >/dev/null
+	}
+	out=$(rl status 2>/dev/null); rc=$?
+	[ "$rc" = 0 ] && terminal_safe <<<"$out" && grep -qF "$shown" <<<"$out"
+	result names_status $? "exit $rc: $(grep -aF "$id" <<<"$out" | cat -v)"
+	out=$(rl status --json 2>/dev/null)
+	has_json_name "$out"
+	result names_status_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$(rl stats --iface "$odd"); rc=$?
+	[ "$rc" = 0 ] && terminal_safe <<<"$out" && grep -qF "$shown (ifindex" <<<"$out"
+	result names_stats $? "exit $rc: $(cat -v <<<"$out" | head -3)"
+	counted() {	# the frames sent reached the program (veth delivers later)
+		out=$(rl stats --json --iface "$odd")
+		has_json_name "$out" &&
+			[ "$(jq -r --arg n "$json" '.interfaces[] | select(.ifname == $n) | .totals.passed_packets' <<<"$out")" = 5 ]
+	}
+	within 50 counted
+	result names_stats_json $? "$(cat "$tmp/names.gen"): $(cat -v <<<"$out" | head -c 400)"
+	out=$(rl stats --prometheus --iface "$odd")
+	promtool check metrics <<<"$out" >/dev/null 2>&1 &&
+		grep -qF "xdp_ratelimit_packets_total{ifname=\"$json\",verdict=\"passed\"}" <<<"$out"
+	result names_stats_prometheus $? "$(promtool check metrics <<<"$out" 2>&1 | head -3)"
+	out=$(rl quota list --json --iface "$odd")
+	has_json_name "$out"
+	result names_quota_list_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$(rl ban list --json --iface "$odd")
+	has_json_name "$out"
+	result names_ban_list_json $? "$(cat -v <<<"$out" | head -c 400)"
+	out=$( (rl quota list --iface "$odd"; rl ban list --iface "$odd") 2>&1)
+	terminal_safe <<<"$out" && grep -qF "$shown: 1 rule" <<<"$out" &&
+		grep -qF "$shown: 0 banned sources" <<<"$out"
+	result names_lists_shown $? "$(cat -v <<<"$out")"
+	out=$(rl ban del 198.18.9.9 --iface "$odd" 2>&1); rc=$?
+	[ "$rc" = 1 ] && terminal_safe <<<"$out" && grep -qF "not banned on $shown" <<<"$out"
+	result names_error_shown $? "exit $rc: $(cat -v <<<"$out")"
+	exporter_start "$log" --listen "127.0.0.1:$port" ||
+		{ result names_exporter 1 "did not start: $(cat "$log")"; return; }
+	pid=${bg[-1]}
+	out=$(scrape); rc=$?
+	[ "$rc" = 0 ] && promtool check metrics <<<"$out" >/dev/null 2>&1 &&
+		grep -qF "xdp_ratelimit_packets_total{ifname=\"$json\",verdict=\"passed\"}" <<<"$out"
+	result names_exporter $? "curl exit $rc: $(promtool check metrics <<<"$out" 2>&1 | head -3)"
+	kill -TERM "$pid"; wait "$pid"
+	rl detach "$odd" >/dev/null
+}
+
 # ---- install and the units -----------------------------------------------
 t_install() {
 	local d=$tmp/destdir p=/usr/local want got res
@@ -442,11 +682,16 @@ t_install() {
 $p/lib/systemd/system/xdp-ratelimit-sync@.service
 $p/lib/systemd/system/xdp-ratelimit@.service
 $p/sbin/xdp-ratelimit
-$p/share/bash-completion/completions/xdp-ratelimit"
+$p/share/bash-completion/completions/xdp-ratelimit
+/etc/xdp-ratelimit/IFACE.rules.example"
 	[ -e "$repo/doc/xdp-ratelimit.8" ] && want+=$'\n'"$p/share/man/man8/xdp-ratelimit.8"
 	got=$(cd "$d" && find . -type f | sed 's/^\.//' | sort)
+	# the units name the binary and the rules files where they are
 	[ "$got" = "$(sort <<<"$want")" ] && "$d$p/sbin/xdp-ratelimit" --version | grep -q "^xdp-ratelimit " &&
-		grep -qx "ExecStop=$p/sbin/xdp-ratelimit detach %I" "$d$p/lib/systemd/system/xdp-ratelimit@.service"
+		[ "$(sed -n 's/^ExecStart=//p' "$d$p/lib/systemd/system/xdp-ratelimit@.service")" = "$p/sbin/xdp-ratelimit reload --if-attached %I
+$p/sbin/xdp-ratelimit restore --iface %I /etc/xdp-ratelimit/%I.rules" ] &&
+		grep -qx "EnvironmentFile=/etc/xdp-ratelimit/%I.sync" "$d$p/lib/systemd/system/xdp-ratelimit-sync@.service" &&
+		! grep -q '@[A-Z]*@' "$d$p"/lib/systemd/system/*
 	result install_files $? "installed:"$'\n'"$got"
 	# the completion, as installed: commands, options, attached
 	# interfaces, prefixes from quota list, subcommands of ban and its
@@ -465,7 +710,8 @@ $p/share/bash-completion/completions/xdp-ratelimit"
 		t xdp-ratelimit ban del --iface "$2" ""
 		t xdp-ratelimit sy
 		t xdp-ratelimit sync --int
-		t xdp-ratelimit sync --redis ""' _ \
+		t xdp-ratelimit sync --redis ""
+		t xdp-ratelimit stats --sort dropped-' _ \
 		"$d$p/share/bash-completion/completions/xdp-ratelimit" "$vrx")
 	[ "$res" = "restore
 --prometheus
@@ -477,20 +723,30 @@ list del --help
 all
 sync
 --interval
-redis:// unix:///" ]
+redis:// unix:///
+dropped-rate" ]
 	result install_bash_completion $? "completed:"$'\n'"$res"
+	# uninstall leaves a rules file of the operator's, and its directory
+	echo "attach $vrx" >"$d/etc/xdp-ratelimit/$vrx.rules"
 	make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1
 	got=$(find "$d" -type f)
-	[ -z "$got" ]
+	[ "$got" = "$d/etc/xdp-ratelimit/$vrx.rules" ] && rm "$got" &&
+		make -s -C "$repo" uninstall OUTPUT="$build" DESTDIR="$d" >/dev/null 2>&1 &&
+		[ ! -e "$d/etc/xdp-ratelimit" ]
 	result uninstall_removes_them $? "left: $got"
 }
 
 # systemd-analyze verify of every unit, as installed (PREFIX real, so that
 # it checks the binary is there), templates and an instance of each; the
-# man page is checked once the tree has it.
+# man page is checked once the tree has it. Then the units' own command
+# lines as systemd would run them (it is not PID 1 here): with only the
+# capabilities the unit keeps (setpriv --bounding-set, no new privileges),
+# the exporter in a read-only mount namespace of its own.
 t_units() {
-	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res
-	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" >/dev/null 2>&1
+	local p=$tmp/prefix v=$tmp/instances u rc man=--man=no res etc=$tmp/prefix/etc/xdp-ratelimit
+	local unit why=() cfg0 tot0 out pid line
+	local caps=(setpriv --bounding-set -all,+bpf,+net_admin,+sys_admin --no-new-privs)
+	make -s -C "$repo" install OUTPUT="$build" PREFIX="$p" CONFDIR="$etc" >/dev/null 2>&1
 	mkdir -p "$v"
 	for u in "$p"/lib/systemd/system/*.service; do
 		u=${u##*/}
@@ -505,29 +761,98 @@ t_units() {
 	sed "s|$p/sbin/xdp-ratelimit|$p/sbin/nonexistent|" "$v/xdp-ratelimit@$vrx2.service" >"$tmp/broken@x.service"
 	! (cd "$tmp" && systemd-analyze verify --man=no ./broken@x.service >/dev/null 2>&1)
 	result units_verify_can_fail $?
-	# the instance's own commands, with its rules file: it attaches with
-	# the rules, and stopping detaches
-	mkdir -p "$tmp/etc"
-	file_b "$vrx2" >"$tmp/etc/$vrx2.rules"
-	run_exec() {	# KEY: run the unit's KEY= command lines in rx, in order
-		local line
+	unit=$v/xdp-ratelimit@$vrx2.service
+	grep -qx "CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" "$unit" &&
+		grep -qx "NoNewPrivileges=yes" "$unit" && ! grep -q '^ExecStop' "$unit" &&
+		! grep -q '^Condition' "$unit" &&
+		grep -qx "IPAddressAllow=localhost" "$v/xdp-ratelimit-exporter.service" &&
+		grep -qx "ProtectSystem=strict" "$v/xdp-ratelimit-exporter.service"
+	result units_hardened $? "$(grep -h -e '^Cap' -e '^NoNew' -e '^ExecStop' -e '^Condition' -e '^IPAddress' -e '^ProtectSystem' "$v"/*)"
+	run_exec() {	# KEY: the unit's KEY= lines in rx, in order, as systemd would
+		: >"$tmp/exec.out"
 		while read -r line; do
-			line=${line//\/etc\/xdp-ratelimit/$tmp\/etc}
 			line=${line//%I/$vrx2}
 			# shellcheck disable=SC2086
-			in_rx $line >/dev/null || return 1
-		done < <(sed -n "s/^$1=//p" "$v/xdp-ratelimit@$vrx2.service")
+			in_rx "${caps[@]}" $line >>"$tmp/exec.out" 2>&1 || return 1
+		done < <(sed -n "s/^$1=//p" "$unit")
 	}
+	# no file, an empty one (the example as installed), a bad one: the
+	# unit fails and says why, and nothing is attached
+	rl detach "$vrx2" >/dev/null 2>&1
+	run_exec ExecStart && why+=("no file: started")
+	grep -q "cannot read $etc/$vrx2.rules: No such file" "$tmp/exec.out" || why+=("no file: $(cat "$tmp/exec.out")")
+	cp "$etc/IFACE.rules.example" "$etc/$vrx2.rules"
+	run_exec ExecStart && why+=("the example: started")
+	grep -q "$etc/$vrx2.rules has no command" "$tmp/exec.out" || why+=("the example: $(cat "$tmp/exec.out")")
+	printf 'attach %s\nquota set default --pps 10x\n' "$vrx2" >"$etc/$vrx2.rules"
+	run_exec ExecStart && why+=("a bad line: started")
+	grep -q "$etc/$vrx2.rules:2: .*10x" "$tmp/exec.out" || why+=("a bad line: $(cat "$tmp/exec.out")")
+	[ ! -e "$(pin_dir "$vrx2")" ] || why+=("attached")
+	check unit_fails_on_bad_file "${#why[@]} == 0" "${why[*]}"
+	# a good file, whose lines need no --iface: attached with its rules
+	sed 's/ --iface [^ ]*//' <(file_b "$vrx2") >"$etc/$vrx2.rules"
 	run_exec ExecStart && [ "$(state_of "$vrx2")" = ok ] &&
-		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && run_exec ExecReload &&
-		run_exec ExecStop && [ ! -e "$(pin_dir "$vrx2")" ]
-	result unit_commands_attach_and_detach $? "$(rl status 2>&1 | grep "$vrx2")"
+		[ "$(rules_of "$vrx2" | jq length)" = 6 ] && grep -qx "$vrx2: attached, +6 -0 ~0, 6 rules" "$tmp/exec.out"
+	result unit_start_attaches $? "$(cat "$tmp/exec.out")"
+	# restart: stop runs nothing, start again reloads in place (the same
+	# maps: counters, bans, windows kept) and applies the file (unchanged)
+	in_tx "$gen" --dev "$vtx2" --dst-mac "$(mac_of "$vrx2")" --src 198.18.10.1 --count 5 >/dev/null 2>&1
+	settled 50 total passed_packets "$vrx2" >/dev/null
+	cfg0=$(bpftool -j map show pinned "$(pin_dir "$vrx2")/config" | jq .id)
+	tot0=$(total passed_packets "$vrx2")
+	run_exec ExecStart && grep -q "^reloaded $vrx2 " "$tmp/exec.out" &&
+		grep -qx "$vrx2: +0 -0 ~0, 6 rules, unchanged" "$tmp/exec.out" &&
+		[ "$(bpftool -j map show pinned "$(pin_dir "$vrx2")/config" | jq .id)" = "$cfg0" ] &&
+		[ "$tot0" -ge 5 ] && [ "$(total passed_packets "$vrx2")" = "$tot0" ]
+	result unit_restart_reloads_in_place $? "config map $cfg0, passed $tot0 -> $(total passed_packets "$vrx2"): $(cat "$tmp/exec.out")"
+	# reload: a quota set not saved is reverted, and it says which
+	rl quota set 198.18.99.0/24 --pps 1 --iface "$vrx2" >/dev/null
+	run_exec ExecReload && grep -qx "$vrx2: +0 -1 ~0, 6 rules" "$tmp/exec.out" &&
+		grep -qx "  - 198.18.99.0/24 --pps 1" "$tmp/exec.out" && [ "$(rules_of "$vrx2" | jq length)" = 6 ]
+	result unit_reload_reverts_unsaved $? "$(cat "$tmp/exec.out")"
+	# save --to-unit keeps it: the file the unit reads, whole (in an
+	# overlay of /etc in a mount namespace of its own: the host's /etc
+	# stays as it is)
+	rl quota set 198.18.99.0/24 --pps 1 --iface "$vrx2" >/dev/null
+	mkdir -p "$tmp/ov"
+	out=$(in_rx unshare -m --propagation private bash -c '
+		mount -t tmpfs tmpfs "$1" && mkdir "$1/u" "$1/w" &&
+			mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc || exit 9
+		"$2" save --iface "$3" --to-unit || exit 1
+		cmp <("$2" save --iface "$3") "/etc/xdp-ratelimit/$3.rules" && echo same
+		stat -c "mode %a" "/etc/xdp-ratelimit/$3.rules"
+		ls -A /etc/xdp-ratelimit | grep -c "^\."
+		"$2" restore --test --iface "$3" "/etc/xdp-ratelimit/$3.rules"' _ "$tmp/ov" "$cli" "$vrx2" 2>&1)
+	[ "$out" = "saved $vrx2 to /etc/xdp-ratelimit/$vrx2.rules: 'systemctl reload xdp-ratelimit@$vrx2' applies it
+same
+mode 644
+0
+$vrx2: +0 -0 ~0, 7 rules, unchanged (test: nothing changed)" ] && [ ! -e "/etc/xdp-ratelimit/$vrx2.rules" ]
+	result save_to_unit $? "$out"
+	# the exporter's own line, read-only and with its capabilities, serves
+	line=$(sed -n 's/^ExecStart=//p' "$v/xdp-ratelimit-exporter.service")
+	line=${line//\$XDP_RATELIMIT_EXPORTER_OPTS/--listen 127.0.0.1:$((port + 1))}
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$rx" unshare -m --propagation slave bash -c '
+		mount -o remount,bind,ro / && mount -o remount,bind,ro /sys &&
+			mount -o remount,bind,ro /sys/fs/bpf && exec "$@"' _ \
+		"${caps[@]}" $line >"$tmp/exporter.log" 2>&1 &
+	pid=$!
+	scrape_unit() { in_rx curl -sf --max-time 5 "http://127.0.0.1:$((port + 1))/metrics"; }
+	within 100 scrape_unit >/dev/null
+	out=$(scrape_unit)
+	grep -q "^xdp_ratelimit_packets_total{ifname=\"$vrx2\",verdict=\"passed\"} $tot0\$" <<<"$out"
+	result unit_exporter_read_only $? "$(cat "$tmp/exporter.log"; grep "$vrx2" <<<"$out" | head -3)"
+	kill -TERM "$pid"; wait "$pid"
+	rl detach "$vrx2" >/dev/null
 	rm -rf "$p"
 }
 
 start=$(date +%s)
-tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_killed
-	restore_attach_killed stats_prometheus exporter install units)
+tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_test_noflush
+	restore_stdin_unlocked restore_killed
+	restore_attach_killed stats_prometheus exporter exporter_slow_clients exporter_reads
+	names install units)
 for t in "${tests[@]}"; do
 	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
 		"t_$t"

@@ -9,7 +9,7 @@
  *  - each frame moves exactly one of passed/dropped, by one frame and its
  *    length, as its verdict says (passed + dropped = frames seen);
  *  - malformed and non_ip move exactly for the frames a reference
- *    classifier written from README "What is looked at" calls so, and
+ *    classifier written from doc/design/parsing.md calls so, and
  *    never create a source; non-IP frames pass, malformed frames drop;
  *  - a blocked prefix never passes, an allow-listed one never drops;
  *  - per-source totals summed over the table stay within the interface's.
@@ -60,7 +60,7 @@ static __u64 env_u64(const char *name, __u64 def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
-/* ---- the reference classifier (README "What is looked at") ---- */
+/* ---- the reference classifier (doc/design/parsing.md) ---- */
 
 enum ref_kind { REF_V4, REF_V6, REF_NON_IP, REF_MALFORMED, REF_ENCAP };
 

@@ -9,6 +9,7 @@
  * program is under test, not the CLI.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <linux/if_ether.h>
 #include "fixture.h"
 #include "../harness.h"
@@ -26,11 +27,11 @@
 static __u32 next_slot = RL_MAX_RULES - 1;
 
 /* A scoped rule `prefix` (one family) with scope `sc` in entry `idx` of
- * `scopes`: --pps pps (RL_UNLIMITED: none), --burst burst (0: none). */
-static bool scoped(struct fixture *f, const char *prefix, __u32 idx,
-		   struct rl_scope sc, __u64 pps, __u64 burst)
+ * `scopes`, with the limits of `c`, --burst burst (0: none). */
+static bool scoped_change(struct fixture *f, const char *prefix, __u32 idx,
+			  struct rl_scope sc, const struct rl_rule_change *c,
+			  __u64 burst)
 {
-	struct rl_rule_change c = { .have_pps = true, .pps = pps };
 	char err[RL_ERR_LEN];
 	struct rl_prefix p;
 	struct rl_config cfg;
@@ -43,7 +44,7 @@ static bool scoped(struct fixture *f, const char *prefix, __u32 idx,
 	if (!CHECK(bpf_map_update_elem(f->m.scopes, &idx, &sc, BPF_ANY) == 0, "scope"))
 		return false;
 	rl_rule_init(&r, &p);
-	rl_rule_apply(&r, &c, f->s.window_ns);
+	rl_rule_apply(&r, c, f->s.window_ns);
 	r.burst = burst;
 	r.scope = idx + 1;
 	if (!CHECK(bpf_map_update_elem(f->m.rules, &slot, &r, BPF_ANY) == 0, "rule"))
@@ -72,12 +73,23 @@ static bool scoped(struct fixture *f, const char *prefix, __u32 idx,
 		     "config");
 }
 
+/* The same with --pps pps (RL_UNLIMITED: none) alone. */
+static bool scoped(struct fixture *f, const char *prefix, __u32 idx,
+		   struct rl_scope sc, __u64 pps, __u64 burst)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = pps };
+
+	return scoped_change(f, prefix, idx, sc, &c, burst);
+}
+
 static const struct rl_scope SYN = { .proto = 6, .flags = RL_SCOPE_F_SYN };
 static const struct rl_scope DNS = { .proto = 17, .flags = RL_SCOPE_F_DPORT,
 				     .dport_lo = 53, .dport_hi = 53 };
 static const struct rl_scope UDP = { .proto = 17 };
 static const struct rl_scope ICMP = { .proto = 1 };
 static const struct rl_scope ICMP6 = { .proto = 58 };
+static const struct rl_scope TCP80 = { .proto = 6, .flags = RL_SCOPE_F_DPORT,
+				       .dport_lo = 80, .dport_hi = 80 };
 
 /* Extension headers before the upper layer (IPv6 only). */
 #define EXT_NONE	0
@@ -304,11 +316,15 @@ TEST(scope_walk_every_entry)
 	CHECK_EQ(syns(&f, V4B, 10, T0), 5, "SYN: entry 0");
 	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 3, "DNS still entry 2");
 	/* an IPv6 chain too long to read is in both scopes, equal in
-	 * prefix, rank and port: the first entry's rule judges */
+	 * strictness, prefix, rank and port: the first entry's rule judges,
+	 * and the other's window is untouched */
 	CHECK(scoped(&f, "::/0", 0, TCP, 4, 0), "tcp6");
-	CHECK(scoped(&f, "::/0", 1, UDP, 7, 0), "udp6");
+	CHECK(scoped(&f, "::/0", 1, UDP, 4, 0), "udp6");
 	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0), 4,
 		 "a tie: entry 0");
+	CHECK_EQ(send_l4(&f, V6, 17, 54, 0, EXT_NONE, 10, T0), 4, "entry 1's window whole");
+	CHECK_EQ(send_l4(&f, V6, 6, HOST_PORT, TCP_ACK, EXT_NONE, 10, T0), 0,
+		 "entry 0's spent");
 	fixture_close(&f);
 }
 
@@ -389,9 +405,148 @@ TEST(scope_ipv6_ext_headers_and_fragments)
 	CHECK_EQ(send_l4(&f, "198.18.0.23", 6, HOST_PORT, TCP_ACK, FRAG_LATER, 10, T0), 5,
 		 "later TCP fragments: in the SYN scope");
 	/* a chain longer than RL_MAX_EXT_HDRS: the protocol is unknown, so
-	 * every scope's best rule judges it (the DNS rule: narrowest) */
+	 * it is in every scope, and the strictest rule judges it (DNS's 3) */
 	CHECK_EQ(send_l4(&f, "2001:db8:21::1", 6, HOST_PORT, TCP_ACK,
 			 RL_MAX_EXT_HDRS + 1, 10, T0), 3, "send_l4(&f, \"2001:db8:21::1\", 6, HOST_PORT, TCP_ACK, RL_MAX_EXT_HDRS + 1, 10, T0)");
+	fixture_close(&f);
+}
+
+/* One SYN from each of `n` sources (IPv4 198.18.NET.x, or IPv6
+ * 2001:db8:NET:x::1 when `v6`); how many passed. */
+static int spoofed_syns(struct fixture *f, int net, int n, int v6, __u64 now)
+{
+	char a[48];
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (v6)
+			snprintf(a, sizeof(a), "2001:db8:%x:%x::1", net, i);
+		else
+			snprintf(a, sizeof(a), "198.18.%d.%d", net + i / 250, 1 + i % 250);
+		passed += syns(f, a, 1, now);
+	}
+	return passed;
+}
+
+/* The default's newcomer budget on the common setup, a SYN limit of its
+ * own without --new-pps: spoofed SYNs from 500 sources still pay the
+ * default's newcomer budget, IPv4 and IPv6 together, and those it refuses
+ * take no entry; a verified source's SYNs pay only the SYN rule. */
+TEST(scope_syn_rule_pays_default_newcomer_budget)
+{
+	struct rl_rule_change d = { .have_pps = true, .pps = 1000,
+				    .have_new_pps = true, .new_pps = 10 };
+	struct rl_counters before, after;
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_rule(&f, "default", &d), "default");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 20, 0), "syn");
+	CHECK(scoped(&f, "::/0", 0, SYN, 20, 0), "syn6");
+	before = fixture_totals(&f);
+	CHECK_EQ(spoofed_syns(&f, 1, 250, 0, T0) + spoofed_syns(&f, 1, 250, 1, T0), 10,
+		 "500 spoofed SYNs from 500 sources: the default's newcomer budget");
+	after = fixture_totals(&f);
+	CHECK_EQ(after.new_sources - before.new_sources, 10, "refused SYNs took no entry");
+	CHECK_EQ(after.dropped_pkts - before.dropped_pkts, 490, "the rest dropped");
+	CHECK_EQ(spoofed_syns(&f, 10, 50, 0, T0 + 2 * NSEC_S), 10, "the next window: the budget again");
+	/* a source the host answered is verified: the SYN rule alone */
+	CHECK(fixture_answer(&f, V4, 0, T0 + 2 * NSEC_S), "answer");
+	CHECK_EQ(syns(&f, V4, 30, T0 + 2 * NSEC_S + 1), 20, "verified: its 20 SYNs");
+	fixture_close(&f);
+}
+
+/* A scoped rule with a newcomer budget of its own pays both: the smaller
+ * holds, whichever it is. */
+TEST(scope_own_newcomer_budget_and_the_covering_one)
+{
+	struct rl_rule_change d = { .have_pps = true, .pps = 1000,
+				    .have_new_pps = true, .new_pps = 10 };
+	struct rl_rule_change loose = { .have_pps = true, .pps = 20,
+					.have_new_pps = true, .new_pps = 50 };
+	struct rl_rule_change strict = { .have_pps = true, .pps = 20,
+					 .have_new_pps = true, .new_pps = 3 };
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_rule(&f, "default", &d), "default");
+	CHECK(scoped_change(&f, "0.0.0.0/0", 0, SYN, &loose, 0), "syn, --new-pps 50");
+	CHECK_EQ(spoofed_syns(&f, 1, 100, 0, T0), 10, "a looser --new-pps: the default's holds");
+	CHECK(scoped_change(&f, "::/0", 0, SYN, &strict, 0), "syn6, --new-pps 3");
+	CHECK_EQ(spoofed_syns(&f, 1, 100, 1, T0 + 2 * NSEC_S), 3, "a stricter one holds");
+	/* a rule that covers the source without a newcomer budget: none */
+	CHECK(fixture_pps(&f, "198.18.100.0/24", 1000), "unscoped /24");
+	CHECK_EQ(spoofed_syns(&f, 100, 100, 0, T0 + 2 * NSEC_S), 50,
+		 "under a rule without one, the SYN rule's own");
+	fixture_close(&f);
+}
+
+/*
+ * A packet whose header cannot be read is judged by the strictest rule it
+ * might fall under, not the most specific, so hiding the header never
+ * moves it from a strict rule to a looser one: UDP to anything but a DNS
+ * server held to 5 escaped into the DNS rule's 1,000 as later fragments.
+ */
+TEST(scope_unreadable_judged_by_the_strictest)
+{
+	static const struct rl_scope PORT9 = { .proto = 17, .flags = RL_SCOPE_F_DPORT,
+					       .dport_lo = 9, .dport_hi = 9 };
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(scoped(&f, "0.0.0.0/0", 0, UDP, 5, 0), "udp 5");
+	CHECK(scoped(&f, "0.0.0.0/0", 1, DNS, 1000, 0), "dns 1000");
+	CHECK_EQ(send_l4(&f, "198.18.0.30", 17, 53, 0, EXT_NONE, 20, T0), 20,
+		 "DNS queries: the DNS rule");
+	CHECK_EQ(send_l4(&f, "198.18.0.31", 17, 53, 0, FRAG_LATER, 20, T0), 5,
+		 "later UDP fragments: the UDP rule, the stricter");
+	/* certainly UDP: the unscoped rule is not one it might fall under */
+	CHECK(fixture_pps(&f, "198.18.0.32", 2), "unscoped 2");
+	CHECK_EQ(send_l4(&f, "198.18.0.32", 17, 53, 0, FRAG_LATER, 20, T0), 5,
+		 "certainly in the UDP scope: not the unscoped rule's 2");
+	/* perhaps not to port 80: the unscoped rule is one */
+	CHECK(fixture_pps(&f, "198.18.0.33", 4), "unscoped 4");
+	CHECK(scoped(&f, "0.0.0.0/0", 2, TCP80, 1000, 0), "tcp 80");
+	CHECK_EQ(send_l4(&f, "198.18.0.33", 6, 80, TCP_ACK, EXT_NONE, 20, T0), 20,
+		 "readable: port 80's rule");
+	CHECK_EQ(send_l4(&f, "198.18.0.33", 6, 80, TCP_ACK, FRAG_TINY, 20, T0 + 2 * NSEC_S),
+		 4, "tiny first fragments: the unscoped rule, the stricter");
+	/* a block among them drops it */
+	CHECK(scoped(&f, "0.0.0.0/0", 3, PORT9, 0, 0), "udp 9 blocked");
+	CHECK_EQ(send_l4(&f, "198.18.0.34", 17, 53, 0, FRAG_LATER, 10, T0), 0,
+		 "later UDP fragments: perhaps to the blocked port 9");
+	CHECK_EQ(send_l4(&f, "198.18.0.34", 17, 53, 0, EXT_NONE, 10, T0), 10,
+		 "readable queries still pass");
+	/* IPv6: a protocol unknown behind too many extension headers */
+	CHECK(fixture_pps(&f, "2001:db8:30::/48", 3), "unscoped 3");
+	CHECK(scoped(&f, "::/0", 2, TCP80, 1000, 0), "tcp 80 v6");
+	CHECK_EQ(send_l4(&f, "2001:db8:30::1", 6, 80, TCP_ACK, EXT_NONE, 20, T0), 20,
+		 "readable: port 80's rule");
+	CHECK_EQ(send_l4(&f, "2001:db8:30::2", 6, 80, TCP_ACK, RL_MAX_EXT_HDRS + 1, 20, T0),
+		 3, "behind too many extension headers: the unscoped rule");
+	fixture_close(&f);
+}
+
+/* The issue's numbers: a strict rule of 100 a window and a looser one of
+ * 10,000 its port's traffic gets; a flood of tiny first fragments from one
+ * source is held to the 100, as it is when readable. */
+TEST(scope_fragments_do_not_escape_a_strict_rule)
+{
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_pps(&f, "default", 100), "default 100");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, TCP80, 10000, 0), "web 10,000");
+	CHECK_EQ(send_l4(&f, V4, 6, 443, TCP_ACK, EXT_NONE, 300, T0), 100,
+		 "to port 443: the default's 100");
+	CHECK_EQ(send_l4(&f, V4B, 6, 443, TCP_ACK, FRAG_TINY, 300, T0), 100,
+		 "as tiny fragments: still 100, not 10,000");
+	CHECK_EQ(send_l4(&f, "198.18.0.9", 6, 443, TCP_ACK, FRAG_LATER, 300, T0), 100,
+		 "as later fragments: still 100");
 	fixture_close(&f);
 }
 

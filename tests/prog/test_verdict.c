@@ -559,8 +559,7 @@ static bool spread_round(struct fixture *f, const struct frame *fr,
 
 /*
  * xdp-ratelimit(8) "Across CPUs": the documented error bound
- * measured with one source spread over all CPUs at once (README "One quota
- * across CPUs": within one bucket, never over the budget; CPUs racing for
+ * measured with one source spread over all CPUs at once (doc/design/cpus.md: within one bucket, never over the budget; CPUs racing for
  * the last packets may leave up to ncpus - 1 of it unused).
  * One thread per CPU, pinned, floods the same source's frame, all started
  * together, at a fixed test clock: every frame falls in one bucket, so one

@@ -60,7 +60,7 @@ rl attach "$vrx" --max-sources "$max" --default-pps 10 >/dev/null &&
 	lib_abort spoof_setup attach
 
 # The memory the kernel charges for the table (sources and their history)
-# is the README's formula.
+# is doc/design/floods.md's formula.
 ncpus=$(nproc --all)
 e=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .max_entries)
 eh=$(bpftool map show pinned "$pins/$vrx/history" -j | jq .max_entries)
@@ -165,7 +165,7 @@ flood() {
 
 # What a source at QUOTA per 1 s window may pass in MS milliseconds: any
 # interval of W - W/B (0.9 s) holds at most the quota plus ncpus - 1
-# (README "How the window works", "One quota across CPUs").
+# (doc/design/window.md, doc/design/cpus.md).
 steady_bound() {	# MS
 	echo $(( ($1 + 899) / 900 * (steady_pps + ncpus - 1) ))
 }

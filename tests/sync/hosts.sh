@@ -16,6 +16,9 @@ rxdev=("${id}b" "${id}d" "${id}f")
 rx_ifaces=("${rxdev[@]}")
 ncpus=$(nproc)
 dir=$(mktemp -d /tmp/xdp-rl-sync.XXXXXX)
+# the fleet key every agent is given: root's, mode 600
+keyfile=$dir/fleet.key
+head -c 32 /dev/urandom >"$keyfile" && chmod 600 "$keyfile"
 redis_pid=
 servers=()	# more redis-server PIDs
 extra_ns=()	# more namespaces to delete
@@ -41,7 +44,7 @@ sync_cleanup() {
 	wait 2>/dev/null
 	# detach (the agents exit on it) while the namespaces exist
 	for p in 0 1 2; do
-		[ -e "$(pin_dir "${rxdev[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
+		[ -e "$(pin_dir "${rxdev[$p]}" "${hosts[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
 	done
 	for p in "${hosts[1]}" "${hosts[2]}" "${extra_ns[@]}"; do
 		ip netns del "$p" 2>/dev/null
@@ -80,7 +83,7 @@ arrived() {	# N: frames of $SRC that XDP passed on host N
 		jq '.nftables[] | select(.counter) | .counter.packets'
 }
 attach() {	# N
-	[ -e "$(pin_dir "${rxdev[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
+	[ -e "$(pin_dir "${rxdev[$1]}" "${hosts[$1]}")" ] && on "$1" "$cli" detach "${rxdev[$1]}" >/dev/null
 	on "$1" "$cli" attach "${rxdev[$1]}" --default-pps "$PPS" >/dev/null
 }
 agent_start() {	# N [ARGS...]
@@ -88,7 +91,7 @@ agent_start() {	# N [ARGS...]
 	shift
 	# nsenter execs the CLI: $! is the agent itself
 	nsenter --net="/run/netns/${hosts[$n]}" "$cli" sync --iface "${rxdev[$n]}" \
-		--redis "$redis_url" --fleet "f$id" --interval "$INTERVAL" "$@" \
+		--redis "$redis_url" --fleet "f$id" --interval "$INTERVAL" --fleet-key-file "$keyfile" "$@" \
 		>>"$dir/agent$n.log" 2>&1 &
 	agent[$n]=$!
 }

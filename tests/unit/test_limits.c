@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "lib/kernel_probe.h"
 #include "lib/maps.h"
 #include "lib/rule.h"
@@ -154,20 +155,87 @@ TEST(kernel_missing_named)
 	}
 }
 
-TEST(preempt_rt_recognised)
+/* A file of the test's own with `text` (gzipped when `gz`); its path. */
+static bool rt_file(char *path, const char *text, int gz)
 {
-	char path[] = "/tmp/rl-realtime-XXXXXX";
 	int fd = mkstemp(path);
+	gzFile z;
 
 	if (!CHECK(fd >= 0, "mkstemp"))
-		return;
-	CHECK_EQ(write(fd, "1\n", 2), 2, "write");
-	close(fd);
-	CHECK_EQ(rl_preempt_rt(path), 1, "realtime 1: PREEMPT_RT");
-	fd = open(path, O_WRONLY | O_TRUNC);
-	CHECK_EQ(write(fd, "0\n", 2), 2, "write");
-	close(fd);
-	CHECK_EQ(rl_preempt_rt(path), 0, "realtime 0");
-	unlink(path);
-	CHECK_EQ(rl_preempt_rt(path), 0, "no such file: not RT");
+		return false;
+	if (!gz) {
+		bool ok = CHECK_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text), "write");
+
+		close(fd);
+		return ok;
+	}
+	z = gzdopen(fd, "wb");
+	if (!CHECK(z != NULL, "gzdopen"))
+		return false;
+	CHECK_EQ(gzputs(z, text), (int)strlen(text), "gzputs");
+	return CHECK_EQ(gzclose(z), Z_OK, "gzclose");
+}
+
+/* The RT patch set by /sys/kernel/realtime, mainline PREEMPT_RT (6.12+, no
+ * such file) by uname -v or the kernel's config, plain or gzipped, each
+ * injected here. */
+TEST(preempt_rt_recognised)
+{
+	char rt1[] = "/tmp/rl-realtime-XXXXXX", rt0[] = "/tmp/rl-realtime-XXXXXX";
+	char cfg_rt[] = "/tmp/rl-config-XXXXXX", cfg_gz[] = "/tmp/rl-config-XXXXXX";
+	char cfg_no[] = "/tmp/rl-config-XXXXXX";
+	const char *mainline = "#1 SMP PREEMPT_RT Debian 6.12.9-1 (2025-01-14)";
+	const char *plain = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)";
+	struct rl_rt_probe p = { 0 };
+
+	if (!rt_file(rt1, "1\n", 0) || !rt_file(rt0, "0\n", 0) ||
+	    !rt_file(cfg_rt, "CONFIG_PREEMPT=y\nCONFIG_PREEMPT_RT=y\nCONFIG_HZ=250\n", 0) ||
+	    !rt_file(cfg_gz, "CONFIG_SMP=y\nCONFIG_PREEMPT_RT=y\n", 1) ||
+	    !rt_file(cfg_no, "CONFIG_PREEMPT_DYNAMIC=y\n# CONFIG_PREEMPT_RT is not set\n", 1))
+		goto out;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "nothing to look at");
+	p.realtime_path = rt1;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_REALTIME, "realtime 1: the RT patch set");
+	p.realtime_path = rt0;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "realtime 0");
+	p.realtime_path = "/nonexistent/realtime";
+	p.version = plain;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "PREEMPT_DYNAMIC is not RT");
+	p.version = mainline;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_VERSION, "mainline: uname -v, no realtime file");
+	p.version = "#1 SMP PREEMPT_RTX";
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "a word, not a prefix");
+	p.version = "PREEMPT_RT";
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_VERSION, "the whole of it");
+	p.version = plain;
+	p.config_paths[0] = cfg_rt;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_CONFIG, "a plain config");
+	p.config_paths[0] = cfg_gz;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_CONFIG, "a gzipped one (/proc/config.gz)");
+	p.config_paths[0] = cfg_no;
+	p.config_paths[1] = cfg_rt;
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "not set: the first config read decides");
+	p.config_paths[0] = "/nonexistent/config.gz";
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_CONFIG, "none there: /boot's");
+	p.config_paths[1] = "/nonexistent/config";
+	CHECK_EQ(rl_preempt_rt(&p), RL_RT_NONE, "no config to read");
+	/* this machine's places */
+	{
+		char buf[64];
+
+		rl_rt_probe_init(&p, plain, "6.1.0-28-amd64", buf, sizeof(buf));
+		CHECK(!strcmp(p.realtime_path, "/sys/kernel/realtime") &&
+		      !strcmp(p.config_paths[0], "/proc/config.gz") &&
+		      !strcmp(p.config_paths[1], "/boot/config-6.1.0-28-amd64"),
+		      "this kernel's places");
+		rl_rt_probe_init(&p, plain, "a-release-longer-than-the-buffer-of-the-caller-here-by-far",
+				 buf, 16);
+		CHECK(p.config_paths[1] == NULL, "a path cut short is not looked at");
+	}
+out:
+	unlink(rt1);
+	unlink(rt0);
+	unlink(cfg_rt);
+	unlink(cfg_gz);
+	unlink(cfg_no);
 }

@@ -223,11 +223,11 @@ TEST(quota_single_cpu_exact)
 }
 
 /*
- * Idle leases (README "Idle leases"): a source hopping between CPUs leaves
+ * Idle leases (doc/design/cpus.md "Idle leases"): a source hopping between CPUs leaves
  * each CPU it leaves holding an unused lease until that CPU's bucket ends,
  * so a window may admit less than its budget, never more. At twice the
  * budget, hopping every 50 packets over 2 to 8 CPUs: every window of the
- * grid admits at most the budget, and at least the share the README gives
+ * grid admits at most the budget, and at least the share doc/design/cpus.md gives
  * (925 to 1,000 of 1,000 over seeds; asserted: 900).
  */
 TEST(quota_idle_leases_bound)

@@ -35,31 +35,60 @@ TEST(reload_takes_every_attach_option)
 	CHECK_GE(n, 12, "attach options compared");
 }
 
-/* Layout 9 only added SYN cookies' counters at the end of the counters,
- * and gave config's padding to the cookie options: a layout-8 value
- * zero-extended is a valid layout-9 one (no cookies sent, the options'
- * defaults until the reload writes them). Layout 7's config, shorter,
- * still tells where its layout field is. */
+/* Layout 9 only added a map (rule_counters), layout 10 only grew the sync
+ * state, layout 11 the counters: every other map of layout 8 has this
+ * layout's shape. */
 TEST(reload_layout8_shapes)
 {
 	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 8, "oldest layout carried");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_counters),
-		 (int)offsetof(struct rl_counters, cookies_sent), "layout-8 counters size");
-	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, cookies_sent) + 40,
-		 "counters grew by the five cookie fields");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_config), (int)sizeof(struct rl_config),
-		 "config the same size");
-	CHECK_EQ(offsetof(struct rl_config, cookie_mss), offsetof(struct rl_config, scopes_used) + 4,
-		 "cookie options where layout 8's padding was");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
-		 "rules the same size (--syn-cookies is a flag)");
-	CHECK_EQ(rl_layout_value_size(7, RL_MAP_IDX_config),
-		 (int)offsetof(struct rl_config, scopes_used), "layout-7 config size");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -1,
+		 "no rule_counters in layout 8");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_counters)
+		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
+		    i != RL_MAP_IDX_counters)
 			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		CHECK_EQ(rl_layout_value_size(RL_LAYOUT_VERSION, i),
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
+}
+
+/* Layout 10 only added the rejected fields at the end of the sync state:
+ * the sync state of layouts 8 and 9 zero-extended is a layout-10 one
+ * (nothing rejected yet); layout 9's other maps are layout 10's. */
+TEST(reload_layout9_shapes)
+{
+	CHECK_EQ(rl_layout_value_size(9, RL_MAP_IDX_sync), 240, "layout-9 sync state size");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_sync), 240, "layout-8 sync state size");
+	CHECK_EQ(sizeof(struct rl_sync_state), 240 + 8 * (RL_SYNC_REJECTS + 1),
+		 "layout-10 sync state: rejected and key_errors at the end");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_sync && i != RL_MAP_IDX_counters)
+			CHECK_EQ(rl_layout_value_size(9, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
+}
+
+/* Layout 11 only added SYN cookies' counters at the end of the counters,
+ * and gave config's padding to the cookie options: the counters of
+ * layouts 8 to 10 zero-extended are layout 11's (no cookies sent), and
+ * their config is (the options' defaults until the reload writes them). */
+TEST(reload_layout10_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 11, "this layout");
+	for (__u32 l = 8; l <= 10; l++)
+		CHECK_EQ(rl_layout_value_size(l, RL_MAP_IDX_counters),
+			 (int)offsetof(struct rl_counters, cookies_sent),
+			 "counters before cookies'");
+	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, cookies_sent) + 40,
+		 "counters grew by the five cookie fields");
+	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_config), (int)sizeof(struct rl_config),
+		 "config the same size");
+	CHECK_EQ(offsetof(struct rl_config, cookie_mss), offsetof(struct rl_config, scopes_used) + 4,
+		 "cookie options where layout 10's padding was");
+	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
+		 "rules the same size (--syn-cookies is a flag)");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_counters)
+			CHECK_EQ(rl_layout_value_size(10, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
 }

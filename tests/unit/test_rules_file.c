@@ -336,6 +336,18 @@ TEST(stats_scoped_window_rows)
 		return;
 	rl_stats_print_table(f, &v);
 	fclose(f);
-	CHECK(strstr(doc, "198.18.0.7  0.0.0.0/0 tcp syn "), "table: %s", doc);
+	CHECK(strstr(doc, "\n198.18.0.7 `- tcp syn ") && strstr(doc, "no        0.0.0.0/0\n"),
+	      "table, the scoped window alone: %s", doc);
+	free(doc);
+
+	/* under its source's row (stats_read.c puts it there) */
+	src[0].nested = true;
+	doc = NULL;
+	f = open_memstream(&doc, &len);
+	if (!CHECK(f, "memstream"))
+		return;
+	rl_stats_print_table(f, &v);
+	fclose(f);
+	CHECK(strstr(doc, "\n  `- tcp syn "), "table, the scoped window nested: %s", doc);
 	free(doc);
 }

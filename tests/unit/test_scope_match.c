@@ -141,6 +141,84 @@ TEST(scope_which_rule_judges)
 	CHECK_EQ(rl_scoped_min_plen(&block), 24, "a block: its own");
 }
 
+/* What a packet whose header could not be read is in for certain: a scope
+ * of its protocol with no port or SYN to read; never one when even the
+ * protocol is unknown. A readable packet: every scope it is in. */
+TEST(scope_certain_only_what_was_read)
+{
+	struct rl_scope udp = scope(17, 0, 0, 0), dns = scope(17, RL_SCOPE_F_DPORT, 53, 53);
+	struct rl_scope syn = scope(6, RL_SCOPE_F_SYN, 0, 0), freed = udp;
+
+	freed.rank = 0;
+	CHECK(rl_scope_certain(&udp, &(struct rl_l4){ RL_L4_PROTO, 17, 0, 0, 0 }),
+	      "a later UDP fragment is UDP");
+	CHECK(!rl_scope_certain(&dns, &(struct rl_l4){ RL_L4_PROTO, 17, 0, 0, 0 }),
+	      "but perhaps not to port 53");
+	CHECK(!rl_scope_certain(&syn, &(struct rl_l4){ RL_L4_PROTO, 6, 0, 0, 0 }),
+	      "nor a SYN");
+	CHECK(!rl_scope_certain(&udp, &(struct rl_l4){ RL_L4_PROTO, 6, 0, 0, 0 }),
+	      "a TCP fragment is not UDP");
+	CHECK(!rl_scope_certain(&udp, &(struct rl_l4){ RL_L4_NONE, 0, 0, 0, 0 }),
+	      "an unknown protocol: nothing for certain");
+	CHECK(!rl_scope_certain(&freed, &(struct rl_l4){ RL_L4_PROTO, 17, 0, 0, 0 }),
+	      "a free entry");
+	CHECK(rl_scope_certain(&dns, &(struct rl_l4){ RL_L4_FULL, 17, 0, 0, 53 }) &&
+	      !rl_scope_certain(&dns, &(struct rl_l4){ RL_L4_FULL, 17, 0, 0, 54 }),
+	      "read: what matches");
+}
+
+/* Strictness: a block first, then the packet budget, then the byte
+ * budget; no rule is the least strict. */
+TEST(scope_strictness_orders_rules)
+{
+	struct rl_rule none = { .pkt_budget = RL_UNLIMITED, .byte_budget = RL_UNLIMITED };
+	struct rl_rule p100 = none, p100b = none, p5 = none, bps0 = none, huge = none;
+
+	p100.pkt_budget = 100;
+	p100b = p100;
+	p100b.byte_budget = 10000;
+	p5.pkt_budget = 5;
+	bps0.byte_budget = 0;
+	huge.pkt_budget = 1ULL << 30;	/* saturated: as good as no limit */
+	CHECK(rl_rule_strictness(&p5) < rl_rule_strictness(&p100), "fewer packets");
+	CHECK(rl_rule_strictness(&p100b) < rl_rule_strictness(&p100), "then fewer bytes");
+	CHECK(rl_rule_strictness(&bps0) < rl_rule_strictness(&p5) &&
+	      rl_rule_strictness(&bps0) == 0, "--bps 0 blocks: the strictest");
+	CHECK(rl_rule_strictness(&p100) < rl_rule_strictness(&none), "a limit beats none");
+	CHECK(rl_rule_strictness(&none) <= rl_rule_strictness(NULL) &&
+	      rl_rule_strictness(&huge) <= rl_rule_strictness(NULL), "no rule: least strict");
+	CHECK(rl_rule_strictness(&p100) < rl_rule_strictness(&huge), "saturated");
+}
+
+/* The walk's order: the most specific, but the strictest for a packet
+ * whose header could not be read (then the most specific among equals). */
+TEST(scope_unreadable_prefers_the_strictest)
+{
+	struct rl_scope_cand strict = { .strict = 5, .plen = 0, .rank = 1, .lo = 0 };
+	struct rl_scope_cand loose = { .strict = 1000, .plen = 24, .rank = 99, .lo = 0 };
+	struct rl_scope_cand same = strict;
+
+	CHECK(rl_scoped_beats(&loose, &strict, 0), "readable: the longer prefix");
+	CHECK(rl_scoped_beats(&strict, &loose, 1), "unreadable: the stricter");
+	CHECK(!rl_scoped_beats(&loose, &strict, 1), "unreadable: not the looser");
+	same.plen = 8;
+	CHECK(rl_scoped_beats(&same, &strict, 1), "as strict: the more specific");
+}
+
+/* Who pays the covering rule's newcomer budget: whenever it has one. */
+TEST(scope_pays_the_covering_newcomer_budget)
+{
+	struct rl_rule u = { .new_pkt_budget = RL_UNLIMITED, .new_byte_budget = RL_UNLIMITED };
+
+	CHECK(!rl_scoped_pays_cover(NULL), "no unscoped rule");
+	CHECK(!rl_scoped_pays_cover(&u), "no newcomer budget");
+	u.new_pkt_budget = 200;
+	CHECK(rl_scoped_pays_cover(&u), "--new-pps");
+	u.new_pkt_budget = RL_UNLIMITED;
+	u.new_byte_budget = 1 << 20;
+	CHECK(rl_scoped_pays_cover(&u), "--new-bps");
+}
+
 /* Scoped keys decode to their source and slot, and are never a key a
  * packet can give: IPv4 keys start ::ffff: (byte 0 is 0), an IPv6 source
  * starting 0xff (multicast) is malformed. */

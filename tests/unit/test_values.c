@@ -95,6 +95,8 @@ TEST(duration_accepted)
 		{ "1000ms", RL_NSEC_PER_SEC }, { "60s", 60 * RL_NSEC_PER_SEC },
 		{ "18446744073s", 18446744073ULL * RL_NSEC_PER_SEC },	/* largest s */
 		{ "307445734m", 307445734ULL * 60 * RL_NSEC_PER_SEC },
+		{ "1h", 3600 * RL_NSEC_PER_SEC }, { "24h", 24 * 3600 * RL_NSEC_PER_SEC },
+		{ "0h", 0 }, { "5124095h", 5124095ULL * 3600 * RL_NSEC_PER_SEC },
 	};
 	char err[RL_ERR_LEN];
 
@@ -110,7 +112,7 @@ TEST(duration_accepted)
 TEST(duration_refused)
 {
 	static const char *const bad[] = {
-		"", "1", "0", "ms", "s", "1h", "1us", "1ns", "1S", "1MS", "1 s", " 1s",
+		"", "1", "0", "ms", "s", "h", "1H", "1hh", "1h1m", "5124096h", "1us", "1ns", "1S", "1MS", "1 s", " 1s",
 		"1s ", "1ss", "1mss", "1msx", "-1s", "+1s", "1.5s", "1e3ms", "1sms",
 		"1m1s", "0x1s", "18446744074s", "307445735m",	/* overflow by the unit */
 		"18446744073709551616ms",
@@ -136,7 +138,9 @@ TEST(duration_format_and_round_trip)
 		{ 0, "0ms" }, { RL_NSEC_PER_MSEC, "1ms" }, { 500 * RL_NSEC_PER_MSEC, "500ms" },
 		{ RL_NSEC_PER_SEC, "1s" }, { 90 * RL_NSEC_PER_SEC, "90s" },
 		{ 60 * RL_NSEC_PER_SEC, "1m" }, { 1500 * RL_NSEC_PER_MSEC, "1500ms" },
-		{ 120 * RL_NSEC_PER_SEC, "2m" }, { 1, "1ns" }, { 333333333, "333333333ns" },
+		{ 120 * RL_NSEC_PER_SEC, "2m" }, { 3600 * RL_NSEC_PER_SEC, "1h" },
+		{ 90 * 60 * RL_NSEC_PER_SEC, "90m" }, { 24 * 3600 * RL_NSEC_PER_SEC, "24h" },
+		{ 1, "1ns" }, { 333333333, "333333333ns" },
 		{ RL_UNLIMITED, U64_MAX_TEXT "ns" },
 	};
 	char buf[64], err[RL_ERR_LEN];

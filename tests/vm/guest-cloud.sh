@@ -62,7 +62,7 @@ result nft/counter $? "$(cat /tmp/nft.log)"
 # 1,000 frames from one source within a window (10 s: however slow the
 # emulated CPU, the send fits): 100 pass, 900 dropped. From one CPU: the
 # receiving XDP hook runs on the sender's, and a source that hops CPUs may
-# fall short by an idle CPU's lease (README "Idle leases")
+# fall short by an idle CPU's lease (doc/design/cpus.md "Idle leases")
 sent=$(nsenter --net=$tx trafficgen --dev vmtxa --dst-mac "$mac" --count 1000 \
 	--cpu 1 --json 2>/tmp/gen.log | jqjson -r .sent)
 result traffic/sent "$([ "$sent" = 1000 ] && echo 0 || echo 1)" \

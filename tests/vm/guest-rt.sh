@@ -14,6 +14,6 @@ grep -q 'PREEMPT_RT' /tmp/attach.log
 result says_why $? "$(cat /tmp/attach.log)"
 grep -qi 'verifier\|permission denied' /tmp/attach.log
 result no_verifier_error "$([ $? = 1 ] && echo 0 || echo 1)" "$(cat /tmp/attach.log)"
-[ ! -e /sys/fs/bpf/xdp-ratelimit/vmrta ]
+[ -z "$(ls -d /sys/fs/bpf/xdp-ratelimit/vmrta /sys/fs/bpf/xdp-ratelimit/*/vmrta 2>/dev/null)" ]
 result nothing_pinned $?
 guest_finish

@@ -10,6 +10,9 @@
 
 mtx=/run/netns/vmmtx mrx=/run/netns/vmmrx mdev=vmmrxb mmac=02:00:00:00:00:12
 mrx_() { nsenter --net=$mrx "$@"; }
+# The pin directory of $mrx's namespace (xdp-ratelimit(8), PINS)
+P=/sys/fs/bpf/xdp-ratelimit
+pins_here() { mrx_ xdp-ratelimit status --json 2>/dev/null | jqjson -r .pin_dir; }
 mtx_() { nsenter --net=$mtx "$@"; }
 
 multi_cleanup() {
@@ -208,8 +211,8 @@ NFT
 result multi/setup $? "$(cat /tmp/m.log)"
 
 # The program our stub tail-calls (status --json), and the stub's id.
-slot_id() {
-	mrx_ xdp-ratelimit status --json 2>/dev/null | jqjson -r \
+slot_id() {	# [CLI]: the program's id and its slot's, as CLI's status says
+	mrx_ "${1:-xdp-ratelimit}" status --json 2>/dev/null | jqjson -r \
 		".interfaces[] | select(.ifname == \"$mdev\") | .programs[] |
 		 select(.name == \"xdp_ratelimit\") | \"\(.id) \(.tail_call_id)\""
 }
@@ -244,7 +247,7 @@ result multi/reload/port_still_blocked $? "to port 7777: $n12 of 20 reached (wan
 # 10 s window) gets exactly its 100; the reload runs once both are seen
 # A paced sender stays on CPU 1: the receiving XDP hook runs on the
 # sending CPU, and a source that hops CPUs may fall short of its budget by
-# an idle CPU's lease (README "Idle leases"), which is not what these
+# an idle CPU's lease (doc/design/cpus.md "Idle leases"), which is not what these
 # tests count.
 paced() {	# SRC PPS SECONDS
 	mtx_ trafficgen --dev vmmtxa --dst-mac $mmac --src "198.18.0.$1" \
@@ -331,10 +334,11 @@ ids1=$(slot_id)
 	[ "$(loader_progs)" = "$progs0" ] &&
 	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0] | .window + " " + .state')" = "20s ok" ]
 result multi/new_maps/swapped $? "exit $rc: $(cat /tmp/m.log); stub and slot ids [$ids0] -> [$ids1]; xdp-loader [$progs0] -> [$(loader_progs)]; status $(mrx_ xdp-ratelimit status 2>&1 | head -n 3)"
-[ "$(ls /sys/fs/bpf/xdp-ratelimit/)" = "$mdev" ] &&
-	[ -e /sys/fs/bpf/xdp-ratelimit/$mdev/prog ] && [ -e /sys/fs/bpf/xdp-ratelimit/$mdev/slot ] &&
-	[ ! -e /sys/fs/bpf/xdp-ratelimit/$mdev/link ]
-result multi/new_maps/pins $? "pins: $(ls /sys/fs/bpf/xdp-ratelimit/) [$(ls /sys/fs/bpf/xdp-ratelimit/$mdev | tr '\n' ' ')]"
+ph=$(pins_here)
+[ "$(ls $ph)" = "$mdev" ] &&
+	[ -e $ph/$mdev/prog ] && [ -e $ph/$mdev/slot ] &&
+	[ ! -e $ph/$mdev/link ]
+result multi/new_maps/pins $? "pins: $(ls $ph) [$(ls $ph/$mdev | tr '\n' ' ')]"
 [ "$(mrx_ xdp-ratelimit quota list --json | jqjson -c .)" = "$q0" ] && [ "$(banned)" = "$b0" ]
 result multi/new_maps/rules_bans_carried $? "rules $q0 -> $(mrx_ xdp-ratelimit quota list --json | jqjson -c .); bans [$b0] -> [$(banned)]"
 [ "$sent" -gt 0 ] && [ "$jold" -ge 100 ] && [ "$jnew" -gt 0 ] && [ "$p" = "$want_new" ] && [ "$((n18 - p))" = "$want_old" ]
@@ -375,25 +379,28 @@ mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1 &&
 result multi/filter_first/nothing_left $? "$(cat /tmp/m.log; mrx_ xdp-loader status $mdev)"
 
 # ---- an attachment of the previous build (its stub held every map) -----------------
-# Its pins are of the previous layout: this build cannot read them in
-# place, and cannot carry them to new maps under that stub (the old maps
-# would stay allocated under it), so its reload refuses, saying what to do
-# (save, detach, attach, restore), with nothing changed: the old program
-# enforces on. It detaches it, leaving xdp-filter.
+# Its pins are of the previous layout, in an earlier release's flat
+# directory: this build names them as such, and refuses the reload (only
+# new maps carry a previous layout, and the old maps would stay allocated
+# under that stub) with nothing changed: the pins where they were, the
+# previous build's program enforcing on. It detaches it, leaving xdp-filter.
 prev=/rl/xdp-ratelimit-prev
 filter_load prev_build
 [ -x $prev ] && mrx_ $prev attach $mdev --window 10s >/tmp/m.log 2>&1 &&
 	mrx_ $prev quota set default --pps 10 >>/tmp/m.log 2>&1
 result multi/prev_build/attach $? "$([ -x $prev ] || echo "no $prev: tests/vm/run.sh could not build it;") $(cat /tmp/m.log)"
-agree prev_build xdp_ratelimit xdpfilt_alw_all
-ids0=$(slot_id)
+# this build names its pins as an earlier release's
+[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.earlier_release_pins[]')" = "$mdev" ] &&
+	[ "$(mrx_ xdp-ratelimit status --json | jqjson '.interfaces | length')" = 0 ]
+result multi/prev_build/status_names_earlier_pins $? "$(mrx_ xdp-ratelimit status)"
+ids0=$(slot_id $prev)	# its pins are where that build put them
 out=$(mrx_ xdp-ratelimit reload $mdev --verified-ttl 2m 2>&1); rc=$?
-ids1=$(slot_id)
-send 24 20 7777 && send 23 300
-n23=$(seen_is 23 100) n24=$(seen 24)
-[ $rc = 1 ] && echo "$out" | grep -q "whose stub holds the maps.*nothing changed.*save" &&
-	[ "$ids0" = "$ids1" ] && [ "$n23" = 100 ] && [ "$n24" = 0 ]
-result multi/prev_build/old_layout_refused $? "exit $rc, said: $out; ids [$ids0] -> [$ids1]; 198.18.0.23 sent 300: $n23 reached (want 100); to port 7777: $n24 of 20 (want 0)"
+send 23 300
+n23=$(seen_is 23 100)
+[ $rc = 1 ] && echo "$out" | grep -q "whose stub holds the maps.*nothing changed" &&
+	[ "$(slot_id $prev)" = "$ids0" ] && [ -e "$P/$mdev/config" ] &&
+	[ -z "$(ls "$(pins_here)" 2>/dev/null)" ] && [ "$n23" = 100 ]
+result multi/prev_build/new_maps_refused $? "exit $rc, said: $out; ids [$ids0] -> [$(slot_id $prev)]; 198.18.0.23 sent 300: $n23 reached (want 100); pins: $(ls -R $P)"
 mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1; rc=$?
 [ $rc = 0 ] && [ -z "$(ls /sys/fs/bpf/xdp-ratelimit/ 2>/dev/null)" ] &&
 	[ "$(loader_progs | awk '{ print $2 }')" = xdpfilt_alw_all ]
@@ -409,7 +416,7 @@ refused() {
 	before=$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")
 	out=$("$@" 2>&1); rc=$?
 	[ $rc = 1 ] && echo "$out" | grep -q "$words" &&
-		[ ! -e /sys/fs/bpf/xdp-ratelimit/$mdev ] &&
+		[ -z "$(ls -d $P/$mdev $P/*/$mdev 2>/dev/null)" ] &&
 		[ "$(loader_progs; mrx_ xdp-loader status $mdev | grep -c "$mdev")" = "$before" ]
 	result "multi/refused/$name" $? "exit $rc, said: $out"
 }
@@ -541,7 +548,7 @@ result multi/reload_killed_after_swap/rerun_completes $? "ids [$ids0] -> [$ids1]
 # new program runs on the staged maps, status says BROKEN, and the next
 # reload (or detach) completes the exchange.
 win() { mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].window'; }
-stages() { ls /sys/fs/bpf/xdp-ratelimit/ | grep -c ' reloading '; }
+stages() { ls "$(pins_here)" | grep -c ' reloading '; }
 mrx_ strace -f -qq -o /tmp/m.trace -e trace=bpf,renameat2 \
 	xdp-ratelimit reload $mdev --window 2s --no-dry-run >/dev/null 2>&1
 swap=$(awk '/bpf\(/ { n++ } /BPF_MAP_UPDATE_ELEM/ { upd = n }
@@ -553,7 +560,7 @@ mrx_ strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=SIGKILL:when=
 send 21 300
 n21=$(settled_seen 21)
 [ "$swap" -gt 0 ] && [ "$(slot_id)" = "$ids0" ] && [ "$(win)" = 2s ] &&
-	[ "$(stages)" = 1 ] && [ -e "/sys/fs/bpf/xdp-ratelimit/$mdev reloading "*/prog ] &&
+	[ "$(stages)" = 1 ] && [ -e "$(pins_here)/$mdev reloading "*/prog ] &&
 	[ "$n21" -ge 20 ] && [ "$n21" -le 45 ] &&
 	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
 result multi/new_maps_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], window $(win), staging directories $(stages); 198.18.0.21 sent 300: $n21 passed (want 20 to 45)"

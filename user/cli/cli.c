@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Error reporting and checks shared by every command (xdp-ratelimit(8)). */
+#define _GNU_SOURCE	/* vasprintf */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "cli/json_writer.h"
+#include "cli/text.h"
 #include "lib/pin.h"
 #include "lib/values.h"
 
@@ -19,13 +21,26 @@ void rl_err_where(const char *where)
 	snprintf(err_where, sizeof(err_where), "%s", where ? where : "");
 }
 
+/* A message may quote a name or a server's text: shown escaped
+ * (text.h), so that no byte of it reaches the terminal as a control. */
 static void verr(const char *fmt, va_list ap)
 {
+	char *msg = NULL, *shown = NULL;
+	int n = vasprintf(&msg, fmt, ap);
+
+	if (n >= 0)
+		shown = malloc((size_t)n * 4 + 1);
 	fputs("xdp-ratelimit: ", stderr);
 	if (*err_where)
 		fprintf(stderr, "%s: ", err_where);
-	vfprintf(stderr, fmt, ap);
+	if (shown)
+		fputs(rl_text_shown(msg, shown, (size_t)n * 4 + 1), stderr);
+	else if (n >= 0)
+		fputs(msg, stderr);	/* out of memory: as it is */
 	fputc('\n', stderr);
+	free(shown);
+	if (n >= 0)
+		free(msg);
 }
 
 void rl_err(const char *fmt, ...)
@@ -89,7 +104,7 @@ static int list_names(const struct rl_lister *l, const char *iface,
 	}
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
-		rl_err("%s: cannot read %s: %s", l->cmd, RL_PIN_ROOT, strerror(-n));
+		rl_err("%s: cannot read %s: %s", l->cmd, rl_pin_root(), strerror(-n));
 		return -1;
 	}
 	return n;

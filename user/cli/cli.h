@@ -5,8 +5,8 @@
  * a parse step and a run step. main.c lists the commands; rl_cmd_main()
  * dispatches, checks root and takes the lock for the commands that change
  * pins. Every command returns its exit status (xdp-ratelimit(8), EXIT
- * STATUS: 0 success, 1 failure, 2 bad usage) and reports errors with
- * rl_err().
+ * STATUS: 0 success, 1 failure, 2 bad usage, 3 nothing to detach) and
+ * reports errors with rl_err().
  */
 #ifndef RL_CLI_H
 #define RL_CLI_H
@@ -18,6 +18,9 @@
 #define RL_EXIT_OK	0
 #define RL_EXIT_FAIL	1
 #define RL_EXIT_USAGE	2
+/* Nothing to do: detach of an interface that is not attached (so that
+ * undo scripts can be idempotent). */
+#define RL_EXIT_NOTHING	3
 /* From an option handler: stop and exit 0 (--help, --version). */
 #define RL_EXIT_DONE	(-1)
 
@@ -79,6 +82,13 @@ struct rl_cmd {
 	int (*opt)(struct rl_parser *p, void *cfg, int id, const char *arg);
 	int (*operands)(struct rl_parser *p, void *cfg, int argc, char **argv);
 	int (*run)(void *cfg);
+	/* May be NULL. prepare() runs after the root check and before the
+	 * lock: what may block, such as reading stdin (a stalled pipe must
+	 * not hold up other changes), and it may clear RL_CMD_LOCK from
+	 * *flags when this command line only reads (restore --test).
+	 * release() frees what it read, whether run() ran or not. */
+	int (*prepare)(void *cfg, unsigned int *flags);
+	void (*release)(void *cfg);
 
 	/* A group of subcommands instead (quota): NULL-ended. The help of
 	 * the group and of each subcommand is the group's. An option of a

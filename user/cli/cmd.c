@@ -337,7 +337,7 @@ static int dispatch(const struct rl_cmd *group, const char *path, int argc,
 /* ---- dispatch ------------------------------------------------------------- */
 
 /*
- * Start a change under RL_PIN_ROOT (attach, detach, quota set/del): bpffs
+ * Start a change under rl_pin_root() (attach, detach, quota set/del): bpffs
  * ready, not in a private mount namespace, the lock held. Returns the
  * lock fd, or -1 after reporting the problem.
  */
@@ -358,17 +358,26 @@ static int change_begin(void)
 
 static int run(const struct rl_cmd *cmd, void *cfg)
 {
-	int lock = -1, ret;
+	unsigned int flags = cmd->flags;
+	int lock = -1, ret = 0;
 
-	if ((cmd->flags & (RL_CMD_ROOT | RL_CMD_LOCK)) && rl_require_root())
+	if ((flags & (RL_CMD_ROOT | RL_CMD_LOCK)) && rl_require_root())
 		return RL_EXIT_FAIL;
-	if (cmd->flags & RL_CMD_LOCK) {
+	/* readers too: what they would read is not the machine's pins */
+	if ((cmd->flags & RL_CMD_ROOT) && rl_private_mount_ns())
+		return rl_fail("%s", RL_PRIVATE_MOUNT_NS_ERR);
+	if (cmd->prepare)
+		ret = cmd->prepare(cfg, &flags);
+	if (!ret && (flags & RL_CMD_LOCK)) {
 		lock = change_begin();
 		if (lock < 0)
-			return RL_EXIT_FAIL;
+			ret = RL_EXIT_FAIL;
 	}
-	ret = cmd->run(cfg);
+	if (!ret)
+		ret = cmd->run(cfg);
 	rl_unlock(lock);
+	if (cmd->release)
+		cmd->release(cfg);
 	return ret;
 }
 

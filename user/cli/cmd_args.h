@@ -31,6 +31,8 @@ struct rl_attach_args {
 struct rl_quota_args {
 	const char *iface;
 	bool json;
+	bool verbose;		/* list -v: each rule's counters */
+	bool wide;		/* list --wide: every column */
 	struct rl_prefix prefix;
 	struct rl_rule_change change;
 	/* --proto, --dport, --syn as given, and the scope they make

@@ -239,20 +239,29 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 		  int n)
 {
 	const struct rl_kernel_need *need;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], config[PATH_MAX];
+	struct rl_rt_probe rt;
+	enum rl_rt_sign sign;
 	struct utsname un;
 	struct stat st;
 	int ifindex;
 
+	if (uname(&un))
+		return rl_fail("attach: uname: %s", strerror(errno));
 	/* per-CPU state is only safe while XDP runs to completion on a CPU */
-	if (rl_preempt_rt("/sys/kernel/realtime"))
-		return rl_fail("attach: this kernel is PREEMPT_RT (/sys/kernel/realtime is 1): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT");
-	if (uname(&un) || !rl_cpu_ordered(un.machine))
-		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (README \"One quota across CPUs\") and could pass a bucket twice here; use an x86_64 machine",
+	rl_rt_probe_init(&rt, un.version, un.release, config, sizeof(config));
+	sign = rl_preempt_rt(&rt);
+	if (sign != RL_RT_NONE)
+		return rl_fail("attach: this kernel is PREEMPT_RT (%s): two XDP runs can interleave there on one CPU's per-source state, which xdp-ratelimit's counting does not allow; use a kernel without PREEMPT_RT",
+			       sign == RL_RT_REALTIME ? "/sys/kernel/realtime is 1" :
+			       sign == RL_RT_VERSION ? "uname -v says PREEMPT_RT" :
+			       "its config sets CONFIG_PREEMPT_RT=y");
+	if (!rl_cpu_ordered(un.machine))
+		return rl_fail("attach: this CPU (%s) orders memory weakly: the program's cross-CPU counting relies on x86's order (doc/design/cpus.md in the source tree) and could pass a bucket twice here; use an x86_64 machine",
 			       un.machine);
 	need = rl_kernel_missing(rl_kernel_probe);
 	if (need)
-		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels\")",
+		return rl_fail("attach: this kernel lacks %s (Linux %s), which the program calls: use Linux 6.1 or later, such as Debian 12's own kernel (README \"Kernels and requirements\")",
 			       need->what, need->since);
 	ifindex = (int)if_nametoindex(a->iface);
 	if (!ifindex)
@@ -263,8 +272,8 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 	rl_pin_path(dir, sizeof(dir), a->iface, NULL);
 	if (stat(dir, &st) == 0) {
 		if (rl_link_ifindex(a->iface, NULL) > 0)
-			return rl_fail("%s is already attached: see 'xdp-ratelimit status'; to change its settings, detach it first",
-				       a->iface);
+			return rl_fail("%s is already attached: to change its settings, keeping its rules, counters and bans, run 'xdp-ratelimit reload %s' with them (see 'xdp-ratelimit status')",
+				       a->iface, a->iface);
 		/* its maps may hold rules set since: not ours to drop */
 		return rl_fail("%s has pins but no working attachment (%s; an interrupted attach or a removed link pin, see 'xdp-ratelimit status'): run 'xdp-ratelimit detach %s' to remove them, then attach again",
 			       a->iface, dir, a->iface);
@@ -283,7 +292,7 @@ const struct rl_cmd rl_cmd_attach = {
 	.args = "IFACE",
 	.doc =
 		"Load the limiter, attach it to IFACE as a pinned bpf_link and pin its\n"
-		"maps under " RL_PIN_ROOT "/IFACE/. Returns once it enforces.\n",
+		"maps under " RL_PIN_TOP "/NETNS/IFACE/. Returns once it enforces.\n",
 	.opts = attach_opts,
 	.notes =
 		"RATE is a whole number with an optional k, M or G suffix (powers of 1000).\n"

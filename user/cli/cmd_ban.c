@@ -14,6 +14,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "cli/stats_view.h"
+#include "cli/text.h"
 
 enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON };
 
@@ -101,8 +102,10 @@ static void bans_json(struct rl_json *j, const void *ctx)
 static void bans_table(const void *ctx)
 {
 	const struct ban_list *l = ctx;
+	char name[RL_SHOWN_LEN];
 
-	printf("%s: %zu banned source%s\n", l->name, l->n, l->n == 1 ? "" : "s");
+	printf("%s: %zu banned source%s\n", rl_text_shown(l->name, name, sizeof(name)),
+	       l->n, l->n == 1 ? "" : "s");
 	if (l->n)
 		rl_bans_print_table(stdout, l->rows, l->n, l->v6_prefix);
 }
@@ -190,9 +193,9 @@ const struct rl_cmd rl_cmd_ban = {
 	.summary = "list or lift the bans of rules set with --ban",
 	.doc =
 		"A rule set with 'quota set PREFIX --ban DURATION' bans a source whose\n"
-		"packet it drops for exceeding the source's own quota: every packet of the\n"
-		"source is then dropped, on every CPU, for DURATION from that drop (its\n"
-		"packets meanwhile do not extend the ban). Bans outlive changes to the rule.\n"
+		"in-window packets of connections the host established exceed the source's\n"
+		"own quota: every packet of the source is then dropped, on every CPU, for\n"
+		"DURATION from that drop (its packets meanwhile do not extend the ban). Bans outlive changes to the rule.\n"
 		"'list' shows the banned sources with the rule that banned them and the time\n"
 		"left (every attached interface without --iface); 'del' lifts the ban of\n"
 		"ADDRESS (as 'ban list' shows it), or every ban with 'all'.\n",

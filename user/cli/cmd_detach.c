@@ -48,10 +48,15 @@ static int detach_run(void *cfg)
 	ret = rl_reload_repair(iface);
 	if (ret < 0)
 		return rl_fail("detach: cannot complete or remove what an interrupted reload left for %s (%s): remove it by hand with rm -r '%s/%s reloading '*",
-			       iface, strerror(-ret), RL_PIN_ROOT, iface);
+			       iface, strerror(-ret), rl_pin_root(), iface);
 	if (stale < 0)
 		return rl_fail("detach: cannot remove what an interrupted attach left for %s (%s): remove it by hand with rm -r '%s/%s attaching '*",
-			       iface, strerror(-stale), RL_PIN_ROOT, iface);
+			       iface, strerror(-stale), rl_pin_root(), iface);
+	ret = rl_pins_carry_flat(iface, err, sizeof(err));
+	if (ret < 0)
+		return rl_fail("detach: %s; nothing changed", err);
+	if (ret > 0)
+		printf("%s\n", err);
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
@@ -59,7 +64,11 @@ static int detach_run(void *cfg)
 			       iface);
 			return RL_EXIT_OK;
 		}
-		return rl_fail("detach: %s", err);
+		if (ret != -ENOENT)
+			return rl_fail("detach: %s", err);
+		rl_err("detach: %s is not attached: nothing to detach (exit status %d; see 'xdp-ratelimit status')",
+		       iface, RL_EXIT_NOTHING);
+		return RL_EXIT_NOTHING;
 	}
 	linked = rl_link_ifindex(name, NULL);
 	/* under libxdp's dispatcher: ours out, the others keep running */
@@ -80,7 +89,8 @@ static int detach_run(void *cfg)
 	ret = rl_pin_dir_remove(name);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",
-			       name, strerror(-ret), RL_PIN_ROOT, name);
+			       name, strerror(-ret), rl_pin_root(), name);
+	rl_pin_root_tidy();
 	if (linked == -ENOENT && !released)
 		printf("removed the pins of %s (its program was not attached: no link pin)\n",
 		       name);
@@ -95,8 +105,10 @@ const struct rl_cmd rl_cmd_detach = {
 	.args = "IFACE",
 	.doc =
 		"Remove the limiter from IFACE and every pin it made under\n"
-		RL_PIN_ROOT "/IFACE/ (its counters go with them). Also cleans up\n"
-		"what an interrupted attach or a deleted interface left behind.\n",
+		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them). Also cleans up\n"
+		"what an interrupted attach or a deleted interface left behind, and the\n"
+		"clsact qdisc attach created when no filter is left on it. An interface\n"
+		"that is not attached: nothing to detach, exit status 3.\n",
 	.notes =
 		"Example:\n"
 		"  xdp-ratelimit detach eth0\n",

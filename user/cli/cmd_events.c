@@ -30,6 +30,7 @@
 #include "lib/rule.h"
 #include "lib/rule_store.h"
 #include "cli/stats_view.h"
+#include "cli/text.h"
 #include "lib/values.h"
 
 /* How long a poll waits: the longest an event that did not wake us
@@ -144,7 +145,7 @@ static void print_event(void *ctx, const struct rl_event *e)
 {
 	struct follower *fl = ctx;
 	char when[48], addr[RL_SOURCE_STRLEN], rule[RL_PREFIX_STRLEN], dur[32];
-	char scope[RL_SCOPE_STRLEN];
+	char scope[RL_SCOPE_STRLEN], name[RL_SHOWN_LEN];
 	bool has_rule = e->rule_flags & RL_EVENT_F_RULE;
 	bool banned = e->type == RL_EVENT_BANNED;
 	__u64 ban_ns = e->until_ns - e->time_ns;
@@ -180,7 +181,8 @@ static void print_event(void *ctx, const struct rl_event *e)
 	/* columns as wide as their common values (one interface: its name
 	 * is as wide on every line) */
 	rl_format_duration(ban_ns - ban_ns % RL_NSEC_PER_MSEC, dur, sizeof(dur));
-	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when, fl->name, event_names[e->type],
+	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when,
+	       rl_text_shown(fl->name, name, sizeof(name)), event_names[e->type],
 	       addr, has_rule ? rule : "-", scope[0] ? " " : "", scope,
 	       banned ? " for " : "", banned ? dur : "");
 }
@@ -293,7 +295,7 @@ static int follow(struct follower *fl)
 	__u64 interval = rl_follow_interval(fl->ifc.cfg.set.bucket_ns);
 	__u64 next_sweep = rl_now_ns() + interval;
 	struct ring_buffer *rb;
-	char msg[128];
+	char msg[128], name[RL_SHOWN_LEN];
 	int ret = RL_EXIT_OK, n;
 
 	rb = ring_buffer__new(fl->ifc.m.events, on_record, fl, NULL);
@@ -304,7 +306,8 @@ static int follow(struct follower *fl)
 	fl->discard = true;
 	ring_buffer__consume(rb);
 	fl->discard = false;
-	fprintf(stderr, "following %s (Ctrl-C to stop)\n", fl->name);
+	fprintf(stderr, "following %s (Ctrl-C to stop)\n",
+		rl_text_shown(fl->name, name, sizeof(name)));
 	while (!stop) {
 		n = ring_buffer__poll(rb, POLL_MS);
 		/* the poll sees only events that woke it: read the rest */
@@ -407,6 +410,7 @@ const struct rl_cmd rl_cmd_events = {
 		"  released  a whole window passed without a drop of it\n"
 		"  banned    a rule's --ban banned it (with the ban's duration)\n"
 		"  unbanned  its ban ended, or was lifted\n"
+		"  verified  the host answered it past a TCP handshake (it was not verified)\n"
 		"with the time, the interface, the source and the rule. The program reports\n"
 		"at most ~950 events per second per CPU; what it could not report is counted\n"
 		"in 'stats' as events lost. One follower per interface at a time.\n",

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit exporter --listen ADDR:PORT [--top N]: serve what
- * `stats --prometheus` prints at http://ADDR:PORT/metrics, read afresh
- * for every scrape, with libmicrohttpd. The socket is bound here, before
- * anything is served, so a bad or busy address fails at once with a
- * message; only that address is bound. A small thread pool serves
- * concurrent scrapes; the connection limit and timeout keep clients that
- * send garbage or never finish from holding it. Runs until SIGINT or
- * SIGTERM. Reads only.
+ * `stats --prometheus` prints at http://ADDR:PORT/metrics, with
+ * libmicrohttpd. The socket is bound here, before anything is served, so
+ * a bad or busy address fails at once with a message; only that address
+ * is bound. Slow clients must not starve a scrape: each thread of a small
+ * pool waits on its connections with epoll (a client that never finishes
+ * its request holds a connection slot, never a thread), one address holds
+ * at most PER_IP_CONNECTIONS of the MAX_CONNECTIONS slots, and a
+ * connection idle for CONNECTION_TIMEOUT_S is dropped. One reading of the
+ * maps serves every scrape of the next READ_INTERVAL_NS, so a burst of
+ * scrapes costs one read. Runs until SIGINT or SIGTERM. Reads only, through
+ * read-only map fds.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +30,14 @@
 #include "lib/values.h"
 
 #define DEFAULT_TOP		10
-#define THREADS			4	/* scrapes read at the same time */
-#define MAX_CONNECTIONS		64
-#define CONNECTION_TIMEOUT_S	10	/* a client idle this long is dropped */
-#define LISTEN_BACKLOG		64
+#define THREADS			4
+#define MAX_CONNECTIONS		512	/* well below the 1024 fds systemd allows */
+#define PER_IP_CONNECTIONS	16	/* a scraper needs one */
+#define CONNECTION_TIMEOUT_S	5	/* a client idle this long is dropped */
+#define READ_INTERVAL_NS	RL_NSEC_PER_SEC	/* a reading serves this long */
+#define LISTEN_BACKLOG		128	/* where a scrape waits while every slot is taken */
+#define LOG_BURST		10	/* the HTTP server's messages a minute */
+#define LOG_PERIOD_NS		(60 * RL_NSEC_PER_SEC)
 #define METRICS_PATH		"/metrics"
 #define CONTENT_TYPE		"text/plain; version=0.0.4; charset=utf-8"
 
@@ -38,6 +48,15 @@ struct exporter_args {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	__u64 top;
+};
+
+/* The last reading, as a response every scrape of its interval queues
+ * (MHD counts the references: one is ours, one per connection sending it). */
+struct exporter {
+	const struct exporter_args *a;
+	pthread_mutex_t lock;		/* one reader at a time; the others wait for it */
+	struct MHD_Response *last;	/* NULL before the first reading */
+	__u64 read_ns;			/* when it was taken (rl_now_ns) */
 };
 
 /* "198.18.0.1:9567", "[2001:db8::1]:9567": numeric only (no name to
@@ -155,10 +174,12 @@ static char *metrics(const struct exporter_args *a, size_t *len)
 	if (s && views && (f = open_memstream(&buf, len))) {
 		/* an interface that cannot be read is reported on stderr and
 		 * left out; the others are served */
-		(void)rl_stats_snapshot_read(&o, s);
+		(void)rl_stats_snapshot_read(&o, NULL, s);
 		for (size_t i = 0; i < s->n; i++)
 			views[i] = s->ifs[i].view;
 		v.n = s->n;
+		v.attached = s->attached;
+		v.nattached = s->nattached;
 		ret = rl_stats_print_prometheus(f, &v);
 	}
 	if (f && fclose(f) && !ret)
@@ -174,20 +195,97 @@ static char *metrics(const struct exporter_args *a, size_t *len)
 	return buf;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
-			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+/* libmicrohttpd says a line for each connection refused or dropped: at
+ * most LOG_BURST a minute, so that a flood of clients cannot flood the
+ * log; how many were not shown is said with the next period's first. */
+struct log_limit {
+	pthread_mutex_t lock;
+	__u64 since;
+	unsigned int n, dropped;
+};
+
+static void on_log(void *cls, const char *fmt, va_list ap)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct log_limit *l = cls;
+	__u64 now = rl_now_ns();
+
+	pthread_mutex_lock(&l->lock);
+	if (now - l->since >= LOG_PERIOD_NS) {
+		if (l->dropped)
+			fprintf(stderr, "xdp-ratelimit: exporter: %u more messages of the HTTP server not shown\n",
+				l->dropped);
+		l->since = now;
+		l->n = l->dropped = 0;
+	}
+	if (l->n < LOG_BURST) {
+		l->n++;
+		fputs("xdp-ratelimit: exporter: ", stderr);
+		vfprintf(stderr, fmt, ap);	/* its own words, ending in \n */
+	} else {
+		l->dropped++;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
+			     const char *body)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body,
+						MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
-	if (!r) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(body);
+	if (!r)
 		return MHD_NO;	/* drops the connection */
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A reading of the maps as a response, or NULL. */
+static struct MHD_Response *read_metrics(const struct exporter_args *a)
+{
+	struct MHD_Response *r;
+	size_t len;
+	char *body = metrics(a, &len);
+
+	if (!body)
+		return NULL;
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return NULL;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	return r;
+}
+
+/* The metrics: the last reading while it is younger than READ_INTERVAL_NS,
+ * else a new one. Queued under the lock, so that a new reading cannot
+ * release the one being queued. */
+static enum MHD_Result serve_metrics(struct exporter *e, struct MHD_Connection *c)
+{
+	static const char failed[] = "xdp-ratelimit exporter: cannot read the metrics (see its log)\n";
+	enum MHD_Result ret;
+	__u64 now;
+
+	pthread_mutex_lock(&e->lock);
+	now = rl_now_ns();
+	if (!e->last || now - e->read_ns >= READ_INTERVAL_NS) {
+		struct MHD_Response *r = read_metrics(e->a);
+
+		if (!r) {
+			pthread_mutex_unlock(&e->lock);
+			return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed);
+		}
+		if (e->last)
+			MHD_destroy_response(e->last);	/* ours; queued ones stay */
+		e->last = r;
+		e->read_ns = now;
+	}
+	ret = MHD_queue_response(c, MHD_HTTP_OK, e->last);
+	pthread_mutex_unlock(&e->lock);
 	return ret;
 }
 
@@ -196,30 +294,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *version, const char *upload,
 				  size_t *upload_len, void **state)
 {
-	static char not_found[] = "xdp-ratelimit exporter: the metrics are at " METRICS_PATH "\n";
-	static char bad_method[] = "xdp-ratelimit exporter: only GET and HEAD\n";
-	static char failed[] = "xdp-ratelimit exporter: cannot read the metrics (see its log)\n";
-	const struct exporter_args *a = cls;
-	char *body;
-	size_t len;
+	static const char not_found[] = "xdp-ratelimit exporter: the metrics are at " METRICS_PATH "\n";
+	static const char bad_method[] = "xdp-ratelimit exporter: only GET and HEAD\n";
 
 	(void)version, (void)upload, (void)upload_len, (void)state;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method,
-			     sizeof(bad_method) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method);
 	if (strcmp(url, METRICS_PATH))
-		return reply(c, MHD_HTTP_NOT_FOUND, not_found,
-			     sizeof(not_found) - 1, MHD_RESPMEM_PERSISTENT);
-	body = metrics(a, &len);
-	if (!body)
-		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed,
-			     sizeof(failed) - 1, MHD_RESPMEM_PERSISTENT);
-	return reply(c, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE);
+		return reply(c, MHD_HTTP_NOT_FOUND, not_found);
+	return serve_metrics(cls, c);
 }
 
 static int exporter_run(void *cfg)
 {
 	struct exporter_args *a = cfg;
+	struct exporter e = { .a = a, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct log_limit log = { .lock = PTHREAD_MUTEX_INITIALIZER,
+				 .since = rl_now_ns() };
 	struct MHD_Daemon *d;
 	sigset_t stop;
 	int fd, sig;
@@ -236,11 +327,14 @@ static int exporter_run(void *cfg)
 	fd = listen_on(a);
 	if (fd < 0)
 		return RL_EXIT_FAIL;
-	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
-			     NULL, NULL, on_request, a,
+	/* epoll, not a thread per connection: a slow client costs a slot */
+	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
+			     NULL, NULL, on_request, &e,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, &log,	/* first: for every message */
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)THREADS,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTIONS,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 			     MHD_OPTION_END);
 	if (!d) {
@@ -252,18 +346,24 @@ static int exporter_run(void *cfg)
 	while (sigwait(&stop, &sig))
 		;
 	MHD_stop_daemon(d);	/* closes the listening socket too */
+	if (e.last)
+		MHD_destroy_response(e.last);
 	return RL_EXIT_OK;
 }
 
 _Static_assert(DEFAULT_TOP == 10, "exporter --help states it");
+_Static_assert(READ_INTERVAL_NS == RL_NSEC_PER_SEC, "exporter --help states it");
 
 const struct rl_cmd rl_cmd_exporter = {
 	.name = "exporter",
 	.summary = "serve the counters to Prometheus over HTTP",
 	.doc =
-		"Serve what 'stats --prometheus' prints at http://ADDR:PORT/metrics, read\n"
-		"afresh for every scrape, until SIGINT or SIGTERM. Binds only ADDR; a\n"
-		"bad or busy address fails before anything is served. Reads only.\n",
+		"Serve what 'stats --prometheus' prints at http://ADDR:PORT/metrics until\n"
+		"SIGINT or SIGTERM; the scrapes of one second share one reading of the\n"
+		"maps. Binds only ADDR; a bad or busy address fails before anything is\n"
+		"served. Every client that reaches ADDR:PORT sees the metrics, the busiest\n"
+		"source addresses among them: listen on loopback, or restrict who connects.\n"
+		"Reads only, through read-only map fds.\n",
 	.opts = (const struct rl_opt[]){
 		{ OPT_LISTEN, "listen", "ADDR:PORT",
 		  "where to serve: a numeric IPv4 address, or IPv6 in\n"

@@ -4,6 +4,7 @@
  * A change is one generation bump: the program picks it up on the next
  * packet of each source, which keeps its counters and window.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +12,19 @@
 #include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "cli/json_writer.h"
+#include "cli/rules_file.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
 #include "lib/rule_store.h"
 #include "lib/rule_txn.h"
 #include "cli/table.h"
+#include "cli/text.h"
 #include "lib/values.h"
 
-enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
-       OPT_NEW_PPS, OPT_NEW_BPS, OPT_BAN, OPT_BURST, OPT_COOKIES, OPT_PROTO, OPT_DPORT,
-       OPT_SYN, OPT_IFACE, OPT_JSON };
+/* OPT_FIELD + n: the rule field n of RL_RULE_FIELDS (lib/rule.h) */
+enum { OPT_PROTO = RL_OPT_FIRST, OPT_DPORT, OPT_SYN, OPT_IFACE, OPT_JSON,
+       OPT_WIDE, OPT_FIELD };
+enum { OPT_VERBOSE = 'v' };
 
 #define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
@@ -34,30 +38,15 @@ enum { OPT_PPS = RL_OPT_FIRST, OPT_BPS, OPT_AGG_PPS, OPT_AGG_BPS,
 	{ OPT_SYN, "syn", NULL, \
 	  "scope it to new connections: SYN without ACK (with --proto tcp)" }
 
+#define FIELD_OPT(id, opt, field, kind, bit, json, column, help) \
+	{ OPT_FIELD + RL_RULE_FIELD_##id, opt, RL_RULE_ARG_##kind, help },
 static const struct rl_opt set_opts[] = {
-	{ OPT_PPS, "pps", "RATE|unlimited",
-	  "packets per second each source in PREFIX may pass" },
-	{ OPT_BPS, "bps", "RATE|unlimited",
-	  "bytes per second each source in PREFIX may pass" },
-	{ OPT_AGG_PPS, "aggregate-pps", "RATE|unlimited",
-	  "packets per second all of PREFIX may pass together" },
-	{ OPT_AGG_BPS, "aggregate-bps", "RATE|unlimited",
-	  "bytes per second all of PREFIX may pass together" },
-	{ OPT_NEW_PPS, "new-pps", "RATE|unlimited",
-	  "packets per second the new sources of PREFIX may pass together" },
-	{ OPT_NEW_BPS, "new-bps", "RATE|unlimited",
-	  "bytes per second the new sources of PREFIX may pass together" },
-	{ OPT_BAN, "ban", "DURATION|0",
-	  "ban a source dropped for its own --pps/--bps for DURATION "
-	  "(1ms to 1440m, a day; 0: no bans)" },
-	{ OPT_BURST, "burst", "N|unlimited",
-	  "packets a source may pass in one bucket of the window at most" },
-	{ OPT_COOKIES, "syn-cookies", "on|off",
-	  "answer a refused SYN of an unverified source with a SYN cookie (default off)" },
+	RL_RULE_FIELDS(FIELD_OPT)
 	OPT_QUOTA_SCOPE,
 	OPT_QUOTA_IFACE,
 	{ 0 }
 };
+#undef FIELD_OPT
 
 static const struct rl_opt del_opts[] = {
 	OPT_QUOTA_SCOPE,
@@ -68,41 +57,15 @@ static const struct rl_opt del_opts[] = {
 static const struct rl_opt list_opts[] = {
 	OPT_QUOTA_IFACE,
 	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
+	{ OPT_VERBOSE, "verbose", NULL,
+	  "'list': add what each rule judged: packets passed and dropped\n"
+	  "(with --wide, bytes too; in JSON both), counted since the rule\n"
+	  "was made" },
+	{ OPT_WIDE, "wide", NULL,
+	  "'list': every column, each limit in its own, numbers exact\n"
+	  "(default: the view fits the terminal, at least 80 columns)" },
 	{ 0 }
 };
-
-/* --ban: 0 (no bans) or a DURATION of at most RL_MAX_BAN_NS. */
-static int parse_ban(const char *s, __u64 *ns)
-{
-	char err[RL_ERR_LEN];
-
-	if (!strcmp(s, "0")) {
-		*ns = 0;
-		return 0;
-	}
-	if (rl_parse_duration(s, ns, err, sizeof(err)))
-		return rl_usage_err("quota set: --ban: %s; a ban lasts 1ms to 1440m (a day), or 0 for no bans",
-				    err);
-	if (*ns > RL_MAX_BAN_NS)
-		return rl_usage_err("quota set: --ban: '%s' is longer than a day: a ban lasts 1ms to 1440m, or 0 for no bans",
-				    s);
-	return 0;
-}
-
-/* --burst: packets per bucket, 1 to RL_MAX_BUDGET, or unlimited (0). */
-static int parse_burst(const char *s, __u64 *burst)
-{
-	char err[RL_ERR_LEN];
-
-	if (!strcmp(s, "unlimited")) {
-		*burst = 0;
-		return 0;
-	}
-	if (rl_parse_uint(s, "a burst", 1, RL_MAX_BUDGET, burst, err, sizeof(err)))
-		return rl_usage_err("quota set: --burst: '%s' is not a burst: allowed: a whole number of packets from 1 to %llu, or unlimited",
-				    s, (unsigned long long)RL_MAX_BUDGET);
-	return 0;
-}
 
 /* --proto, --dport, --syn: each on its own; together in scope_operand. */
 static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
@@ -131,10 +94,9 @@ static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
 static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
 	struct rl_quota_args *a = cfg;
-	struct rl_rule_change *ch = &a->change;
+	const struct rl_rule_opt *o;
 	char err[RL_ERR_LEN];
-	__u64 *val;
-	bool *have;
+	__u64 v;
 
 	switch (id) {
 	case OPT_IFACE:
@@ -143,46 +105,21 @@ static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	case OPT_JSON:
 		a->json = true;
 		return 0;
+	case OPT_VERBOSE:
+		a->verbose = true;
+		return 0;
+	case OPT_WIDE:
+		a->wide = true;
+		return 0;
 	case OPT_PROTO:
 	case OPT_DPORT:
 	case OPT_SYN:
 		return scope_opt(p, &a->scope_opts, id, arg);
-	case OPT_BURST:
-		ch->have_burst = true;
-		return parse_burst(arg, &ch->burst);
-	case OPT_COOKIES:
-		ch->have_cookies = true;
-		ch->cookies = !strcmp(arg, "on");
-		if (!ch->cookies && strcmp(arg, "off"))
-			return rl_usage_err("quota set: --syn-cookies: '%s' is neither on nor off: give --syn-cookies on or --syn-cookies off", arg);
-		return 0;
-	case OPT_PPS:
-		val = &ch->pps, have = &ch->have_pps;
-		break;
-	case OPT_BPS:
-		val = &ch->bps, have = &ch->have_bps;
-		break;
-	case OPT_AGG_PPS:
-		val = &ch->agg_pps, have = &ch->have_agg_pps;
-		break;
-	case OPT_AGG_BPS:
-		val = &ch->agg_bps, have = &ch->have_agg_bps;
-		break;
-	case OPT_NEW_PPS:
-		val = &ch->new_pps, have = &ch->have_new_pps;
-		break;
-	case OPT_NEW_BPS:
-		val = &ch->new_bps, have = &ch->have_new_bps;
-		break;
-	default:	/* OPT_BAN */
-		ch->have_ban = true;
-		return parse_ban(arg, &ch->ban_ns);
 	}
-	if (rl_parse_rate(arg, true, val, err, sizeof(err)))
-		return rl_usage_err("%s: --%s: %s%s", p->path, rl_opt_name(p, id), err,
-				    id == OPT_NEW_PPS || id == OPT_NEW_BPS ?
-				    " (allowed: 0 to 18446744073709551614 per second)" : "");
-	*have = true;
+	o = &rl_rule_opts[id - OPT_FIELD];
+	if (rl_rule_opt_parse(o, arg, &v, err, sizeof(err)))
+		return rl_usage_err("%s: --%s: %s", p->path, o->name, err);
+	rl_rule_change_put(&a->change, o, v);
 	return 0;
 }
 
@@ -201,8 +138,14 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 		return rl_usage_err("%s: %s", p->path, err);
 	if (rl_scope_check(&a->scope_opts, &a->scope, err, sizeof(err)))
 		return rl_usage_err("%s: %s", p->path, err);
-	if (is_set && !rl_rule_change_any(&a->change))
-		return rl_usage_err("quota set: give at least one of --pps, --bps, --aggregate-pps, --aggregate-bps, --new-pps, --new-bps, --ban, --burst, --syn-cookies");
+	if (is_set && !rl_rule_change_any(&a->change)) {
+		char opts[256] = "";
+
+		for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 "%s--%s", o == rl_rule_opts ? "" : ", ", o->name);
+		return rl_usage_err("quota set: give at least one of %s", opts);
+	}
 	return 0;
 }
 
@@ -215,6 +158,10 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	int ret;
 
 	ret = rl_iface_resolve(a->iface, name, err, sizeof(err));
+	if (!ret && rl_iface_gone(name)) {
+		rl_iface_gone_text(name, err, sizeof(err));
+		ret = -ENODEV;
+	}
 	if (!ret)
 		ret = rl_iface_open(name, &ifc, err, sizeof(err));
 	if (ret)
@@ -259,15 +206,31 @@ struct rule_list {
 	const char *name;
 	struct rl_rule rules[RL_MAX_RULES];
 	int n;
+	/* what each rule judged; !counted: no slot holds it yet (a restore
+	 * in progress) */
+	struct rl_rule_counters counters[RL_MAX_RULES];
+	bool counted[RL_MAX_RULES];
+	bool verbose, wide;
+	int width;			/* of the table (rl_view_width) */
 };
 
-static void limit_json(struct rl_json *j, const char *name, __u64 v)
+/* A rule field in JSON: null when unset; a duration in ms. */
+static void field_json(struct rl_json *j, const struct rl_rule *r,
+		       const struct rl_rule_opt *o)
 {
-	rl_json_uint_or_null_field(j, name, v != RL_UNLIMITED, v);
+	__u64 v = rl_rule_opt_value(r, o);
+
+	if (o->kind == RL_RULE_OPT_SWITCH) {
+		rl_json_bool_field(j, o->json, v);
+		return;
+	}
+	if (o->kind == RL_RULE_OPT_DURATION)
+		v /= RL_NSEC_PER_MSEC;
+	rl_json_uint_or_null_field(j, o->json, rl_rule_opt_set(r, o), v);
 }
 
-/* proto, dport, syn (null when the rule has no such restriction) and
- * burst: xdp-ratelimit(8) JSON. */
+/* proto, dport, syn (null when the rule has no such restriction):
+ * xdp-ratelimit(8) JSON. */
 static void scope_json(struct rl_json *j, const struct rl_rule *r)
 {
 	struct rl_scope s;
@@ -294,8 +257,19 @@ static void scope_json(struct rl_json *j, const struct rl_rule *r)
 		rl_json_bool_field(j, "syn", true);
 	else
 		rl_json_null_field(j, "syn");
-	rl_json_uint_or_null_field(j, "burst", r->burst, r->burst);
-	rl_json_bool_field(j, "syn_cookies", r->flags & RL_RULE_F_COOKIES);
+}
+
+/* passed_packets, passed_bytes, dropped_packets, dropped_bytes (null
+ * while no slot holds the rule) */
+static void counters_json(struct rl_json *j, const struct rule_list *l, int i)
+{
+	const struct rl_rule_counters *c = &l->counters[i];
+	bool ok = l->counted[i];
+
+	rl_json_uint_or_null_field(j, "passed_packets", ok, c->passed_pkts);
+	rl_json_uint_or_null_field(j, "passed_bytes", ok, c->passed_bytes);
+	rl_json_uint_or_null_field(j, "dropped_packets", ok, c->dropped_pkts);
+	rl_json_uint_or_null_field(j, "dropped_bytes", ok, c->dropped_bytes);
 }
 
 static void rules_json(struct rl_json *j, const void *ctx)
@@ -315,34 +289,45 @@ static void rules_json(struct rl_json *j, const void *ctx)
 		rl_format_prefix(&p, pfx, sizeof(pfx));
 		rl_json_object_start(j);
 		rl_json_string_field(j, "prefix", pfx);
-		limit_json(j, "pps", r->pps);
-		limit_json(j, "bps", r->bps);
-		limit_json(j, "aggregate_pps", r->agg_pps);
-		limit_json(j, "aggregate_bps", r->agg_bps);
-		limit_json(j, "new_pps", r->new_pps);
-		limit_json(j, "new_bps", r->new_bps);
-		rl_json_uint_or_null_field(j, "ban_ms", r->ban_ns,
-					   r->ban_ns / RL_NSEC_PER_MSEC);
+		for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+			field_json(j, r, o);
 		scope_json(j, r);
+		if (l->verbose)
+			counters_json(j, l, i);
 		rl_json_object_end(j);
 	}
 	rl_json_array_end(j);
 	rl_json_object_end(j);
 }
 
-/* The columns of quota list: the prefix, a limit per rule field, the ban. */
-enum { COL_PREFIX, COL_SCOPE, COL_PPS, COL_BPS, COL_AGG_PPS, COL_AGG_BPS,
-       COL_NEW_PPS, COL_NEW_BPS, COL_BAN, COL_BURST, COL_COOKIES, NR_COLS };
+/*
+ * The columns of quota list: the prefix, the scope, with -v what the rule
+ * judged (bytes with --wide only), then all its limits as the options that
+ * set them or (--wide) one column per rule field (RL_RULE_FIELDS).
+ */
+enum { COL_PREFIX, COL_SCOPE, COL_PASSED_PKTS, COL_DROPPED_PKTS,
+       COL_PASSED_BYTES, COL_DROPPED_BYTES, COL_LIMITS, COL_FIELD,
+       NR_COLS = COL_FIELD + RL_RULE_NFIELDS };
+static void counter_cell(const struct rule_list *l, size_t row, int col,
+			 char *buf, size_t len)
+{
+	const struct rl_rule_counters *c = &l->counters[row];
+
+	if (!l->counted[row]) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	rl_table_count(buf, len, col == COL_PASSED_PKTS ? c->passed_pkts :
+		       col == COL_DROPPED_PKTS ? c->dropped_pkts :
+		       col == COL_PASSED_BYTES ? c->passed_bytes :
+		       c->dropped_bytes, l->wide);
+}
 
 static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		      size_t len)
 {
-	const struct rl_rule *r = &((const struct rule_list *)ctx)->rules[row];
-	const __u64 limits[] = {
-		[COL_PPS] = r->pps, [COL_BPS] = r->bps,
-		[COL_AGG_PPS] = r->agg_pps, [COL_AGG_BPS] = r->agg_bps,
-		[COL_NEW_PPS] = r->new_pps, [COL_NEW_BPS] = r->new_bps,
-	};
+	const struct rule_list *l = ctx;
+	const struct rl_rule *r = &l->rules[row];
 	struct rl_prefix p;
 	struct rl_scope s;
 
@@ -354,38 +339,50 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 		rl_scope_text(&s, buf, len);
 		if (!buf[0])
 			snprintf(buf, len, "-");
-	} else if (col == COL_COOKIES) {
-		snprintf(buf, len, "%s", r->flags & RL_RULE_F_COOKIES ? "on" : "-");
-	} else if (col == COL_BURST) {
-		if (r->burst)
-			snprintf(buf, len, "%llu", (unsigned long long)r->burst);
-		else
-			snprintf(buf, len, "-");
-	} else if (col == COL_BAN) {
-		if (r->ban_ns)
-			rl_format_duration(r->ban_ns, buf, len);
-		else
-			snprintf(buf, len, "-");
-	} else if (limits[col] == RL_UNLIMITED) {
-		snprintf(buf, len, "-");
+	} else if (col >= COL_PASSED_PKTS && col <= COL_DROPPED_BYTES) {
+		counter_cell(l, row, col, buf, len);
+	} else if (col == COL_LIMITS) {
+		/* wrapped between options, never inside one */
+		rl_rule_limits_text(r, buf, len);
+		for (char *c = buf; (c = strchr(c, ' ')); c++)
+			if (c[1] != '-')
+				*c = RL_TABLE_NBSP;
 	} else {
-		snprintf(buf, len, "%llu", (unsigned long long)limits[col]);
+		rl_rule_opt_text(r, &rl_rule_opts[col - COL_FIELD], buf, len);
 	}
 }
 
 static void rules_table(const void *ctx)
 {
-	static const struct rl_table_col cols[NR_COLS] = {
-		{ "PREFIX", true }, { "SCOPE", true }, { "PPS", false },
-		{ "BPS", false }, { "AGGREGATE_PPS", false },
-		{ "AGGREGATE_BPS", false }, { "NEW_PPS", false },
-		{ "NEW_BPS", false }, { "BAN", false }, { "BURST", false },
-		{ "SYN_COOKIES", true },
+	static const struct rl_table_col fixed[COL_FIELD] = {
+		[COL_PREFIX] = { "PREFIX", true, 0 },
+		[COL_SCOPE] = { "SCOPE", true, 0 },
+		[COL_PASSED_PKTS] = { "PASSED", false, 0 },
+		[COL_DROPPED_PKTS] = { "DROPPED", false, 0 },
+		[COL_PASSED_BYTES] = { "PASSED(bytes)", false, 0 },
+		[COL_DROPPED_BYTES] = { "DROPPED(bytes)", false, 0 },
+		[COL_LIMITS] = { "LIMITS", true, 0 },
 	};
 	const struct rule_list *l = ctx;
+	struct rl_table_col cols[NR_COLS];
+	char name[RL_SHOWN_LEN];
 
-	printf("%s: %d rule%s\n", l->name, l->n, l->n == 1 ? "" : "s");
-	rl_table_print(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l);
+	memcpy(cols, fixed, sizeof(fixed));
+	for (int i = 0; i < RL_RULE_NFIELDS; i++)
+		cols[COL_FIELD + i] = (struct rl_table_col){ rl_rule_opts[i].column, false, 0 };
+	for (int c = 0; c < NR_COLS; c++) {
+		bool counter = c >= COL_PASSED_PKTS && c <= COL_DROPPED_BYTES;
+		bool bytes = c == COL_PASSED_BYTES || c == COL_DROPPED_BYTES;
+		bool limit = c >= COL_FIELD;	/* one column per limit */
+
+		if ((counter && !l->verbose) || (bytes && !l->wide) ||
+		    (c == COL_LIMITS && l->wide) || (limit && !l->wide))
+			cols[c].head = NULL;
+	}
+	printf("%s: %d rule%s\n", rl_text_shown(l->name, name, sizeof(name)), l->n,
+	       l->n == 1 ? "" : "s");
+	rl_table_print_fit(stdout, cols, NR_COLS, (size_t)l->n, rule_cell, l,
+			   l->width);
 }
 
 static int rules_read(void *ctx, const char *name)
@@ -393,15 +390,25 @@ static int rules_read(void *ctx, const char *name)
 	struct rule_list *l = ctx;
 	char err[RL_ERR_LEN];
 	struct rl_iface ifc;
+	int ret = 0;
 
 	l->name = name;
 	if (rl_iface_open(name, &ifc, err, sizeof(err)))
 		return rl_fail("quota list: %s", err);
 	l->n = rl_rules_read(&ifc, l->rules, RL_MAX_RULES);
+	for (int i = 0; i < l->n && !ret; i++) {
+		ret = rl_rule_counters_read(&ifc.m, &l->rules[i], &l->counters[i]);
+		l->counted[i] = !ret;
+		if (ret == -ENOENT)
+			ret = 0;
+	}
 	rl_iface_close(&ifc);
 	if (l->n < 0)
 		return rl_fail("quota list: cannot read the rules of %s: %s",
 			       name, strerror(-l->n));
+	if (ret)
+		return rl_fail("quota list: cannot read the rule counters of %s: %s",
+			       name, strerror(-ret));
 	return RL_EXIT_OK;
 }
 
@@ -414,6 +421,9 @@ static int quota_list(void *cfg)
 	const struct rl_quota_args *a = cfg;
 	static struct rule_list list;
 
+	list.verbose = a->verbose;
+	list.wide = a->wide;
+	list.width = rl_view_width(a->wide);
 	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
 
@@ -457,13 +467,14 @@ const struct rl_cmd rl_cmd_quota = {
 		"keeping every counter. --iface may be left out when one interface is\n"
 		"attached; 'list' without it shows every attached interface.\n"
 		"\n"
-		"--new-* caps what PREFIX's new sources pass together: a source is new\n"
-		"until it has been tracked for one whole window, and a packet the newcomer\n"
-		"budget refuses takes no table entry, so established sources keep passing\n"
-		"during a spoofed flood. --ban DURATION bans a source whose packet is\n"
-		"dropped for its own --pps/--bps: all its packets drop for DURATION (see\n"
-		"'xdp-ratelimit ban'). The default rule's aggregate and newcomer budgets\n"
-		"are one window for IPv4 and IPv6 together.\n"
+		"--new-* caps what PREFIX's unverified sources pass together: a source is\n"
+		"verified once the host has answered it past a TCP handshake (within\n"
+		"--verified-ttl), and a packet the newcomer budget refuses takes no table\n"
+		"entry, so verified sources keep passing during a spoofed flood.\n"
+		"--ban DURATION bans a source whose in-window packets of connections the\n"
+		"host established exceed its own --pps/--bps: all its packets drop for\n"
+		"DURATION (see 'xdp-ratelimit ban'). The default rule's aggregate and\n"
+		"newcomer budgets are one window for IPv4 and IPv6 together.\n"
 		"\n"
 		"--proto, --dport and --syn scope a rule to part of a source's traffic,\n"
 		"judged in a window of its own per source; a rule is its PREFIX and its\n"
@@ -472,7 +483,7 @@ const struct rl_cmd rl_cmd_quota = {
 	.notes =
 		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
-		"DURATION: a whole number with suffix ms, s or m: 500ms, 10s, 5m.\n"
+		"DURATION: a whole number with suffix ms, s, m or h: 500ms, 10s, 5m, 2h.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit quota set default --pps 1000\n"

@@ -58,7 +58,7 @@
 #include "lib/xdp_multi.h"
 #include "ratelimit.skel.h"
 
-enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED };
+enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED, OPT_IF_ATTACHED };
 
 static const struct rl_opt reload_opts[] = {
 	{ OPT_MODE, "mode", "auto|native|generic",
@@ -86,6 +86,9 @@ static const struct rl_opt reload_opts[] = {
 	  "1s to 24h" },
 	{ OPT_PRIORITY, "priority", "N",
 	  "priority under libxdp's dispatcher, 1 to 1000" },
+	{ OPT_IF_ATTACHED, "if-attached", NULL,
+	  "when IFACE is not attached, do nothing and exit 0\n"
+	  "(the systemd unit's start, before restore attaches it)" },
 	{ 0 }
 };
 
@@ -114,6 +117,7 @@ static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 	switch (id) {
 	case OPT_NO_DRY_RUN:
 	case OPT_NO_PASS_MALFORMED:
+	case OPT_IF_ATTACHED:
 		return 0;
 	default:
 		return rl_attach_opt("reload", &r->a, id, arg);
@@ -173,9 +177,13 @@ static void new_request(const struct reload_args *r, const struct rl_settings *r
 		flags |= RL_F_PASS_MALFORMED;
 	if (GIVEN(r, OPT_NO_PASS_MALFORMED))
 		flags &= ~RL_F_PASS_MALFORMED;
-	req->flags = flags;
 	memcpy(req->replies_via, GIVEN(r, OPT_REPLIES_VIA) ? g->replies_via :
 	       run->replies_via, sizeof(req->replies_via));
+	/* the qdiscs attach made stay detach's to remove while the hooks
+	 * stay where they are */
+	if (!memcmp(req->replies_via, run->replies_via, sizeof(req->replies_via)))
+		flags |= run->flags & RL_F_OWN_CLSACT_ALL;
+	req->flags = flags;
 }
 
 /* --replies-via naming the interface alone is the default: none. */
@@ -445,16 +453,14 @@ static int layout_refused(const char *iface, __u32 layout)
 		       iface, layout, RL_LAYOUT_OLDEST_CARRIED, iface, iface);
 }
 
+static int reload_iface(const struct reload_args *r, const char *iface, int ifindex);
+
 static int reload_run(void *cfg)
 {
 	const struct reload_args *r = cfg;
 	const char *iface = r->a.iface;
-	struct rl_attach_req req;
-	struct rl_settings s;
-	struct rl_iface ifc;
 	char err[RL_ERR_LEN], dir[PATH_MAX];
 	struct stat st;
-	__u32 layout;
 	int ifindex, ret;
 
 	ifindex = (int)if_nametoindex(iface);
@@ -462,13 +468,50 @@ static int reload_run(void *cfg)
 		return rl_fail("reload: no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
 			       iface);
 	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	if (stat(dir, &st)) {
+		/* an earlier release's pins: carried into this namespace's
+		 * directory, and put back if the reload is refused (a refused
+		 * reload changes nothing) */
+		ret = rl_pins_carry_flat(iface, err, sizeof(err));
+		if (ret < 0)
+			return rl_fail("reload: %s; nothing changed", err);
+		if (ret > 0) {
+			ret = reload_iface(r, iface, ifindex);
+			if (ret != RL_EXIT_OK && rl_pins_legacy_move(iface, true) < 0)
+				rl_err("reload: cannot put the pins of %s back in %s: move %s there by hand",
+				       iface, RL_PIN_TOP, dir);
+			else if (ret == RL_EXIT_OK)
+				printf("moved the pins of %s from %s into %s\n", iface,
+				       RL_PIN_TOP, rl_pin_root());
+			return ret;
+		}
+	}
+	return reload_iface(r, iface, ifindex);
+}
+
+/* reload_run's work on pins in this namespace's directory. */
+static int reload_iface(const struct reload_args *r, const char *iface, int ifindex)
+{
+	struct rl_attach_req req;
+	struct rl_settings s;
+	struct rl_iface ifc;
+	char err[RL_ERR_LEN], dir[PATH_MAX];
+	struct stat st;
+	__u32 layout;
+	int ret;
+
+	rl_pin_path(dir, sizeof(dir), iface, NULL);
+	if (stat(dir, &st) && GIVEN(r, OPT_IF_ATTACHED)) {
+		printf("%s is not attached: nothing to reload\n", iface);
+		return RL_EXIT_OK;
+	}
 	if (stat(dir, &st))
 		return rl_fail("reload: %s is not attached: nothing to reload; attach it with 'xdp-ratelimit attach %s' (see 'xdp-ratelimit status')",
 			       iface, iface);
 	ret = rl_reload_repair(iface);
 	if (ret < 0)
 		return rl_fail("reload: cannot complete or remove what an interrupted reload of %s left (%s): see 'ls %s'",
-			       iface, strerror(-ret), RL_PIN_ROOT);
+			       iface, strerror(-ret), rl_pin_root());
 	layout = rl_iface_pinned_layout(iface);
 	if (!layout)
 		layout = RL_LAYOUT_VERSION;	/* rl_iface_open says what is wrong */

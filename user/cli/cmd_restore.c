@@ -8,6 +8,13 @@
  * before the commit point (cmd_args.h), an attached one gets its rule set
  * replaced through rules_txn.h. Rules as they are keep their counters and
  * windows, and a file that changes nothing writes nothing.
+ *
+ * The plan (each interface's rule set wanted, and how it differs from the
+ * live one: rl_rule_diff) is computed once: --test prints it, otherwise it
+ * is applied and printed. --noflush starts each attached interface's
+ * rule set from its live rules instead of none, so nothing is deleted.
+ * The file is read before the lock (prepare), so that a stalled pipe
+ * holds up no other change.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +25,7 @@
 #include "lib/iface.h"
 #include "lib/pin.h"
 #include "cli/rules_file.h"
+#include "lib/rule_replace.h"
 #include "lib/rule_txn.h"
 #include "lib/settings.h"
 #include "lib/xdp_multi.h"
@@ -33,10 +41,17 @@ struct target {
 	struct rl_settings set;			/* budgets are per window */
 	struct rl_rule *rules;			/* the rule set wanted */
 	int n;
+	struct rl_rule *have;			/* the live one (attached) */
+	int nhave;
+	int *match;				/* rl_rule_diff */
+	bool *kept;
+	struct rl_rule_diff diff;
 };
 
 struct plan {
 	const struct rl_rules_file *rf;
+	const char *only;			/* --iface: the file is its alone */
+	bool noflush;
 	struct target t[RL_MAX_IFACES];
 	int n;
 	/* attached now, for a quota line without --iface */
@@ -90,12 +105,33 @@ static struct target *attached_target(struct plan *pl, const char *name,
 
 	if (!t)
 		return NULL;
+	if (rl_iface_gone(name)) {
+		rl_iface_gone_text(name, err, sizeof(err));
+		rl_fail("%s", err);
+		return NULL;
+	}
 	if (rl_iface_open(name, &t->ifc, err, sizeof(err))) {
 		rl_fail("%s", err);
 		return NULL;
 	}
 	t->open = true;
 	t->set = t->ifc.cfg.set;
+	t->have = calloc(RL_MAX_RULES, sizeof(*t->have));
+	if (!t->have) {
+		rl_fail("out of memory");
+		return NULL;
+	}
+	/* as quota list shows it: with a restore cut short, the set it was
+	 * bringing in, which the apply completes first */
+	t->nhave = rl_rules_read(&t->ifc, t->have, RL_MAX_RULES);
+	if (t->nhave < 0) {
+		rl_fail("cannot read the rules of %s: %s", name, strerror(-t->nhave));
+		return NULL;
+	}
+	if (pl->noflush) {	/* the file's lines change the live rules */
+		memcpy(t->rules, t->have, t->nhave * sizeof(*t->have));
+		t->n = t->nhave;
+	}
 	return t;
 }
 
@@ -165,13 +201,16 @@ static int model_set(struct target *t, const struct rl_prefix *p,
 	return RL_EXIT_OK;
 }
 
-static int model_del(struct target *t, const struct rl_prefix *p,
-		     const struct rl_scope *scope)
+static int model_del(const struct plan *pl, struct target *t,
+		     const struct rl_prefix *p, const struct rl_scope *scope)
 {
 	char buf[RL_PREFIX_STRLEN], text[RL_SCOPE_STRLEN + 1] = "";
 	struct rl_prefix each[2];
 	int n = rl_prefix_expand(p, each), found = 0;
 
+	if (pl->noflush)
+		return rl_fail("quota del: restore --noflush never deletes: remove this line, or restore without --noflush (the file is then the whole rule set of %s)",
+			       t->name);
 	for (int i = 0; i < n; i++) {
 		struct rl_rule *r = model_find(t, &each[i], scope);
 
@@ -240,6 +279,27 @@ static bool settings_differ(const struct rl_settings *have,
 	return true;
 }
 
+/* restore --iface IFACE: a line for another interface is refused. */
+static int check_only(const struct plan *pl, const char *name)
+{
+	if (pl->only && strcmp(pl->only, name))
+		return rl_fail("a line for %s in a restore of %s alone (--iface %s): move it to a file of its own",
+			       name, pl->only, pl->only);
+	return RL_EXIT_OK;
+}
+
+/* The file asks settings `diff` of attached `iface`. */
+static int other_settings(const char *iface, const char *diff)
+{
+	/* reload changes any setting but these */
+	bool fixed = !strncmp(diff, "--mode", 6) || !strncmp(diff, "--priority", 10);
+
+	return rl_fail("%s is attached with other settings: the file asks %s; restore does not change attach settings: %s first, or edit the file",
+		       iface, diff, fixed ?
+		       "run 'xdp-ratelimit detach' (its counters go with it)" :
+		       "run 'xdp-ratelimit reload' with the file's settings (rules, counters and bans are kept)");
+}
+
 static int check_attach(struct plan *pl, const struct rl_file_line *l)
 {
 	const struct rl_attach_args *a = l->cmd.cfg;
@@ -248,6 +308,8 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 	char diff[128];
 	unsigned int prio;
 
+	if (check_only(pl, a->iface))
+		return RL_EXIT_FAIL;
 	if (t && t->attach_line)
 		return rl_fail("%s is attached a second time (first at line %d): one attach line per interface",
 			       a->iface, t->first->line);
@@ -264,8 +326,7 @@ static int check_attach(struct plan *pl, const struct rl_file_line *l)
 				 a->priority, prio);
 		if ((a->priority && a->priority != prio) ||
 		    settings_differ(&t->set, a, diff, sizeof(diff)))
-			return rl_fail("%s is attached with other settings: the file asks %s; restore does not change attach settings: run 'xdp-ratelimit detach %s' first (its counters go with it), or edit the file",
-				       a->iface, diff, a->iface);
+			return other_settings(a->iface, diff);
 	} else {
 		if (!if_nametoindex(a->iface))
 			return rl_fail("no interface named '%s' here: check 'ip link' (in a namespace, run under 'nsenter --net=/run/netns/NAME')",
@@ -294,6 +355,8 @@ static const char *quota_iface(struct plan *pl, const struct rl_file_line *l)
 
 	if (q->iface)
 		return q->iface;
+	if (pl->only)
+		return pl->only;
 	if (pl->nattached == 1)
 		only = pl->attached[0];
 	n = pl->nattached;
@@ -323,7 +386,7 @@ static int check_quota(struct plan *pl, const struct rl_file_line *l)
 	const char *name = quota_iface(pl, l);
 	struct target *t;
 
-	if (!name)
+	if (!name || check_only(pl, name))
 		return RL_EXIT_FAIL;
 	t = find_target(pl, name);
 	if (!t && !is_attached(pl, name))
@@ -334,7 +397,7 @@ static int check_quota(struct plan *pl, const struct rl_file_line *l)
 	if (!t)
 		return RL_EXIT_FAIL;
 	if (!strcmp(l->cmd.path, RL_FILE_QUOTA_DEL))
-		return model_del(t, &q->prefix, &q->scope);
+		return model_del(pl, t, &q->prefix, &q->scope);
 	return model_set(t, &q->prefix, &q->scope, &q->change);
 }
 
@@ -345,7 +408,7 @@ static int plan_build(struct plan *pl, const struct rl_rules_file *rf)
 	pl->rf = rf;
 	pl->nattached = rl_ifaces_list(pl->attached, RL_MAX_IFACES);
 	if (pl->nattached < 0)
-		return rl_fail("cannot read %s: %s", RL_PIN_ROOT,
+		return rl_fail("cannot read %s: %s", rl_pin_root(),
 			       strerror(-pl->nattached));
 	for (int i = 0; i < rf->n && !ret; i++) {
 		const struct rl_file_line *l = &rf->lines[i];
@@ -359,13 +422,74 @@ static int plan_build(struct plan *pl, const struct rl_rules_file *rf)
 	return ret;
 }
 
+/* How each interface's rules would change: sorted as quota list sorts. */
+static int plan_diff(struct plan *pl)
+{
+	for (int i = 0; i < pl->n; i++) {
+		struct target *t = &pl->t[i];
+
+		t->match = calloc(t->n ? t->n : 1, sizeof(*t->match));
+		t->kept = calloc(t->nhave ? t->nhave : 1, sizeof(*t->kept));
+		if (!t->match || !t->kept)
+			return rl_fail("out of memory");
+		qsort(t->rules, t->n, sizeof(*t->rules), rl_rule_cmp);
+		rl_rule_diff(t->have, t->nhave, t->rules, t->n, t->match,
+			     t->kept, &t->diff);
+	}
+	return RL_EXIT_OK;
+}
+
 static void plan_free(struct plan *pl)
 {
 	for (int i = 0; i < pl->n; i++) {
 		if (pl->t[i].open)
 			rl_iface_close(&pl->t[i].ifc);
 		free(pl->t[i].rules);
+		free(pl->t[i].have);
+		free(pl->t[i].match);
+		free(pl->t[i].kept);
 	}
+}
+
+/* ---- printing --------------------------------------------------------------- */
+
+static void print_rule(char sign, const struct rl_rule *r, const struct rl_rule *was)
+{
+	char text[RL_RULE_STRLEN];
+
+	rl_rule_text(r, text, sizeof(text));
+	printf("  %c %s", sign, text);
+	rl_rules_file_limits(stdout, r);
+	if (was) {
+		printf(" (was");
+		rl_rules_file_limits(stdout, was);
+		printf(")");
+	}
+	printf("\n");
+}
+
+/* One interface: "+N -M ~K" (added, deleted, changed), then, for an
+ * attached one, each rule that changes. */
+static void print_target(const struct target *t, bool test)
+{
+	const struct rl_rule_diff *d = &t->diff;
+	bool same = !d->added && !d->deleted && !d->changed;
+
+	printf("%s: %s+%d -%d ~%d, %d rule%s%s%s\n", t->name,
+	       !t->attach ? "" : test ? "not attached, would attach: " : "attached, ",
+	       d->added, d->deleted, d->changed, t->n, t->n == 1 ? "" : "s",
+	       same && !t->attach ? ", unchanged" : "",
+	       test ? " (test: nothing changed)" : "");
+	if (t->attach)
+		return;		/* every rule is the file's */
+	for (int i = 0; i < t->n; i++)
+		if (t->match[i] < 0)
+			print_rule('+', &t->rules[i], NULL);
+		else if (memcmp(&t->rules[i], &t->have[t->match[i]], sizeof(t->rules[i])))
+			print_rule('~', &t->rules[i], &t->have[t->match[i]]);
+	for (int i = 0; i < t->nhave; i++)
+		if (!t->kept[i])
+			print_rule('-', &t->have[i], NULL);
 }
 
 /* ---- applying --------------------------------------------------------------- */
@@ -386,7 +510,7 @@ static int apply(const struct plan *pl)
 			ret = rl_attach_run(t->attach, t->rules, t->n);
 			if (ret)
 				return ret;
-			printf("%s: %d rule%s\n", t->name, t->n, t->n == 1 ? "" : "s");
+			print_target(t, false);
 			continue;
 		}
 		ret = rl_rule_txn_finish(&t->ifc, err, sizeof(err));
@@ -395,59 +519,99 @@ static int apply(const struct plan *pl)
 						   sizeof(err));
 		if (ret < 0)
 			return rl_fail("%s: %s", t->name, err);
-		if (ret)
-			printf("%s: %d rule%s (%d added, changed or deleted)\n",
-			       t->name, t->n, t->n == 1 ? "" : "s", ret);
-		else
-			printf("%s: %d rule%s, unchanged\n", t->name, t->n,
-			       t->n == 1 ? "" : "s");
+		print_target(t, false);
 	}
 	return RL_EXIT_OK;
 }
 
+enum { OPT_TEST = RL_OPT_FIRST, OPT_NOFLUSH, OPT_IFACE };
+
 struct restore_args {
 	const char *file;
+	const char *iface;
+	bool test, noflush;
+	struct rl_rules_file rf;	/* read by restore_prepare */
 };
+
+static int restore_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+{
+	struct restore_args *a = cfg;
+
+	if (id == OPT_TEST)
+		a->test = true;
+	else if (id == OPT_NOFLUSH)
+		a->noflush = true;
+	else {	/* OPT_IFACE */
+		a->iface = arg;
+		return rl_iface_arg(p->path, arg);
+	}
+	return 0;
+}
 
 static int restore_operands(struct rl_parser *p, void *cfg, int argc,
 			    char **argv)
 {
 	(void)p;
 	if (argc != 1)
-		return rl_usage_err("restore: name one rules file, or - for stdin: xdp-ratelimit restore FILE");
+		return rl_usage_err("restore: name one rules file, or - for stdin: xdp-ratelimit restore [--test|--noflush] FILE");
 	((struct restore_args *)cfg)->file = argv[0];
 	return 0;
 }
 
-/* Under the lock. */
-static int restore_run(void *cfg)
+/* Before the lock: the whole file, read and parsed. --test takes no lock:
+ * it reads, as quota list does. */
+static int restore_prepare(void *cfg, unsigned int *flags)
 {
-	const char *file = ((struct restore_args *)cfg)->file;
-	struct rl_rules_file rf;
-	struct plan *pl = NULL;
+	struct restore_args *a = cfg;
 	FILE *f = stdin;
 	int ret;
 
-	if (strcmp(file, "-")) {
-		f = fopen(file, "r");
+	if (a->test)
+		*flags = (*flags & ~RL_CMD_LOCK) | RL_CMD_ROOT;
+	if (strcmp(a->file, "-")) {
+		f = fopen(a->file, "r");
 		if (!f)
-			return rl_fail("restore: cannot read %s: %s", file,
-				       strerror(errno));
+			return rl_fail("restore: cannot read %s: %s%s", a->file,
+				       strerror(errno), errno == ENOENT ?
+				       " ('xdp-ratelimit save --iface IFACE --to-unit' writes the file the systemd unit reads)" : "");
 	}
-	ret = rl_rules_file_read(f, file, &rf);
+	ret = rl_rules_file_read(f, a->file, &a->rf);
 	if (f != stdin)
 		fclose(f);
-	if (!ret) {
-		pl = calloc(1, sizeof(*pl));
-		ret = pl ? plan_build(pl, &rf) : rl_fail("restore: out of memory");
-	}
+	if (!ret && !a->rf.n)
+		ret = rl_fail("restore: %s has no command (only blanks and comments): nothing to restore; 'xdp-ratelimit save' writes a rules file",
+			      a->rf.name);
+	return ret;
+}
+
+static void restore_release(void *cfg)
+{
+	rl_rules_file_free(&((struct restore_args *)cfg)->rf);
+}
+
+/* Under the lock, but for --test. */
+static int restore_run(void *cfg)
+{
+	struct restore_args *a = cfg;
+	struct plan *pl = calloc(1, sizeof(*pl));
+	int ret;
+
+	if (!pl)
+		return rl_fail("restore: out of memory");
+	pl->only = a->iface;
+	pl->noflush = a->noflush;
+	ret = plan_build(pl, &a->rf);
 	if (!ret)
+		ret = plan_diff(pl);
+	rl_err_where(NULL);
+	if (!ret && a->test)
+		for (int i = 0; i < pl->n; i++)
+			print_target(&pl->t[i], true);
+	else if (!ret)
 		ret = apply(pl);
 	rl_err_where(NULL);
-	if (pl)
-		plan_free(pl);
+	plan_free(pl);
 	free(pl);
-	rl_rules_file_free(&rf);
 	return ret;
 }
 
@@ -463,18 +627,39 @@ const struct rl_cmd rl_cmd_restore = {
 		"rules absent from the file are deleted, rules that do not change keep\n"
 		"their counters and windows. Applying the same file twice changes\n"
 		"nothing. An attached interface keeps its attach settings: a file that\n"
-		"asks others is refused (detach first). A file with any bad line changes\n"
-		"nothing, and the error names it as FILE:LINE.\n",
+		"asks others is refused (reload first). A file with any bad line changes\n"
+		"nothing, and the error names it as FILE:LINE. It prints, per interface,\n"
+		"the change as +N -M ~K (rules added, deleted, changed) and each rule\n"
+		"that changed.\n",
+	.opts = (const struct rl_opt[]){
+		{ OPT_TEST, "test", NULL,
+		  "check the file and print what it would change; change nothing" },
+		{ OPT_NOFLUSH, "noflush", NULL,
+		  "add and change rules, never delete: each line changes the live\n"
+		  "rules as the command would (no 'quota del' lines)" },
+		RL_OPT_IFACE(OPT_IFACE,
+			     "the file is IFACE's alone: lines without --iface are its,\n"
+			     "lines for another interface are refused (the systemd unit)"),
+		{ 0 }
+	},
 	.notes =
+		"Which to use: --test first, to see what a file would do; --noflush to\n"
+		"add or change a few rules from a short file; plain restore to make an\n"
+		"interface's rules exactly a file that save wrote.\n"
 		"Files for boot: /etc/xdp-ratelimit/IFACE.rules, applied by the systemd\n"
-		"unit xdp-ratelimit@IFACE.\n"
+		"unit xdp-ratelimit@IFACE ('save --to-unit' writes it).\n"
 		"\n"
 		"Examples:\n"
-		"  xdp-ratelimit save --iface eth0 > /etc/xdp-ratelimit/eth0.rules\n"
-		"  xdp-ratelimit restore /etc/xdp-ratelimit/eth0.rules\n"
+		"  xdp-ratelimit save --iface eth0 --to-unit\n"
+		"  xdp-ratelimit restore --test /etc/xdp-ratelimit/eth0.rules\n"
+		"  echo 'quota set 198.18.7.7 --pps unlimited --iface eth0' |\n"
+		"      xdp-ratelimit restore --noflush -\n"
 		"  xdp-ratelimit save | xdp-ratelimit restore -    # changes nothing\n",
 	.flags = RL_CMD_LOCK,
 	.cfg_size = sizeof(struct restore_args),
+	.opt = restore_opt,
 	.operands = restore_operands,
+	.prepare = restore_prepare,
+	.release = restore_release,
 	.run = restore_run,
 };

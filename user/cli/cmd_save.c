@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xdp-ratelimit save [--iface IFACE]: the rules file that recreates the
- * attached interfaces (rules_file.h), for restore. Reads only.
+ * xdp-ratelimit save [--iface IFACE] [--to-unit]: the rules file that
+ * recreates the attached interfaces (rules_file.h), for restore. Reads
+ * pins only; --to-unit writes the file the systemd unit applies, whole or
+ * not at all.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli/cli.h"
 #include "lib/iface.h"
 #include "lib/pin.h"
@@ -13,17 +19,54 @@
 #include "lib/rule_txn.h"
 #include "lib/xdp_multi.h"
 
-enum { OPT_IFACE = RL_OPT_FIRST };
+enum { OPT_IFACE = RL_OPT_FIRST, OPT_TO_UNIT };
 
 struct save_args {
 	const char *iface;
+	bool to_unit;
 };
 
 static int save_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	(void)id;	/* OPT_IFACE */
-	((struct save_args *)cfg)->iface = arg;
+	struct save_args *a = cfg;
+
+	if (id == OPT_TO_UNIT) {
+		a->to_unit = true;
+		return 0;
+	}
+	a->iface = arg;	/* OPT_IFACE */
 	return rl_iface_arg(p->path, arg);
+}
+
+/* `doc` as RL_CONF_DIR/IFACE.rules: written beside it, then renamed over
+ * it, so that the unit never reads half a file (a shell's '>' would
+ * empty it first). */
+static int write_unit_file(const char *iface, const char *doc, size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s.rules", RL_CONF_DIR, iface);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.rules.XXXXXX", RL_CONF_DIR, iface);
+	if (mkdir(RL_CONF_DIR, 0755) && errno != EEXIST)
+		return rl_fail("save: cannot create %s: %s", RL_CONF_DIR, strerror(errno));
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return rl_fail("save: cannot write in %s: %s", RL_CONF_DIR, strerror(errno));
+	if (fchmod(fd, 0644) || write(fd, doc, len) != (ssize_t)len || fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return rl_fail("save: cannot write %s: %s; it is as it was", path,
+			       strerror(-ret));
+	}
+	printf("saved %s to %s: 'systemctl reload xdp-ratelimit@%s' applies it\n",
+	       iface, path, iface);
+	return RL_EXIT_OK;
 }
 
 static int save_iface(FILE *f, const char *name, struct rl_rule *rules)
@@ -57,14 +100,14 @@ static int save_run(void *cfg)
 	FILE *f = NULL;
 	int n, ret = RL_EXIT_OK;
 
-	if (a->iface) {
+	if (a->iface || a->to_unit) {	/* the unit's file is of one interface */
 		n = rl_iface_resolve(a->iface, names[0], err, sizeof(err)) ? -1 : 1;
 		if (n < 0)
 			ret = rl_fail("save: %s", err);
 	} else {
 		n = rl_ifaces_list(names, RL_MAX_IFACES);
 		if (n < 0)
-			ret = rl_fail("save: cannot read %s: %s", RL_PIN_ROOT,
+			ret = rl_fail("save: cannot read %s: %s", rl_pin_root(),
 				      strerror(-n));
 	}
 	if (!ret)
@@ -78,7 +121,9 @@ static int save_run(void *cfg)
 		ret = save_iface(f, names[i], rules);
 	if (f && fclose(f) && !ret)
 		ret = rl_fail("save: out of memory");
-	if (!ret && (fputs(doc, stdout) == EOF || fflush(stdout)))
+	if (!ret && a->to_unit)
+		ret = write_unit_file(names[0], doc, len);
+	else if (!ret && (fputs(doc, stdout) == EOF || fflush(stdout)))
 		ret = rl_fail("save: cannot write the output");
 	free(doc);
 	free(rules);
@@ -96,11 +141,15 @@ const struct rl_cmd rl_cmd_save = {
 		"could be read.\n",
 	.opts = (const struct rl_opt[]){
 		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
+		{ OPT_TO_UNIT, "to-unit", NULL,
+		  "write " RL_CONF_DIR "/IFACE.rules, the file the systemd unit\n"
+		  "xdp-ratelimit@IFACE applies, instead of printing (whole or not\n"
+		  "at all; IFACE: --iface, or the only attached interface)" },
 		{ 0 }
 	},
 	.notes =
 		"Examples:\n"
-		"  xdp-ratelimit save --iface eth0 > /etc/xdp-ratelimit/eth0.rules\n"
+		"  xdp-ratelimit save --iface eth0 --to-unit\n"
 		"  xdp-ratelimit save | ssh other-host xdp-ratelimit restore -\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct save_args),

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit stats [--iface IFACE] [--json|--prometheus] [--top N]
- * [--watch [SECONDS]]:
+ * [--watch [SECONDS]] [--sort ORDER] [--wide]:
  * the command's options; reading, drawing and --watch are stats.h's.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/iface.h"
 #include "cli/cli.h"
 #include "cli/stats.h"
 #include "lib/values.h"
@@ -17,7 +18,25 @@
 #define MAX_INTERVAL_NS		(3600 * RL_NSEC_PER_SEC)
 
 enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON, OPT_PROMETHEUS, OPT_TOP,
-       OPT_WATCH };
+       OPT_WATCH, OPT_SORT, OPT_WIDE };
+
+/* --sort's words, by enum rl_stats_sort; "unset" until one is given. */
+#define SORT_UNSET	(-1)
+static const char *const sort_names[] = {
+	[RL_SORT_DROPPED] = "dropped", [RL_SORT_PASSED] = "passed",
+	[RL_SORT_DROPPED_RATE] = "dropped-rate", [RL_SORT_RATE] = "rate",
+};
+
+static int parse_sort(const char *s, enum rl_stats_sort *sort)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (!strcmp(s, sort_names[i])) {
+			*sort = (enum rl_stats_sort)i;
+			return 0;
+		}
+	return rl_usage_err("stats: --sort: unknown order '%s': use dropped-rate, dropped, passed or rate",
+			    s);
+}
 
 /* --watch's SECONDS: "2" or a DURATION ("500ms", "1m"). */
 static int parse_interval(const char *s, __u64 *ns)
@@ -46,6 +65,7 @@ static void stats_defaults(void *cfg)
 
 	o->top = DEFAULT_TOP;
 	o->interval_ns = DEFAULT_INTERVAL_NS;
+	o->sort = (enum rl_stats_sort)SORT_UNSET;
 }
 
 static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
@@ -69,6 +89,11 @@ static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 				  err, sizeof(err)))
 			return rl_usage_err("stats: %s (0 shows every source)", err);
 		return 0;
+	case OPT_SORT:
+		return parse_sort(arg, &o->sort);
+	case OPT_WIDE:
+		o->wide = true;
+		return 0;
 	default:	/* OPT_WATCH */
 		o->watch = true;
 		/* "--watch 2" as well as "--watch=2": stats takes no operands,
@@ -83,13 +108,17 @@ static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 static int stats_operands(struct rl_parser *p, void *cfg, int argc,
 			  char **argv)
 {
-	const struct rl_stats_opts *o = cfg;
+	struct rl_stats_opts *o = cfg;
 
 	if (argc)
 		return rl_usage_err("stats: unexpected '%s': see 'xdp-ratelimit stats --help'",
 				    argv[0]);
 	if (o->prometheus && o->watch)
 		return rl_usage_err("stats: --prometheus is one reading: leave out --watch (or scrape 'xdp-ratelimit exporter')");
+	if ((int)o->sort == SORT_UNSET)
+		o->sort = o->watch ? RL_SORT_DROPPED_RATE : RL_SORT_DROPPED;
+	if (o->prometheus && rl_stats_sort_rates(o->sort))
+		return rl_usage_err("stats: --prometheus counts since attach: sort it by dropped or passed (rates are Prometheus' job: rate())");
 	(void)p;
 	return 0;
 }
@@ -103,12 +132,21 @@ static int stats_run(void *cfg)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return rl_fail("stats: out of memory");
-	if (o->watch) {
+	if (o->watch || rl_stats_sort_rates(o->sort)) {
 		status = rl_stats_watch(o, s);
 	} else {
-		status = rl_stats_snapshot_read(o, s);
+		status = rl_stats_snapshot_read(o, NULL, s);
+		for (size_t i = 0; i < s->n; i++) {
+			const char *name = s->ifs[i].view.name;
+			char why[RL_ERR_LEN];
+
+			if (rl_iface_gone(name)) {
+				rl_iface_gone_text(name, why, sizeof(why));
+				rl_err("stats: %s", why);
+			}
+		}
 		/* what could be read is shown even when another failed */
-		if ((s->n || status == RL_EXIT_OK) &&
+		if ((s->n || s->nattached || status == RL_EXIT_OK) &&
 		    rl_stats_output(o, s, false, true))
 			status = RL_EXIT_FAIL;
 	}
@@ -125,7 +163,9 @@ const struct rl_cmd rl_cmd_stats = {
 	.summary = "show counters and the busiest sources",
 	.doc =
 		"Print the totals of attached interfaces and their busiest sources, sorted\n"
-		"by dropped then passed packets. Reads the pinned maps; changes nothing.\n",
+		"by dropped then passed packets (with --watch: by the current drop rate).\n"
+		"The tables fit the terminal (at least 80 columns); --wide shows every\n"
+		"column. Reads the pinned maps; changes nothing.\n",
 	.opts = (const struct rl_opt[]){
 		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
 		RL_OPT_JSON(OPT_JSON,
@@ -143,18 +183,31 @@ const struct rl_cmd rl_cmd_stats = {
 		  "whole number or a DURATION such as 500ms (100ms to 1h).\n"
 		  "When stdout is not a terminal, frames follow one\n"
 		  "another, separated by a blank line" },
+		{ OPT_SORT, "sort", "ORDER",
+		  "the busiest first by ORDER: dropped (then passed packets,\n"
+		  "since attach; the default), passed, dropped-rate (packets\n"
+		  "dropped per second now, then all; the default of --watch)\n"
+		  "or rate (packets per second now). Without --watch a rate\n"
+		  "order reads twice, one second apart, and shows the rates" },
+		{ OPT_WIDE, "wide", NULL,
+		  "every column (bytes too), numbers exact; default: the\n"
+		  "columns that fit the terminal, at least 80, counts from\n"
+		  "100000 up as 123k, 1.23M, 12.3G" },
 		{ 0 }
 	},
 	.notes =
-		"Columns: PASSED and DROPPED count since attach; WINDOW is what the source\n"
-		"passed in the current sliding window; RULE is the prefix of the rule that\n"
-		"covers it (- when none does). IPv6 sources show as their tracked prefix.\n"
+		"Columns: DROP/s and PASS/s are packets per second over the last interval;\n"
+		"DROPPED and PASSED count since attach; WINDOW is what the source passed in\n"
+		"the current sliding window; RULE is the prefix of the rule that covers it\n"
+		"(- when none does). IPv6 sources show as their tracked prefix. A scoped\n"
+		"rule's window of a source shows as `- SCOPE under the source's row.\n"
 		"A source refused on its first packet (a blocked prefix, a full aggregate\n"
 		"budget) takes no table entry: it is shown with its drops and WINDOW -.\n"
 		"\n"
 		"Examples:\n"
 		"  xdp-ratelimit stats\n"
-		"  xdp-ratelimit stats --iface eth0 --top 50\n"
+		"  xdp-ratelimit stats --sort dropped-rate\n"
+		"  xdp-ratelimit stats --iface eth0 --top 50 --wide\n"
 		"  xdp-ratelimit stats --watch 2\n"
 		"  xdp-ratelimit stats --json | jq '.interfaces[0].totals'\n"
 		"  xdp-ratelimit stats --prometheus --top 20\n",

@@ -12,46 +12,20 @@
 #include "lib/egress.h"
 #include "lib/verified_map.h"
 #include "lib/attach_txn.h"
+#include "lib/attached_state.h"
 #include "lib/ban_map.h"
 #include "lib/iface.h"
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
-#include "lib/reload_txn.h"
 #include "lib/rule_txn.h"
 #include "lib/settings.h"
 #include "lib/sync_status.h"
+#include "lib/sync_value.h"
 #include "cli/table.h"
+#include "cli/text.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
-
-/* Health of one interface's pins: NULL when fine, else what is wrong. */
-static const char *check_iface(const char *name, struct rl_iface *ifc,
-			       bool *opened, char *err, size_t errlen)
-{
-	int ifindex = rl_link_ifindex(name, NULL);
-
-	*opened = rl_iface_open(name, ifc, err, errlen) == 0;
-	if (!*opened && rl_reload_stale(name) && !rl_change_running())
-		return "a reload onto new maps was cut short after its swap (CLI killed?): the new program runs, its maps wait in a staging directory; run 'xdp-ratelimit reload IFACE' (or detach) to complete it";
-	if (!*opened)
-		return err;
-	if (ifindex == -ENOENT)
-		return "the link pin is missing, so the program is not attached, or runs uncommitted under libxdp's dispatcher (an attach was interrupted, or the pin was removed)";
-	if (ifindex == -ENOLINK)
-		return "the program is no longer among the XDP programs of the interface (removed with xdp-loader?), so it does not run";
-	if (ifindex < 0)
-		return "the link pin is not an XDP link";
-	if (ifindex == 0)
-		return "the interface is gone (deleted or moved); the program no longer runs";
-	if ((__u32)ifindex != ifc->cfg.set.ifindex)
-		return "the link is attached to another interface than recorded";
-	if (rl_rule_txn_pending(name) && !rl_change_running())
-		return "a restore was cut short (CLI killed?): 'quota list' shows the rule set it was applying, not all enforced yet; run the restore again, or any 'quota set/del' on this interface, to complete it";
-	if (RL_RULES_CHANGING(ifc->cfg.rules_gen) && !rl_change_running())
-		return "a quota change was cut short (CLI killed?): the rules 'quota list' shows are enforced; repeat that change to complete it";
-	return NULL;
-}
 
 /*
  * Wait, at most 2 s, for a change in progress (attach, detach, quota) to
@@ -91,7 +65,69 @@ struct status {
 	struct status_row rows[2 * RL_MAX_IFACES];
 	size_t n;
 	bool broken;
+	struct rl_netns self;
+	/* other namespaces' attachments: shown as such, never judged from
+	 * here (their interfaces are not ours to look at) */
+	struct rl_netns_pins others[RL_MAX_IFACES];
+	int nothers;
+	/* pins of an earlier release's flat layout, which reload carries */
+	char flat[RL_MAX_IFACES][IF_NAMESIZE];
+	int nflat;
+	bool wide;	/* problems in the table, not below it */
+	int width;	/* of the view (rl_view_width) */
 };
+
+static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "net:[%llu]", (unsigned long long)ns->inode);
+}
+
+/* The other namespaces' attachments and the flat layout's pins, in the
+ * table's tail: named, never repaired from here. */
+static void print_elsewhere(const struct status *st)
+{
+	char ns[32];
+
+	for (int i = 0; i < st->nothers; i++) {
+		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		printf("%sin network namespace %s (not this one):", i ? "" : "\n", ns);
+		for (int k = 0; k < st->others[i].n; k++)
+			printf(" %s", st->others[i].names[k]);
+		printf("\n");
+	}
+	if (st->nflat) {
+		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);
+		for (int k = 0; k < st->nflat; k++)
+			printf(" %s", st->flat[k]);
+		printf("\n'xdp-ratelimit reload IFACE', run in the interface's network namespace, moves them into that namespace's directory\n");
+	}
+}
+
+static void elsewhere_json(struct rl_json *j, const struct status *st)
+{
+	char ns[32];
+
+	rl_json_name(j, "other_namespaces");
+	rl_json_array_start(j);
+	for (int i = 0; i < st->nothers; i++) {
+		rl_json_object_start(j);
+		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		rl_json_string_field(j, "netns", ns);
+		rl_json_uint_field(j, "netns_inode", st->others[i].ns.inode);
+		rl_json_name(j, "interfaces");
+		rl_json_array_start(j);
+		for (int k = 0; k < st->others[i].n; k++)
+			rl_json_string(j, st->others[i].names[k]);
+		rl_json_array_end(j);
+		rl_json_object_end(j);
+	}
+	rl_json_array_end(j);
+	rl_json_name(j, "earlier_release_pins");
+	rl_json_array_start(j);
+	for (int k = 0; k < st->nflat; k++)
+		rl_json_string(j, st->flat[k]);
+	rl_json_array_end(j);
+}
 
 /* The programs on the interface by that name here, as libxdp lists them
  * (none when it is gone or cannot be read). */
@@ -121,7 +157,8 @@ static void row_iface(struct status *st, const char *name)
 	struct rl_iface ifc;
 
 	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
-	r->problem = check_iface(name, &ifc, &r->opened, r->why, sizeof(r->why));
+	if (rl_attached_state(name, &ifc, &r->opened, r->why, sizeof(r->why)))
+		r->problem = r->why;
 	st->broken |= r->problem != NULL;
 	rows_progs(r);
 	if (!r->opened)
@@ -139,17 +176,6 @@ static void row_iface(struct status *st, const char *name)
 		int id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
 
 		r->hook_prog[i] = id > 0 ? (__u32)id : 0;
-		if (id <= 0 && !r->problem) {
-			char name[IF_NAMESIZE] = "?", why[RL_ERR_LEN];
-
-			if_indextoname((unsigned int)r->hooks[i], name);
-			snprintf(why, sizeof(why),
-				 "its egress hook on %s is missing (removed by hand?): no source gets verified; 'xdp-ratelimit detach %s' and attach again",
-				 name, r->ifname);
-			memcpy(r->why, why, sizeof(r->why));
-			r->problem = r->why;
-			st->broken = true;
-		}
 	}
 	rl_iface_close(&ifc);
 }
@@ -200,7 +226,8 @@ static void rows_stale_stages(struct status *st)
  * "last_exchange_ms_ago" (null: none yet), "degraded_since_ms" (Unix time
  * in ms, null when not degraded), "error", "sources" (active in the last
  * interval), "exchanges", "failures" (intervals), "round_trips",
- * "busy_us" (the last interval's work)} */
+ * "busy_us" (the last interval's work), "rejected": {"format", "mac",
+ * "range", "date"} (other hosts' fields ignored), "key_errors"} */
 static void sync_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_sync_state *s = &r->sync_st;
@@ -230,6 +257,12 @@ static void sync_json(struct rl_json *j, const struct status_row *r)
 	rl_json_uint_field(j, "failures", s->failures);
 	rl_json_uint_field(j, "round_trips", s->round_trips);
 	rl_json_uint_field(j, "busy_us", s->busy_ns / 1000);
+	rl_json_name(j, "rejected");
+	rl_json_object_start(j);
+	for (int k = 0; k < RL_SYNC_REJECTS; k++)
+		rl_json_uint_field(j, rl_field_verdict_name(RL_FIELD_FORMAT + k), s->rejected[k]);
+	rl_json_object_end(j);
+	rl_json_uint_field(j, "key_errors", s->key_errors);
 	rl_json_object_end(j);
 }
 
@@ -355,12 +388,15 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 		format_hooks(r, buf, len);
 		break;
 	default: {	/* COL_STATE */
+		const struct status *st = ctx;
 		char banned[32] = "";
 
 		if (r->opened && r->bans > 0)
 			snprintf(banned, sizeof(banned), " (%d banned)", r->bans);
-		snprintf(buf, len, "%s%s%s%s", r->problem ? "BROKEN: " : "ok",
-			 r->problem ? r->problem : "",
+		/* narrow: the problem follows the table */
+		snprintf(buf, len, "%s%s%s%s",
+			 !r->problem ? "ok" : st->wide ? "BROKEN: " : "BROKEN (below)",
+			 r->problem && st->wide ? r->problem : "",
 			 r->opened && (s->flags & RL_F_DRY_RUN) ? " (dry run)" : "",
 			 banned);
 	}
@@ -411,9 +447,10 @@ static void prog_cell(const void *ctx, size_t row, int col, char *buf,
 
 static void print_progs(const struct status *st)
 {
+	/* narrow: the chain actions leave first, then the tail call */
 	static const struct rl_table_col cols[NR_PCOLS] = {
-		{ "IFACE", true }, { "PRIO", false }, { "XDP_PROGRAM", true },
-		{ "ID", false }, { "CHAIN_ACTIONS", true }, { "RUNS", true },
+		{ "IFACE", true, 0 }, { "PRIO", false, 0 }, { "XDP_PROGRAM", true, 0 },
+		{ "ID", false, 0 }, { "CHAIN_ACTIONS", true, 2 }, { "RUNS", true, 1 },
 	};
 	struct prog_row rows[2 * RL_MAX_IFACES * RL_XDP_MAX_PROGS];
 	size_t n = 0;
@@ -424,23 +461,47 @@ static void print_progs(const struct status *st)
 	if (!n)
 		return;
 	printf("\n");
-	rl_table_print(stdout, cols, NR_PCOLS, n, prog_cell, rows);
+	rl_table_print_fit(stdout, cols, NR_PCOLS, n, prog_cell, rows, st->width);
+}
+
+/* "IFACE: TEXT", wrapped to the view's width under its start. */
+/* A line under the table: the name and the text (which may quote a
+ * server's error text) shown as the terminal may print them (text.h). */
+static void print_note(const struct status *st, const char *ifname,
+		       const char *what, const char *text)
+{
+	char name[RL_SHOWN_LEN], *shown = malloc(strlen(text) * 4 + 1);
+	int n = printf("%s %s: ", rl_text_shown(ifname, name, sizeof(name)), what);
+
+	rl_print_wrapped(stdout, shown ? rl_text_shown(text, shown, strlen(text) * 4 + 1) : "?",
+			 st->width, n > 0 ? n : 0);
+	free(shown);
 }
 
 static void print_table(const struct status *st)
 {
+	/* narrow: the egress hooks leave first, then the IPv6 prefix, the
+	 * buckets, the table size and the verified count */
 	static const struct rl_table_col cols[NR_COLS] = {
-		{ "IFACE", true }, { "MODE", true }, { "WINDOW", true },
-		{ "BUCKETS", false }, { "MAX_SRC", false }, { "IPV6_PFX", false },
-		{ "RULES", false }, { "VERIFIED", false }, { "EGRESS", true },
-		{ "STATE", true },
+		{ "IFACE", true, 0 }, { "MODE", true, 0 }, { "WINDOW", true, 0 },
+		{ "BUCKETS", false, 3 }, { "MAX_SRC", false, 2 },
+		{ "IPV6_PFX", false, 4 }, { "RULES", false, 0 },
+		{ "VERIFIED", false, 1 }, { "EGRESS", true, 5 },
+		{ "STATE", true, 0 },
 	};
 
 	if (!st->n) {
-		printf("no interface is attached\n");
+		printf("no interface is attached in this network namespace\n");
+		print_elsewhere(st);
 		return;
 	}
-	rl_table_print(stdout, cols, NR_COLS, st->n, row_cell, st);
+	rl_table_print_fit(stdout, cols, NR_COLS, st->n, row_cell, st, st->width);
+	for (size_t i = 0; i < st->n && !st->wide; i++)
+		if (st->rows[i].problem) {
+			if (i == 0 || !st->rows[i - 1].problem)
+				printf("\n");
+			print_note(st, st->rows[i].ifname, "is BROKEN", st->rows[i].problem);
+		}
 	print_progs(st);
 	for (size_t i = 0; i < st->n; i++) {
 		char line[256];
@@ -449,37 +510,54 @@ static void print_table(const struct status *st)
 			continue;
 		rl_sync_state_format(&st->rows[i].sync_st, st->rows[i].sync_alive,
 				     line, sizeof(line));
-		printf("%s sync: %s\n", st->rows[i].ifname, line);
+		print_note(st, st->rows[i].ifname, "sync", line);
 	}
-	if (st->broken)
-		printf("\nrepair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again\n");
+	if (st->broken) {
+		printf("\n");
+		rl_print_wrapped(stdout, "repair: 'xdp-ratelimit detach IFACE' removes a broken attachment; then attach again",
+				 st->width, 0);
+	}
+	print_elsewhere(st);
 }
 
 static int print_json(const struct status *st)
 {
 	struct rl_json j;
 
+	char ns[32];
+
 	rl_json_begin(&j, stdout);
 	rl_json_object_start(&j);
+	netns_text(&st->self, ns, sizeof(ns));
+	rl_json_string_field(&j, "netns", ns);
+	rl_json_uint_field(&j, "netns_inode", st->self.inode);
+	rl_json_string_field(&j, "pin_dir", rl_pin_root());
 	rl_json_name(&j, "interfaces");
 	rl_json_array_start(&j);
 	for (size_t i = 0; i < st->n; i++)
 		row_json(&j, &st->rows[i]);
 	rl_json_array_end(&j);
+	elsewhere_json(&j, st);
 	rl_json_object_end(&j);
 	return rl_json_end(&j);
 }
 
-enum { OPT_JSON = RL_OPT_FIRST };
+enum { OPT_JSON = RL_OPT_FIRST, OPT_WIDE };
 
 struct status_args {
 	bool json;
+	bool wide;
 };
 
 static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
-	(void)p, (void)id, (void)arg;
-	((struct status_args *)cfg)->json = true;	/* OPT_JSON */
+	struct status_args *a = cfg;
+
+	(void)p, (void)arg;
+	if (id == OPT_WIDE)
+		a->wide = true;
+	else	/* OPT_JSON */
+		a->json = true;
 	return 0;
 }
 
@@ -495,11 +573,21 @@ static int status_run(void *cfg)
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
 		free(st);
-		return rl_fail("status: cannot read %s: %s", RL_PIN_ROOT, strerror(-n));
+		return rl_fail("status: cannot read %s: %s", rl_pin_root(), strerror(-n));
 	}
 	for (int i = 0; i < n; i++)
 		row_iface(st, names[i]);
 	rows_stale_stages(st);
+	(void)rl_netns_self(&st->self);
+	st->nothers = rl_netns_others(st->others, RL_MAX_IFACES);
+	st->nflat = rl_pins_legacy(st->flat, RL_MAX_IFACES);
+	if (st->nothers < 0 || st->nflat < 0) {
+		n = st->nothers < 0 ? st->nothers : st->nflat;
+		free(st);
+		return rl_fail("status: cannot read %s: %s", RL_PIN_TOP, strerror(-n));
+	}
+	st->wide = ((struct status_args *)cfg)->wide;
+	st->width = rl_view_width(st->wide);
 	if (((struct status_args *)cfg)->json)
 		n = print_json(st);
 	else
@@ -514,11 +602,16 @@ const struct rl_cmd rl_cmd_status = {
 	.name = "status",
 	.summary = "show attached interfaces and their settings",
 	.doc =
-		"List the attached interfaces with their settings, and flag broken\n"
-		"state (a link whose interface is gone, missing or foreign pins, what\n"
-		"an interrupted attach left) with the command that repairs it.\n",
+		"List the interfaces attached in this network namespace with their\n"
+		"settings, and flag broken state (a link whose interface is gone,\n"
+		"missing or foreign pins, what an interrupted attach left) with the\n"
+		"command that repairs it. Other namespaces' attachments are named\n"
+		"as such, never judged from here.\n",
 	.opts = (const struct rl_opt[]){
 		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
+		{ OPT_WIDE, "wide", NULL,
+		  "every column, and each problem in the table (default: the\n"
+		  "view fits the terminal, at least 80 columns, problems below)" },
 		{ 0 }
 	},
 	.flags = RL_CMD_ROOT,

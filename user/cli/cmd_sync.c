@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit sync --redis URL [--iface IFACE] [--fleet NAME]
- * [--interval DURATION] [--password-file FILE]: join the interface to a
- * fleet through Redis (the agent is sync_agent.c). Every value is checked,
- * and Redis reached, before anything on the host changes.
+ * [--interval DURATION] [--password-file FILE] [--redis-user NAME]
+ * --fleet-key-file FILE: join the interface to a fleet through Redis (the
+ * agent is sync_agent.c). Every value is checked, and Redis reached,
+ * before anything on the host changes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,12 +14,13 @@
 #include "lib/values.h"
 
 enum { OPT_REDIS = RL_OPT_FIRST, OPT_IFACE, OPT_FLEET, OPT_INTERVAL,
-	OPT_PASSWORD_FILE };
+	OPT_PASSWORD_FILE, OPT_REDIS_USER, OPT_FLEET_KEY_FILE };
 
 struct sync_args {
 	const char *redis;
 	const char *iface;
 	const char *password_file;
+	const char *fleet_key_file;
 	struct rl_sync_opts o;
 };
 
@@ -55,6 +57,16 @@ static int sync_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 			return rl_usage_err("sync: --interval %s is shorter than 1ms: give 1ms to the window",
 					    arg);
 		return 0;
+	case OPT_REDIS_USER:
+		if (!*arg || strlen(arg) > RL_SYNC_USER_MAX ||
+		    strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@-") != strlen(arg))
+			return rl_usage_err("sync: bad --redis-user '%s': use 1 to %d of A-Z a-z 0-9 _ . @ -",
+					    arg, RL_SYNC_USER_MAX);
+		snprintf(a->o.user, sizeof(a->o.user), "%s", arg);
+		return 0;
+	case OPT_FLEET_KEY_FILE:
+		a->fleet_key_file = arg;
+		return 0;
 	default:	/* OPT_PASSWORD_FILE */
 		a->password_file = arg;
 		return 0;
@@ -69,6 +81,8 @@ static int sync_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
 				    argv[0]);
 	if (!((struct sync_args *)cfg)->redis)
 		return rl_usage_err("sync: give the Redis server: --redis redis://HOST:PORT or unix:///PATH");
+	if (!((struct sync_args *)cfg)->fleet_key_file)
+		return rl_usage_err("sync: give the fleet key: --fleet-key-file FILE (the same 32 bytes or more on every host, root-only: head -c 32 /dev/urandom > FILE)");
 	return 0;
 }
 
@@ -77,10 +91,16 @@ static int sync_run(void *cfg)
 	struct sync_args *a = cfg;
 	char err[RL_ERR_LEN];
 
-	if (rl_iface_resolve(a->iface, a->o.iface, err, sizeof(err)))
+	if (rl_sync_fleet_key(a->fleet_key_file, a->o.fleet_key, sizeof(a->o.fleet_key),
+			      &a->o.fleet_key_len, err, sizeof(err)))
 		return rl_fail("sync: %s", err);
 	if (rl_sync_password(a->password_file, a->o.password, sizeof(a->o.password),
 			     err, sizeof(err)))
+		return rl_fail("sync: %s", err);
+	if (a->o.user[0] && !a->o.password[0])
+		return rl_usage_err("sync: --redis-user %s needs its password: REDISCLI_AUTH or --password-file",
+				    a->o.user);
+	if (rl_iface_resolve(a->iface, a->o.iface, err, sizeof(err)))
 		return rl_fail("sync: %s", err);
 	return rl_sync_run(&a->o);
 }
@@ -96,7 +116,12 @@ const struct rl_cmd rl_cmd_sync = {
 		"SIGINT or SIGTERM, or until IFACE is detached. If Redis is slow or\n"
 		"gone, enforcement goes on with local counts ('status' says degraded)\n"
 		"and the agent reconnects. The password comes from REDISCLI_AUTH or\n"
-		"--password-file, never the command line.\n",
+		"--password-file, never the command line. Every value is written with\n"
+		"a MAC under the fleet key, which Redis never sees; a value that fails\n"
+		"it, or is out of range or dated outside the window, is ignored and\n"
+		"counted: a Redis writer without the key can at worst make hosts fall\n"
+		"back to their local quota. For TLS, run a local TLS tunnel (stunnel4)\n"
+		"and give its socket as --redis.\n",
 	.opts = (const struct rl_opt[]){
 		{ OPT_REDIS, "redis", "URL",
 		  "redis://HOST:PORT[/DB] or unix:///PATH[?db=N] (required)" },
@@ -108,13 +133,18 @@ const struct rl_cmd rl_cmd_sync = {
 		  "one bucket width)" },
 		{ OPT_PASSWORD_FILE, "password-file", "FILE",
 		  "read the Redis password from FILE's first line\n"
-		  "(else REDISCLI_AUTH)" },
+		  "(else REDISCLI_AUTH); FILE root's, mode 600 or less" },
+		{ OPT_REDIS_USER, "redis-user", "NAME",
+		  "authenticate as this Redis ACL user (AUTH NAME PASSWORD)" },
+		{ OPT_FLEET_KEY_FILE, "fleet-key-file", "FILE",
+		  "the fleet key (required): 32 to 1024 bytes, the same on\n"
+		  "every host; FILE root's, mode 600 or less" },
 		{ 0 }
 	},
 	.notes =
 		"Examples:\n"
-		"  xdp-ratelimit sync --redis redis://198.18.0.10:6379 --fleet web\n"
-		"  REDISCLI_AUTH=secret xdp-ratelimit sync --iface eth0 --redis unix:///run/redis.sock --interval 20ms\n",
+		"  xdp-ratelimit sync --redis redis://198.18.0.10:6379 --fleet web --fleet-key-file /etc/xdp-ratelimit/fleet.key\n"
+		"  REDISCLI_AUTH=secret xdp-ratelimit sync --iface eth0 --redis unix:///run/redis.sock --interval 20ms --fleet-key-file /etc/xdp-ratelimit/fleet.key\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct sync_args),
 	.defaults = sync_defaults,

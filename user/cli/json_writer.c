@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "cli/json_writer.h"
+#include "cli/text.h"
 
 void rl_json_begin(struct rl_json *j, FILE *f)
 {
@@ -77,14 +78,7 @@ void rl_json_string(struct rl_json *j, const char *s)
 {
 	sep(j);
 	fputc('"', j->f);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(j->f, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(j->f, "\\u%04x", *c);
-		else
-			fputc(*c, j->f);
-	}
+	rl_text_json(j->f, s);	/* valid UTF-8 whatever the bytes of s */
 	fputc('"', j->f);
 }
 

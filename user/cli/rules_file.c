@@ -170,29 +170,36 @@ static void write_attach(FILE *f, const char *iface, const struct rl_settings *s
 		s->flags & RL_F_PASS_MALFORMED ? " --pass-malformed" : "");
 }
 
-/* Every limit of r as the option that sets it. */
-static void write_limits(FILE *f, const struct rl_rule *r)
+void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len)
 {
-	bool any = false;
+	size_t off = 0;
 	char d[32];
 
-	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++) {
+	buf[0] = '\0';
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name && off < len; o++) {
 		__u64 v = rl_rule_opt_value(r, o);
 
 		if (!rl_rule_opt_set(r, o))
 			continue;
-		any = true;
-		if (o->kind == RL_RULE_OPT_DURATION) {
+		if (o->kind == RL_RULE_OPT_DURATION)
 			rl_format_duration(v, d, sizeof(d));
-			fprintf(f, " --%s %s", o->name, d);
-		} else if (o->kind == RL_RULE_OPT_SWITCH) {
-			fprintf(f, " --%s on", o->name);
-		} else {	/* RATE, COUNT */
-			fprintf(f, " --%s %" PRIu64, o->name, (uint64_t)v);
-		}
+		else if (o->kind == RL_RULE_OPT_SWITCH)
+			snprintf(d, sizeof(d), "on");
+		else	/* RATE, COUNT */
+			snprintf(d, sizeof(d), "%" PRIu64, (uint64_t)v);
+		off += (size_t)snprintf(buf + off, len - off, "%s--%s %s",
+					off ? " " : "", o->name, d);
 	}
-	if (!any)	/* an allow-list rule: no limit at all */
-		fprintf(f, " --%s unlimited", rl_rule_opts[0].name);
+	if (!off)	/* an allow-list rule: no limit at all */
+		snprintf(buf, len, "--%s unlimited", rl_rule_opts[0].name);
+}
+
+void rl_rules_file_limits(FILE *f, const struct rl_rule *r)
+{
+	char buf[RL_RULE_LIMITS_STRLEN];
+
+	rl_rule_limits_text(r, buf, sizeof(buf));
+	fprintf(f, " %s", buf);
 }
 
 static bool same_limits(const struct rl_rule *a, const struct rl_rule *b)
@@ -248,7 +255,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 		rl_rule_scope_get(r, &sc);
 		rl_scope_opts_text(&sc, scope, sizeof(scope));
 		fprintf(f, "quota set %s", pfx);
-		write_limits(f, r);
+		rl_rules_file_limits(f, r);
 		fprintf(f, "%s --iface %s\n", scope, iface);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -20,6 +20,12 @@
 #define RL_FILE_QUOTA_SET	"quota set"
 #define RL_FILE_QUOTA_DEL	"quota del"
 
+/* Where the systemd unit xdp-ratelimit@IFACE reads IFACE.rules (the
+ * Makefile's CONFDIR; save --to-unit writes there). */
+#ifndef RL_CONF_DIR
+#define RL_CONF_DIR		"/etc/xdp-ratelimit"
+#endif
+
 /* The longest line read; longer ones are refused. */
 #define RL_FILE_LINE_MAX	4096
 
@@ -58,5 +64,14 @@ void rl_rules_file_where(const struct rl_rules_file *rf,
  */
 int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 			unsigned int prio, const struct rl_rule *rules, int n);
+
+/* Every limit of a rule as the options of quota set that give it
+ * ("--pps 100 --ban 1m"; "--pps unlimited" for none), as save writes them
+ * and quota list shows them. */
+#define RL_RULE_LIMITS_STRLEN	320
+void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len);
+/* The same, each after a blank, to f: as save writes them and restore
+ * prints a change. */
+void rl_rules_file_limits(FILE *f, const struct rl_rule *r);
 
 #endif /* RL_RULES_FILE_H */

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <string.h>
 #include "cli/stats_view.h"
+#include "cli/text.h"
 
 #define PROM_PREFIX	"xdp_ratelimit_"
 
@@ -23,50 +25,15 @@ struct iface_metric {
 
 #define IFACE_U64(field)	offsetof(struct rl_stats_iface, field)
 
-/* Rows of one family follow each other: its samples must be together. */
+/*
+ * The counters of RL_COUNTERS that have a family, then the gauges. Rows of
+ * one family need not follow each other: the writer gathers a family's
+ * samples under the HELP of its first row.
+ */
+#define COUNTER_METRIC(field, json, prom, verdict, help) \
+	{ prom, "counter", help, verdict, IFACE_U64(tot.field) },
 static const struct iface_metric iface_metrics[] = {
-	{ "packets_total", "counter",
-	  "Frames the XDP program passed or dropped since attach.",
-	  "passed", IFACE_U64(tot.passed_pkts) },
-	{ "packets_total", NULL, NULL, "dropped", IFACE_U64(tot.dropped_pkts) },
-	{ "bytes_total", "counter",
-	  "Bytes of the frames passed or dropped since attach (frame length seen by XDP).",
-	  "passed", IFACE_U64(tot.passed_bytes) },
-	{ "bytes_total", NULL, NULL, "dropped", IFACE_U64(tot.dropped_bytes) },
-	{ "malformed_packets_total", "counter",
-	  "Frames too short or bad to read a source address from (also in packets_total).",
-	  NULL, IFACE_U64(tot.malformed_pkts) },
-	{ "non_ip_packets_total", "counter",
-	  "Frames that are neither IPv4 nor IPv6, always passed (also in packets_total).",
-	  NULL, IFACE_U64(tot.non_ip_pkts) },
-	{ "encap_packets_total", "counter",
-	  "Frames in an encapsulation the program does not read (a third VLAN tag, PPPoE, MPLS): "
-	  "dropped unless --pass-malformed (also in packets_total).",
-	  NULL, IFACE_U64(tot.encap_pkts) },
-	{ "banned_packets_total", "counter",
-	  "Frames dropped because their source was banned (quota set --ban; also in packets_total).",
-	  NULL, IFACE_U64(tot.banned_pkts) },
-	{ "sources_created_total", "counter",
-	  "Sources that got an entry in the source table (new, or again after eviction).",
-	  NULL, IFACE_U64(tot.new_sources) },
-	{ "untracked_packets_total", "counter",
-	  "Frames judged without per-source state because the source table refused an entry.",
-	  NULL, IFACE_U64(tot.untracked_pkts) },
-	{ "refused_unlisted_packets_total", "counter",
-	  "Frames refused before their source was tracked and not listed in the refused table.",
-	  NULL, IFACE_U64(tot.refused_unlisted_pkts) },
-	{ "syn_cookies_sent_total", "counter",
-	  "SYN-ACKs carrying a SYN cookie the program sent for refused SYNs (quota set --syn-cookies).",
-	  NULL, IFACE_U64(tot.cookies_sent) },
-	{ "syn_cookies_valid_total", "counter",
-	  "ACKs that returned a valid SYN cookie: passed, their source verified.",
-	  NULL, IFACE_U64(tot.cookies_valid) },
-	{ "syn_cookies_bad_total", "counter",
-	  "ACKs of unverified sources under a cookie rule whose SYN cookie was not valid: judged as any packet.",
-	  NULL, IFACE_U64(tot.cookies_bad) },
-	{ "events_lost_total", "counter",
-	  "Events the program could not report (its rate per CPU spent, or the ring buffer full).",
-	  NULL, IFACE_U64(tot.events_lost) },
+	RL_COUNTERS(COUNTER_METRIC)
 	{ "sources", "gauge",
 	  "Entries of the source table: one per tracked source, one more per scoped rule a source has a window under.",
 	  NULL, IFACE_U64(tracked) },
@@ -82,20 +49,25 @@ static const struct iface_metric iface_metrics[] = {
 	{ "verified_sources", "gauge",
 	  "Sources the host answered past a handshake within --verified-ttl (Verified sources).",
 	  NULL, IFACE_U64(verified_sources) },
+	{ "sync_fields_rejected_total", "counter",
+	  "Other hosts' fields in the fleet's Redis the sync agent ignored, by why: format, mac "
+	  "(not written with the fleet key), range, date (since the agent started).",
+	  "format", IFACE_U64(sync_rejected[0]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "mac", IFACE_U64(sync_rejected[1]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "range", IFACE_U64(sync_rejected[2]) },
+	{ "sync_fields_rejected_total", NULL, NULL, "date", IFACE_U64(sync_rejected[3]) },
+	{ "sync_key_errors_total", "counter",
+	  "Redis keys the sync agent got an error for (a key of another type): those sources counted locally.",
+	  NULL, IFACE_U64(sync_key_errors) },
 };
+#undef COUNTER_METRIC
 
-/* A label value, escaped as the format wants: \\, \" and \n. */
+/* A label value, escaped as the format wants (\\, \" and \n) and valid
+ * UTF-8 whatever the bytes of an interface name (text.h). */
 static void label_value(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
+	rl_text_prometheus(f, s);
 	fputc('"', f);
 }
 
@@ -155,21 +127,77 @@ static void source_family(FILE *f, const struct rl_stats_view *v, bool bytes)
 	}
 }
 
+/* A sample for every state of each interface, 1 for the one it is in,
+ * so that a rule can test any state and a change of state ends a series. */
+static void attached_family(FILE *f, const struct rl_stats_view *v)
+{
+	family(f, "attached", "gauge",
+	       "1 for the state status judges the attachment in (ok, broken, gone), 0 for the others.");
+	for (size_t i = 0; i < v->nattached; i++)
+		for (int st = 0; st < RL_ATTACHED_NR_STATES; st++) {
+			sample_start(f, "attached", v->attached[i].name);
+			fprintf(f, ",state=\"%s\"} %d\n", rl_attached_state_name(st),
+				st == (int)v->attached[i].state);
+		}
+}
+
+/* rule packets or bytes of every rule, both verdicts: a rule is its
+ * prefix and its scope ("" when unscoped) */
+static void rule_family(FILE *f, const struct rl_stats_view *v, bool bytes)
+{
+	const char *name = bytes ? "rule_bytes_total" : "rule_packets_total";
+
+	family(f, name, "counter", bytes ?
+	       "Bytes each rule passed or dropped since it was made (a banned source's drops are in banned_packets_total)." :
+	       "Frames each rule passed or dropped since it was made (a banned source's drops are in banned_packets_total).");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct rl_stats_iface *s = &v->ifs[i];
+
+		for (size_t k = 0; k < s->nrules; k++) {
+			const struct rl_stats_rule *r = &s->rules[k];
+
+			for (int d = 0; d < 2; d++) {
+				sample_start(f, name, s->name);
+				fputs(",rule=", f);
+				label_value(f, r->prefix);
+				fputs(",scope=", f);
+				label_value(f, r->scope);
+				sample_end(f, d ? "dropped" : "passed",
+					   d ? (bytes ? r->c.dropped_bytes : r->c.dropped_pkts) :
+					   (bytes ? r->c.passed_bytes : r->c.passed_pkts));
+			}
+		}
+	}
+}
+
 int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v)
 {
 	size_t n = sizeof(iface_metrics) / sizeof(iface_metrics[0]);
 
+	family(f, "build_info", "gauge", "Always 1; the version of xdp-ratelimit serving the metrics.");
+	fprintf(f, PROM_PREFIX "build_info{version=");
+	label_value(f, RL_VERSION);
+	fputs("} 1\n", f);
+	attached_family(f, v);
+
 	for (size_t r = 0; r < n; r++) {
 		const struct iface_metric *m = &iface_metrics[r];
 
-		if (m->help)
-			family(f, m->name, m->type, m->help);
-		for (size_t i = 0; i < v->n; i++) {
-			const struct rl_stats_iface *s = &v->ifs[i];
+		if (!m->name || !m->help)
+			continue;	/* shown nowhere, or a family's later row */
+		family(f, m->name, m->type, m->help);
+		for (size_t k = r; k < n; k++) {
+			const struct iface_metric *row = &iface_metrics[k];
 
-			sample_start(f, m->name, s->name);
-			sample_end(f, m->verdict,
-				   *(const __u64 *)((const char *)s + m->offset));
+			if (!row->name || strcmp(row->name, m->name))
+				continue;
+			for (size_t i = 0; i < v->n; i++) {
+				const struct rl_stats_iface *s = &v->ifs[i];
+
+				sample_start(f, row->name, s->name);
+				sample_end(f, row->verdict,
+					   *(const __u64 *)((const char *)s + row->offset));
+			}
 		}
 	}
 	/* a size_t, not in the table of __u64s */
@@ -180,5 +208,7 @@ int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v)
 	}
 	source_family(f, v, false);
 	source_family(f, v, true);
+	rule_family(f, v, false);
+	rule_family(f, v, true);
 	return ferror(f) ? -EIO : 0;
 }

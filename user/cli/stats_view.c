@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 #include "lib/settings.h"
 #include "cli/stats_view.h"
 #include "cli/table.h"
+#include "cli/text.h"
 
 void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 			    char *buf, size_t len)
@@ -36,7 +38,7 @@ void rl_stats_format_source(const struct rl_key *key, __u32 v6_prefix,
 
 static void fmt_u64(char *buf, size_t len, __u64 v)
 {
-	snprintf(buf, len, "%" PRIu64, (uint64_t)v);
+	rl_table_count(buf, len, v, true);
 }
 
 /* A rate with three significant digits and a k/M/G/T suffix. */
@@ -105,58 +107,94 @@ static void totals_cell(const void *ctx, size_t row, int col, char *buf,
 }
 
 enum {
-	SRC_ADDRESS, SRC_RULE, SRC_PASSED_PKTS, SRC_PASSED_BYTES,
-	SRC_DROPPED_PKTS, SRC_DROPPED_BYTES, SRC_WINDOW_PKTS, SRC_WINDOW_BYTES,
-	SRC_VERIFIED, SRC_PASSED_PPS, SRC_PASSED_BPS, SRC_DROPPED_PPS, SRC_DROPPED_BPS,
-	SRC_COLS
+	SRC_ADDRESS, SRC_DROPPED_PPS, SRC_DROPPED_BPS, SRC_PASSED_PPS,
+	SRC_PASSED_BPS, SRC_DROPPED_PKTS, SRC_DROPPED_BYTES, SRC_PASSED_PKTS,
+	SRC_PASSED_BYTES, SRC_WINDOW_PKTS, SRC_WINDOW_BYTES, SRC_VERIFIED,
+	SRC_RULE, SRC_COLS
 };
 
-static const struct rl_table_col source_cols[SRC_COLS] = {
-	{ "ADDRESS", true }, { "RULE", true },
-	{ "PASSED(pkts)", false }, { "PASSED(bytes)", false },
-	{ "DROPPED(pkts)", false }, { "DROPPED(bytes)", false },
-	{ "WINDOW(pkts)", false }, { "WINDOW(bytes)", false },
-	{ "VERIFIED", true }, { "PASSED(pps)", false }, { "PASSED(B/s)", false },
-	{ "DROPPED(pps)", false }, { "DROPPED(B/s)", false },
+/* The columns of --wide; the bytes columns only there. The rates come
+ * first (who is dropped now), then the counts since attach. */
+static const struct rl_table_col source_cols_wide[SRC_COLS] = {
+	{ "ADDRESS", true, 0 },
+	{ "DROPPED(pps)", false, 0 }, { "DROPPED(B/s)", false, 0 },
+	{ "PASSED(pps)", false, 0 }, { "PASSED(B/s)", false, 0 },
+	{ "DROPPED(pkts)", false, 0 }, { "DROPPED(bytes)", false, 0 },
+	{ "PASSED(pkts)", false, 0 }, { "PASSED(bytes)", false, 0 },
+	{ "WINDOW(pkts)", false, 0 }, { "WINDOW(bytes)", false, 0 },
+	{ "VERIFIED", true, 0 }, { "RULE", true, 0 },
 };
+
+/* The narrow view: packets only, VERIFIED, RULE, WINDOW and (with rates)
+ * the counts since attach leave in that order when the table is too wide. */
+static const struct rl_table_col source_cols_narrow[SRC_COLS] = {
+	{ "ADDRESS", true, 0 },
+	{ "DROP/s", false, 0 }, { NULL, false, 0 },
+	{ "PASS/s", false, 0 }, { NULL, false, 0 },
+	{ "DROPPED", false, 0 }, { NULL, false, 0 },
+	{ "PASSED", false, 0 }, { NULL, false, 0 },
+	{ "WINDOW", false, 3 }, { NULL, false, 0 },
+	{ "VERIFIED", true, 5 }, { "RULE", true, 4 },
+};
+
+struct source_table {
+	const struct rl_stats_iface *s;
+	bool wide;
+};
+
+/* A scoped window under its source's row: "  `- tcp syn"; elsewhere its
+ * source and scope, "198.18.0.7 `- tcp syn" (no backslash: the terminal
+ * shows one doubled, text.h). */
+static void address_cell(const struct rl_stats_iface *s,
+			 const struct rl_stats_source *src, char *buf, size_t len)
+{
+	char addr[RL_SOURCE_STRLEN];
+
+	rl_stats_format_source(&src->sum.key, s->set.v6_prefix, addr, sizeof(addr));
+	if (!src->scope[0])
+		snprintf(buf, len, "%s", addr);
+	else if (src->nested)
+		snprintf(buf, len, "  `- %s", src->scope);
+	else
+		snprintf(buf, len, "%s `- %s", addr, src->scope);
+}
 
 static void source_cell(const void *ctx, size_t row, int col, char *buf,
 			size_t len)
 {
-	const struct rl_stats_iface *s = ctx;
-	const struct rl_stats_source *src = &s->src[row];
+	const struct source_table *t = ctx;
+	const struct rl_stats_source *src = &t->s->src[row];
 	const struct rl_source_sum *v = &src->sum;
 	const struct rl_rates *r = &src->rates;
 
 	switch (col) {
 	case SRC_ADDRESS:
-		rl_stats_format_source(&v->key, s->set.v6_prefix, buf, len);
+		address_cell(t->s, src, buf, len);
 		break;
 	case SRC_RULE:
-		snprintf(buf, len, "%s%s%s", src->has_rule ? src->rule : "-",
-			 src->scope[0] ? " " : "", src->scope);
+		snprintf(buf, len, "%s", src->has_rule ? src->rule : "-");
 		break;
 	case SRC_PASSED_PKTS:
-		fmt_u64(buf, len, v->passed_pkts);
+		rl_table_count(buf, len, v->passed_pkts, t->wide);
 		break;
 	case SRC_PASSED_BYTES:
-		fmt_u64(buf, len, v->passed_bytes);
+		rl_table_count(buf, len, v->passed_bytes, t->wide);
 		break;
 	case SRC_DROPPED_PKTS:
-		fmt_u64(buf, len, v->dropped_pkts);
+		rl_table_count(buf, len, v->dropped_pkts, t->wide);
 		break;
 	case SRC_DROPPED_BYTES:
-		fmt_u64(buf, len, v->dropped_bytes);
+		rl_table_count(buf, len, v->dropped_bytes, t->wide);
 		break;
 	case SRC_WINDOW_PKTS:
 		if (src->tracked)
-			fmt_u64(buf, len, v->window_pkts);
+			rl_table_count(buf, len, v->window_pkts, t->wide);
 		else
 			snprintf(buf, len, "-");
 		break;
 	case SRC_WINDOW_BYTES:
 		if (src->tracked)
-			fmt_u64(buf, len, v->window_bytes);
+			rl_table_count(buf, len, v->window_bytes, t->wide);
 		else
 			snprintf(buf, len, "-");
 		break;
@@ -180,45 +218,75 @@ static void source_cell(const void *ctx, size_t row, int col, char *buf,
 	}
 }
 
-static void print_iface(FILE *f, const struct rl_stats_iface *s, bool watch)
+static void print_sources(FILE *f, const struct rl_stats_view *v,
+			  const struct rl_stats_iface *s)
+{
+	struct rl_table_col cols[SRC_COLS];
+	struct source_table t = { s, v->wide };
+
+	memcpy(cols, v->wide ? source_cols_wide : source_cols_narrow, sizeof(cols));
+	if (!v->rates)
+		for (int c = SRC_DROPPED_PPS; c <= SRC_PASSED_BPS; c++)
+			cols[c].head = NULL;
+	else	/* the counts since attach may leave before the rest */
+		for (int c = SRC_DROPPED_PKTS; c <= SRC_PASSED_BYTES; c++)
+			cols[c].drop = cols[c].head && !v->wide ? 1 : 0;
+	rl_table_print_fit(f, cols, SRC_COLS, s->nsrc, source_cell, &t, v->width);
+}
+
+/* A line of text, wrapped to the view's width. */
+static void print_line(FILE *f, const struct rl_stats_view *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void print_line(FILE *f, const struct rl_stats_view *v, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rl_print_wrapped(f, buf, v->width, 0);
+}
+
+static void print_iface(FILE *f, const struct rl_stats_view *v,
+			const struct rl_stats_iface *s)
 {
 	static const struct rl_table_col tot_cols[] = {
-		{ "", true }, { "PACKETS", false }, { "BYTES", false },
-		{ "PACKETS/s", false }, { "BYTES/s", false },
+		{ "", true, 0 }, { "PACKETS", false, 0 }, { "BYTES", false, 0 },
+		{ "PACKETS/s", false, 0 }, { "BYTES/s", false, 0 },
 	};
 	const struct rl_settings *set = &s->set;
-	char window[32];
+	char window[32], scoped[64] = "", name[RL_SHOWN_LEN];
 
 	rl_format_duration(set->window_ns, window, sizeof(window));
-	fprintf(f, "%s (ifindex %u): %s XDP, window %s in %u buckets, dry run %s%s\n",
-		s->name, set->ifindex, rl_mode_name(set->mode), window,
-		set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
-		set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
-	rl_table_print(f, tot_cols, watch ? 5 : 3, TOT_ROWS, totals_cell, s);
-	fprintf(f, "sources: %" PRIu64 " tracked (max %" PRIu64 ")", (uint64_t)s->tracked,
-		(uint64_t)s->max_sources);
+	print_line(f, v, "%s (ifindex %u): %s XDP, window %s in %u buckets, dry run %s%s",
+		   rl_text_shown(s->name, name, sizeof(name)), set->ifindex, rl_mode_name(set->mode), window,
+		   set->nbuckets, set->flags & RL_F_DRY_RUN ? "on" : "off",
+		   set->flags & RL_F_PASS_MALFORMED ? ", malformed frames pass" : "");
+	rl_table_print(f, tot_cols, v->rates ? 5 : 3, TOT_ROWS, totals_cell, s);
 	if (s->scoped_windows)
-		fprintf(f, " of which %" PRIu64 " scoped rules' windows",
-			(uint64_t)s->scoped_windows);
-	fprintf(f, ", %" PRIu64 " created, %" PRIu64 " packets untracked; %" PRIu64
-		" refused without an entry, %" PRIu64 " refused packets unlisted\n",
-		(uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
-		(uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
-	fprintf(f, "verified: %" PRIu64 " sources the host answered, %" PRIu64
-		" answers seen by the egress hook\n",
-		(uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
-	fprintf(f, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
-		PRIu64 " bad (judged as any packet)\n", (uint64_t)s->tot.cookies_sent,
-		(uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
-	fprintf(f, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')\n",
-		(uint64_t)s->tot.events_lost);
+		snprintf(scoped, sizeof(scoped), " of which %" PRIu64 " scoped rules' windows",
+			 (uint64_t)s->scoped_windows);
+	print_line(f, v, "sources: %" PRIu64 " tracked (max %" PRIu64 ")%s, %" PRIu64
+		   " created, %" PRIu64 " packets untracked; %" PRIu64
+		   " refused without an entry, %" PRIu64 " refused packets unlisted",
+		   (uint64_t)s->tracked, (uint64_t)s->max_sources, scoped,
+		   (uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
+		   (uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
+	print_line(f, v, "verified: %" PRIu64 " sources the host answered, %" PRIu64
+		   " answers seen by the egress hook",
+		   (uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
+	print_line(f, v, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
+		   PRIu64 " bad (judged as any packet)", (uint64_t)s->tot.cookies_sent,
+		   (uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
+	print_line(f, v, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')",
+		   (uint64_t)s->tot.events_lost);
 	fputc('\n', f);
 	if (!s->nsrc) {
 		fprintf(f, "no sources seen\n");
 		return;
 	}
-	rl_table_print(f, source_cols, watch ? SRC_COLS : SRC_PASSED_PPS, s->nsrc,
-		    source_cell, s);
+	print_sources(f, v, s);
 	if (s->nbans) {
 		fprintf(f, "\nbanned: %zu source%s\n", s->nbans, s->nbans == 1 ? "" : "s");
 		rl_bans_print_table(f, s->bans, s->nbans, set->v6_prefix);
@@ -255,7 +323,7 @@ void rl_bans_print_table(FILE *f, const struct rl_ban_row *rows, size_t n,
 			 __u32 v6_prefix)
 {
 	static const struct rl_table_col cols[BAN_COLS] = {
-		{ "ADDRESS", true }, { "RULE", true }, { "TIME_LEFT", false },
+		{ "ADDRESS", true, 0 }, { "RULE", true, 0 }, { "TIME_LEFT", false, 0 },
 	};
 	struct ban_table t = { rows, v6_prefix };
 
@@ -292,7 +360,7 @@ void rl_stats_print_table(FILE *f, const struct rl_stats_view *v)
 	for (size_t i = 0; i < v->n; i++) {
 		if (i)
 			fputc('\n', f);
-		print_iface(f, &v->ifs[i], v->watch);
+		print_iface(f, v, &v->ifs[i]);
 	}
 }
 
@@ -334,33 +402,25 @@ static void traffic_json(struct rl_json *j, __u64 passed_pkts,
 }
 
 static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
-			bool watch)
+			bool rates)
 {
 	const struct rl_counters *t = &s->tot;
 
 	rl_json_name(j, "totals");
 	rl_json_object_start(j);
-	traffic_json(j, t->passed_pkts, t->passed_bytes, t->dropped_pkts,
-		     t->dropped_bytes);
-	rl_json_uint_field(j, "malformed_packets", t->malformed_pkts);
-	rl_json_uint_field(j, "non_ip_packets", t->non_ip_pkts);
-	rl_json_uint_field(j, "encap_packets", t->encap_pkts);
-	rl_json_uint_field(j, "new_sources", t->new_sources);
-	rl_json_uint_field(j, "untracked_packets", t->untracked_pkts);
-	rl_json_uint_field(j, "refused_unlisted_packets", t->refused_unlisted_pkts);
-	rl_json_uint_field(j, "banned_packets", t->banned_pkts);
-	rl_json_uint_field(j, "events_lost", t->events_lost);
-	rl_json_uint_field(j, "replies", t->replies);
-	rl_json_uint_field(j, "syn_cookies_sent", t->cookies_sent);
-	rl_json_uint_field(j, "syn_cookies_valid", t->cookies_valid);
-	rl_json_uint_field(j, "syn_cookies_bad", t->cookies_bad);
-	if (watch)
+	/* every shown counter of RL_COUNTERS, in its order */
+#define COUNTER_JSON(field, json, ...) \
+	if (json) \
+		rl_json_uint_field(j, json ? json : "", t->field);
+	RL_COUNTERS(COUNTER_JSON)
+#undef COUNTER_JSON
+	if (rates)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);
 }
 
 static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
-			const struct rl_stats_source *src, bool watch)
+			const struct rl_stats_source *src, bool rates)
 {
 	const struct rl_source_sum *v = &src->sum;
 	char addr[RL_SOURCE_STRLEN];
@@ -384,13 +444,13 @@ static void source_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_bool_field(j, "verified", src->verified);
 	rl_json_uint_or_null_field(j, "ban_ms_left", src->banned,
 				   src->ban_ms_left);
-	if (watch)
+	if (rates)
 		rates_json(j, "rates", &src->rates, 0);
 	rl_json_object_end(j);
 }
 
 static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
-		       bool watch)
+		       bool rates)
 {
 	const struct rl_settings *set = &s->set;
 
@@ -410,11 +470,11 @@ static void iface_json(struct rl_json *j, const struct rl_stats_iface *s,
 	rl_json_uint_field(j, "banned_sources", s->nbans);
 	rl_json_uint_field(j, "verified_sources", s->verified_sources);
 	rl_json_uint_field(j, "verified_ttl_ms", set->verified_ttl_ns / RL_NSEC_PER_MSEC);
-	totals_json(j, s, watch);
+	totals_json(j, s, rates);
 	rl_json_name(j, "sources");
 	rl_json_array_start(j);
 	for (size_t k = 0; k < s->nsrc; k++)
-		source_json(j, s, &s->src[k], watch);
+		source_json(j, s, &s->src[k], rates);
 	rl_json_array_end(j);
 	rl_json_name(j, "bans");
 	rl_json_array_start(j);
@@ -438,7 +498,7 @@ int rl_stats_print_json(FILE *f, const struct rl_stats_view *v)
 	rl_json_name(&j, "interfaces");
 	rl_json_array_start(&j);
 	for (size_t i = 0; i < v->n; i++)
-		iface_json(&j, &v->ifs[i], v->watch);
+		iface_json(&j, &v->ifs[i], v->rates);
 	rl_json_array_end(&j);
 	rl_json_object_end(&j);
 	return rl_json_end(&j);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <net/if.h>
+#include "lib/attached_state.h"
 #include "lib/ban_map.h"
 #include "lib/maps.h"
 #include "lib/source_sum.h"
@@ -35,9 +36,17 @@ struct rl_stats_source {
 	 * text, "tcp syn"; "" for the source's own window */
 	char scope[RL_SCOPE_STRLEN];
 	struct rl_rates rates;
+	bool nested;			/* shown under its source's row */
 	bool verified;			/* the host answered it (Verified sources) */
 	bool banned;			/* a ban holds, for ban_ms_left more */
 	__u64 ban_ms_left;
+};
+
+/* A rule and what it judged (Prometheus' per-rule counters). */
+struct rl_stats_rule {
+	char prefix[RL_PREFIX_STRLEN];
+	char scope[RL_SCOPE_STRLEN];	/* "" when unscoped */
+	struct rl_rule_counters c;
 };
 
 struct rl_stats_iface {
@@ -54,18 +63,33 @@ struct rl_stats_iface {
 	__u64 refused;			/* entries in `refused` */
 	__u64 refused_max;		/* its size */
 	__u64 verified_sources;		/* verified now */
+	__u64 sync_rejected[RL_SYNC_REJECTS];	/* the sync agent's (ratelimit.h) */
+	__u64 sync_key_errors;
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
 	struct rl_ban_row *bans;	/* banned sources, soonest free first */
 	size_t nbans;
+	struct rl_stats_rule *rules;	/* read for Prometheus only */
+	size_t nrules;
+};
+
+/* An attached interface as status judges it (Prometheus only). */
+struct rl_stats_attached {
+	char name[IF_NAMESIZE];
+	enum rl_attached_state state;
 };
 
 struct rl_stats_view {
 	struct rl_stats_iface *ifs;
 	size_t n;
-	bool watch;			/* show rates (and a title line) */
+	const struct rl_stats_attached *attached;	/* also those not read */
+	size_t nattached;
+	bool watch;			/* a frame of --watch: a title line */
+	bool rates;			/* show rates */
 	__u64 interval_ns;		/* of --watch */
 	time_t wall;			/* when read, for the title */
+	bool wide;			/* every column, numbers exact */
+	int width;			/* of the tables (rl_view_width) */
 };
 
 /* An IPv4 source as "198.18.0.7"; an IPv6 one as its tracked prefix

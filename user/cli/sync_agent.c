@@ -8,19 +8,25 @@
  *      moved since the last interval), in one pipeline, BATCH sources a
  *      round trip: HSET this host's passes of the buckets that changed
  *      into the source's hash (a field per host and bucket) and, once a
- *      bucket, PEXPIRE it (a window and three buckets), HDEL our fields of buckets that left
- *      the window, HGETALL the other hosts' fields;
- *   3. file what the others passed under this host's buckets and write it
- *      whole into `remote` (include/remote.h), or delete the entry when
- *      nothing of it is left;
+ *      bucket, PEXPIRE it (a window and three buckets), HDEL our fields of
+ *      buckets that left the window (and those a previous run of this
+ *      host left: a restarted agent), read the fields (HRANDFIELD with a
+ *      count above any fleet's: the whole hash, bounded);
+ *   3. judge each field (lib/sync_value.h: the fleet key's MAC, range,
+ *      date), file what the others passed under this host's buckets and
+ *      write it whole into `remote` (include/remote.h), or delete the
+ *      entry when nothing of it is left;
  *   4. publish the state for `status`, check the interface is still
  *      attached, sleep to the next interval.
  *
  * Counts are cumulative per host and bucket, so a restarted agent (or a
  * retried batch) writes the same values again: nothing is counted twice.
  * A failed exchange drops the connection; the next interval reconnects,
- * with a backoff, and meanwhile `remote` ages out on its own. Nothing on
- * the packet path waits for any of this.
+ * with a backoff, and meanwhile `remote` ages out on its own. A key Redis
+ * answers with an error (another type) costs that source only: it stays
+ * local. Every reply is due within a deadline and bounded in size
+ * (sync_redis.h), so nothing Redis does holds the agent, and SIGTERM ends
+ * it within a second. Nothing on the packet path waits for any of this.
  *
  * Key: xrl:{FLEET|SOURCE}:WIDTH (WIDTH the bucket width in ns, so that
  * hosts with other windows never mix), one hash per source; a scoped
@@ -32,8 +38,9 @@
  * Cluster (sync_redis.h) the hash tag puts a source on one slot: its
  * commands go to the master of that slot, a pipeline per master and
  * batch; a source redirected (MOVED: the map is asked again; ASK: once,
- * after ASKING) is sent again in a next pass. Fields HOST:BUCKET (BUCKET on the wall
- * clock, include/remote.h), values "PKTS BYTES START".
+ * after ASKING, to a master of the slot map only) is sent again in a next
+ * pass. Fields HOST:BUCKET (BUCKET on the wall clock, include/remote.h),
+ * values "x1 PKTS BYTES START MAC" (lib/sync_value.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,6 +62,7 @@
 #include "cli/sync_agent.h"
 #include "lib/sync_redis.h"
 #include "lib/sync_status.h"
+#include "lib/sync_value.h"
 #include "lib/values.h"
 
 #define BATCH			256	/* sources per pipelined round trip */
@@ -63,9 +71,18 @@
 #define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
 #define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
 #define BACKOFF_MAX_NS		(5 * RL_NSEC_PER_SEC)
+#define EXCHANGE_MIN_NS		RL_NSEC_PER_SEC	/* an exchange's deadline, at least */
+#define SLEEP_SLICE_NS		(100 * RL_NSEC_PER_MSEC)	/* a sleep looks at `stop` */
 #define KEY_LEN			(16 + RL_SYNC_FLEET_MAX + RL_SOURCE_STRLEN + RL_RULE_STRLEN + 24)
-#define VAL_LEN			64
+#define VAL_LEN			RL_SYNC_VALUE_LEN
 #define PASSES			5	/* a source redirected more is an error */
+/* Fields read per key at most (HRANDFIELD's count): 256 hosts of 16
+ * buckets; a hash holding more (planted fields) is read in part, which
+ * can only count less. */
+#define FIELDS_MAX		"4096"
+/* Bytes of one reply at most: FIELDS_MAX fields and values of a legal
+ * length (a field 300 bytes, a value 100) with room. */
+#define REPLY_MAX		((size_t)4 << 20)
 
 /* A source as the last interval saw it. */
 struct entry {
@@ -79,6 +96,11 @@ struct entry {
 	__u64 expire_first;		/* the same, when last PEXPIREd */
 	__u64 remote_hash;		/* of what `remote` holds, to skip
 					 * rewriting the same */
+	__u64 stale[RL_MAX_BUCKETS];	/* fleet buckets of our fields that
+					 * left the window, seen in Redis */
+	__u8 nstale;
+	__u64 unread_until;		/* local bucket until which its key is
+					 * not read: its reply was too long */
 	bool active;
 	bool has_remote;		/* an entry in `remote` */
 };
@@ -91,7 +113,7 @@ struct agent {
 	struct rl_redis r;
 	struct pend *todo, *redo;	/* sources of this pass, of the next */
 	size_t alloc_pend;
-	__u64 interval, width, ttl_ms;
+	__u64 interval, width, window, ttl_ms;
 	__u32 nbuckets;
 	int ncpus;
 	struct entry *prev, *cur;	/* sorted by key */
@@ -104,7 +126,11 @@ struct agent {
 	char (*rule_text)[RL_RULE_STRLEN];
 	__u8 *rule_state;
 	__u64 backoff, next_connect;
+	struct rl_fleet_mac *mac;	/* the fleet key */
 	char err[RL_ERR_LEN];	/* what went wrong last */
+	char key_err[RL_ERR_LEN];	/* a key's error, for the log */
+	bool key_errors_logged;	/* since the last interval without one */
+	bool outage;		/* Redis failed since the last exchange */
 };
 
 static volatile sig_atomic_t stop;
@@ -190,8 +216,11 @@ static int redis_connect(struct agent *a)
 	if (t > MAX_TIMEOUT_MS)
 		t = MAX_TIMEOUT_MS;
 	a->r.url = &a->o->url;
+	a->r.user = a->o->user;
 	a->r.password = a->o->password;
 	a->r.timeout_ms = t;
+	a->r.reply_max = REPLY_MAX;
+	a->r.stop = &stop;
 	if (!rl_redis_open(&a->r))
 		return 0;
 	set_err(a, "%s", a->r.err);
@@ -258,6 +287,9 @@ static int read_sources(struct agent *a, __u64 now)
 				e.expire_first = p->expire_first;
 				e.has_remote = p->has_remote;
 				e.remote_hash = p->remote_hash;
+				memcpy(e.stale, p->stale, sizeof(e.stale));
+				e.nstale = p->nstale;
+				e.unread_until = p->unread_until;
 			}
 			/* a source seen for the first time is active: it
 			 * sent since the last interval (or the agent just
@@ -279,6 +311,7 @@ static int read_sources(struct agent *a, __u64 now)
 /* The clocks of one interval: this host's grid and the wall clock. */
 struct when {
 	__u64 now;		/* CLOCK_MONOTONIC */
+	__u64 real;		/* CLOCK_REALTIME */
 	__u64 off;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	__u64 cur;		/* local bucket of now */
 	__u64 first_fleet;	/* fleet bucket of the window's oldest here */
@@ -290,8 +323,9 @@ struct when {
 #define FIELD_LEN	(RL_SYNC_HOST_MAX + IF_NAMESIZE + 24)
 
 /* The commands for one source, pipelined: HSET and PEXPIRE (when a bucket
- * changed here), HDEL (when buckets left the window since the last push),
- * HGETALL (always, last). */
+ * changed here), HDEL (when buckets left the window since the last push,
+ * or a previous run's fields were seen), HRANDFIELD (last; unless its
+ * reply was too long within a window). */
 struct cmd {
 	char key[KEY_LEN];
 	char fields[CMD_ARGS][FIELD_LEN];
@@ -300,6 +334,7 @@ struct cmd {
 	int nhset, nhdel;
 	int ncmds;		/* commands sent for this source */
 	bool expired;		/* a PEXPIRE is among them */
+	bool read;		/* the key's fields are read, last */
 };
 
 /* A source to send in a pass: to the master of its slot (node -1: not
@@ -364,8 +399,11 @@ static int queue_source(struct agent *a, const struct when *w,
 			continue;	/* Redis has it */
 		fb = rl_fleet_bucket(lb, a->width, w->off, &start);
 		own_field(a, fb, c->fields[nf]);
-		snprintf(c->vals[nf], VAL_LEN, "%u %u %llu", ages[i].pkts, ages[i].bytes,
-			 (unsigned long long)start);
+		if (rl_sync_value_write(a->mac, c->key, c->fields[nf], ages[i].pkts,
+					ages[i].bytes, start, c->vals[nf], VAL_LEN)) {
+			set_err(a, "libcrypto: cannot compute a MAC");
+			return -1;
+		}
 		c->hset[c->nhset++] = c->fields[nf];
 		c->hset[c->nhset++] = c->vals[nf];
 		nf++;
@@ -384,27 +422,33 @@ static int queue_source(struct agent *a, const struct when *w,
 			c->expired = true;
 		}
 	}
-	/* our fields of buckets that left the window (a restarted agent
-	 * leaves its old ones to the key's expiry; readers skip them) */
+	/* our fields of buckets that left the window, and those of a
+	 * previous run of this host (a restarted agent) the last read saw */
 	c->hdel[0] = "HDEL";
 	c->hdel[1] = c->key;
 	c->nhdel = 2;
 	for (__u64 fb = e->pushed_first; e->pushed_first && fb < w->first_fleet &&
-	     c->nhdel < CMD_ARGS; fb++) {
+	     c->nhdel < CMD_ARGS && nf < CMD_ARGS; fb++) {
 		own_field(a, fb, c->fields[nf]);
 		c->hdel[c->nhdel++] = c->fields[nf++];
-		if (nf == CMD_ARGS)
-			break;
+	}
+	for (int k = 0; k < e->nstale && c->nhdel < CMD_ARGS && nf < CMD_ARGS; k++) {
+		own_field(a, e->stale[k], c->fields[nf]);
+		c->hdel[c->nhdel++] = c->fields[nf++];
 	}
 	if (c->nhdel > 2) {
 		if (append(a, p, c->nhdel, c->hdel))
 			return -1;
 		c->ncmds++;
 	}
-	{
-		const char *get[] = { "HGETALL", c->key };
+	/* HGETALL, bounded: the whole hash up to FIELDS_MAX fields; not
+	 * for a window after its reply was too long (planted fields): that
+	 * failed one exchange, not every one */
+	c->read = (__s64)(w->cur - e->unread_until) >= 0;
+	if (c->read) {
+		const char *get[] = { "HRANDFIELD", c->key, FIELDS_MAX, "WITHVALUES" };
 
-		if (append(a, p, 2, get))
+		if (append(a, p, 4, get))
 			return -1;
 		c->ncmds++;
 	}
@@ -423,38 +467,46 @@ static __u64 hash_remote(const struct rl_remote *r)
 	return h;
 }
 
-/* Step 3 for one source: the others' fields (HGETALL's reply) filed under
- * this host's buckets, written to `remote`. 0, or -1 (a->err). */
+/* Step 3 for one source: the others' fields (HRANDFIELD's reply, as
+ * HGETALL's) judged (lib/sync_value.h), filed under this host's buckets,
+ * written to `remote`. 0, or 1 when the reply is not a hash's (a->key_err). */
 static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
-		       const redisReply *r)
+		       const char *key, const redisReply *r)
 {
-	size_t hl = strlen(a->host);
+	struct rl_field_ctx fc = {
+		.mac = a->mac, .key = key, .host = a->host, .width = a->width,
+		.off = w->off, .real = w->real, .cur = w->cur, .nbuckets = a->nbuckets,
+	};
 	struct rl_remote rem = { 0 };
 	bool any = false;
 
 	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
-		set_err(a, "redis HGETALL: %s",
-			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-		return -1;
+		snprintf(a->key_err, sizeof(a->key_err), "a reply that is not a hash's");
+		return 1;
 	}
+	e->nstale = 0;
 	for (size_t k = 0; k + 1 < r->elements; k += 2) {
 		const redisReply *f = r->element[k], *v = r->element[k + 1];
-		unsigned long long p, b, start;
-		__u64 lb;
+		enum rl_field_verdict verdict = RL_FIELD_FORMAT;
+		struct rl_field got;
 
-		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-			continue;
-		if ((size_t)f->len > hl && f->str[hl] == ':' && !memcmp(f->str, a->host, hl))
-			continue;	/* ours */
-		if (sscanf(v->str, "%llu %llu %llu", &p, &b, &start) != 3)
-			continue;	/* not a count: ignored */
-		lb = rl_local_bucket(start, a->width, w->off);
-		if ((__s64)(w->cur - lb) >= (__s64)a->nbuckets)
-			continue;	/* left the window here */
-		if ((__s64)(lb - w->cur) > 1)
-			lb = w->cur + 1;	/* a clock far ahead */
-		rl_remote_put(&rem, lb, p, b);
-		any = true;
+		if (f->type == REDIS_REPLY_STRING && v->type == REDIS_REPLY_STRING)
+			verdict = rl_sync_field_judge(&fc, f->str, f->len, v->str, v->len, &got);
+		switch (verdict) {
+		case RL_FIELD_COUNTED:
+			rl_remote_put(&rem, got.lb, got.pkts, got.bytes);
+			any = true;
+			break;
+		case RL_FIELD_OWN:
+			/* ours from before the window: a previous run's */
+			if (got.fleet_bucket < w->first_fleet && e->nstale < RL_MAX_BUCKETS)
+				e->stale[e->nstale++] = got.fleet_bucket;
+			break;
+		case RL_FIELD_OLD:
+			break;
+		default:
+			a->st.rejected[verdict - RL_FIELD_FORMAT]++;
+		}
 	}
 	if (any) {
 		__u64 h = hash_remote(&rem);
@@ -470,6 +522,32 @@ static int apply_reply(struct agent *a, const struct when *w, struct entry *e,
 		e->has_remote = false;
 	}
 	return 0;
+}
+
+/* A source whose key is not read this time: it stays local. */
+static void key_skipped(struct agent *a, struct entry *e)
+{
+	if (e->has_remote) {
+		bpf_map_delete_elem(a->ifc.m.remote, &e->key);
+		e->has_remote = false;
+	}
+}
+
+/* A source whose key failed (another type, a bad reply): it stays local
+ * (its share in `remote` goes), counted; the log says so once an outage
+ * of such errors. */
+static void key_failed(struct agent *a, struct entry *e, const char *key)
+{
+	char k[KEY_LEN * 4];
+
+	key_skipped(a, e);
+	if (!a->key_errors_logged) {
+		rl_escape(key, strlen(key), k, sizeof(k));
+		fprintf(stderr, "xdp-ratelimit: sync: key %s: %s: this source counts locally only\n",
+			k, a->key_err);
+		a->key_errors_logged = true;
+	}
+	a->st.key_errors++;
 }
 
 /* What was pushed for `e` is now in Redis: remember it, so that only
@@ -502,14 +580,15 @@ static bool any_active(const struct agent *a)
 
 /*
  * The replies of p's commands (c), from its node: 1 when they are the
- * exchange's (*last: HGETALL's, to free), 0 when the source was
- * redirected (p retargeted: send it again), -1 on failure (a->err).
+ * exchange's (*last: the read's, to free), 2 when the key answered an
+ * error (a->key_err: that source only), 0 when the source was redirected
+ * (p retargeted: send it again), -1 on failure (a->err).
  */
 static int source_replies(struct agent *a, struct pend *p, const struct cmd *c,
 			  redisReply **last, bool *moved)
 {
 	struct rl_redirect to;
-	bool redirected = false;
+	bool redirected = false, failed = false;
 	redisReply *r;
 
 	*last = NULL;
@@ -523,29 +602,40 @@ static int source_replies(struct agent *a, struct pend *p, const struct cmd *c,
 		r = rl_redis_reply(&a->r, p->node);
 		if (!r)
 			goto fail;
-		if (r->type == REDIS_REPLY_ERROR && !redirected &&
+		if (r->type == REDIS_REPLY_ERROR && !redirected && !failed &&
 		    rl_redirect_parse(r->str, a->r.map.node[p->node].host, &to)) {
 			redirected = true;	/* the other replies say the same */
-		} else if (r->type == REDIS_REPLY_ERROR && !redirected) {
-			set_err(a, "redis: %s", r->str);
-			freeReplyObject(r);
-			return -1;
+		} else if (r->type == REDIS_REPLY_ERROR && !redirected && !failed) {
+			char text[RL_ERR_LEN];
+
+			/* the server chose the text: escaped for the terminal */
+			rl_escape(r->str, r->len, text, sizeof(text));
+			snprintf(a->key_err, sizeof(a->key_err), "%s", text);
+			failed = true;	/* read the others, then give up on it */
 		}
-		if (k == c->ncmds - 1 && !redirected)
+		if (k == c->ncmds - 1 && c->read && !redirected && !failed)
 			*last = r;
 		else
 			freeReplyObject(r);
 	}
+	if (failed)
+		return 2;
 	if (!redirected)
 		return 1;
-	p->node = rl_redis_node(&a->r, to.host, to.port);
-	if (p->node < 0)
-		goto fail;
-	p->ask = to.ask;
-	if (!to.ask) {	/* the slot moved for good: route by it from now */
-		a->r.map.owner[to.slot] = (unsigned char)p->node;
+	if (!to.ask && a->r.cluster) {
+		/* the slot moved for good: the cluster's own slot map says
+		 * where (refreshed after this pass), not the reply */
+		p->node = -1;
 		*moved = true;
+		return 0;
 	}
+	/* ASK: to a master of the slot map only (the password goes there) */
+	p->node = rl_redis_node(&a->r, to.host, to.port);
+	if (p->node < 0) {
+		snprintf(a->key_err, sizeof(a->key_err), "%s", a->r.err);
+		return 2;
+	}
+	p->ask = true;
 	return 0;
 fail:
 	set_err(a, "%s", a->r.err);
@@ -575,16 +665,28 @@ static int send_batch(struct agent *a, const struct when *w, struct pend *p, int
 		redisReply *r;
 		int ret = source_replies(a, &p[k], &cmds[k], &r, moved);
 
+		if (ret < 0 && a->r.too_long) {
+			p[k].e->unread_until = w->cur + a->nbuckets;
+			fprintf(stderr, "xdp-ratelimit: sync: key %s: its reply is too long: not read for a window, this source counts locally only\n",
+				cmds[k].key);
+		}
 		if (ret < 0)
 			return -1;
 		if (!ret) {
 			a->redo[(*nredo)++] = p[k];
 			continue;
 		}
-		ret = apply_reply(a, w, p[k].e, r);
-		freeReplyObject(r);
-		if (ret)
-			return -1;
+		if (ret == 1 && !cmds[k].read) {
+			key_skipped(a, p[k].e);
+			ret = 0;
+		} else if (ret == 1) {
+			ret = apply_reply(a, w, p[k].e, cmds[k].key, r);
+			freeReplyObject(r);
+		}
+		if (ret) {
+			key_failed(a, p[k].e, cmds[k].key);
+			continue;	/* not pushed: sent again next time */
+		}
 		mark_pushed(a, w, p[k].e, cmds[k].expired);
 		a->st.sources++;
 	}
@@ -705,6 +807,9 @@ static int still_attached(struct agent *a)
  * next one works; `drop`: Redis is the cause, reconnect. */
 static void degrade(struct agent *a, __u64 real, bool drop)
 {
+	if (stop)
+		return;	/* the exchange was cut short to stop */
+	a->outage |= drop;
 	if (a->st.health != RL_SYNC_DEGRADED) {
 		a->st.degraded_ns = real;
 		fprintf(stderr, "xdp-ratelimit: sync: %s: degraded, enforcing local counts alone; reconnecting\n",
@@ -730,13 +835,19 @@ static void forget_pushed(struct agent *a)
 static void interval(struct agent *a)
 {
 	__u64 t0 = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
-	struct when w = { .now = clock_ns(CLOCK_MONOTONIC) };
+	struct when w = { .now = clock_ns(CLOCK_MONOTONIC), .real = real };
+	__u64 key_errors = a->st.key_errors;
 	struct entry *swap;
 	size_t sw;
 	int ret;
 
 	/* the two clocks read back to back: off is good to a few us */
 	w.off = real - w.now;
+	/* what Redis may take of this interval, connecting included: a
+	 * window (what it exchanges would have aged out by then), 1 s at
+	 * least */
+	a->r.deadline_ms = (t0 + (a->window > EXCHANGE_MIN_NS ? a->window : EXCHANGE_MIN_NS)) /
+			   RL_NSEC_PER_MSEC;
 	w.cur = w.now / a->width;
 	{
 		__u64 start;
@@ -757,17 +868,26 @@ static void interval(struct agent *a)
 			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
 			degrade(a, real, true);
 		} else {
-			a->backoff = BACKOFF_MIN_NS;
 			forget_pushed(a);
-			if (a->st.health == RL_SYNC_DEGRADED)
-				fprintf(stderr, "xdp-ratelimit: sync: reconnected to Redis\n");
 		}
 	}
 	if (a->r.open) {
 		if (exchange(a, &w)) {
 			a->next_connect = t0 + a->backoff;
+			a->backoff = a->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff * 2;
 			degrade(a, real, true);
+		} else if (!a->st.sources && a->st.key_errors > key_errors) {
+			/* every key failed (Redis out of memory, say): no
+			 * exchange in fact, though the connection works */
+			set_err(a, "every key failed: %s", a->key_err);
+			degrade(a, real, false);
 		} else {
+			/* once per outage, when exchanges work again (a
+			 * connection that fails its first exchange is none) */
+			if (a->outage)
+				fprintf(stderr, "xdp-ratelimit: sync: reconnected to Redis\n");
+			a->outage = false;
+			a->backoff = BACKOFF_MIN_NS;
 			a->st.health = RL_SYNC_OK;
 			a->st.degraded_ns = 0;
 			a->st.error[0] = '\0';
@@ -775,6 +895,8 @@ static void interval(struct agent *a)
 			a->st.exchanges++;
 		}
 	}
+	if (a->st.key_errors == key_errors)
+		a->key_errors_logged = false;	/* the next one is news */
 	sweep(a);
 	/* this interval's view is the next one's previous */
 	swap = a->prev;
@@ -843,6 +965,7 @@ static int open_iface(struct agent *a)
 		return rl_fail("sync: %s", err);
 	a->config_id = rl_map_id(a->ifc.m.config);
 	a->width = a->ifc.cfg.set.bucket_ns;
+	a->window = a->ifc.cfg.set.window_ns;
 	a->nbuckets = a->ifc.cfg.set.nbuckets;
 	a->interval = a->o->interval_ns ? a->o->interval_ns : a->width;
 	if (rl_sync_interval_check(a->interval, a->ifc.cfg.set.window_ns, err, sizeof(err)))
@@ -882,10 +1005,19 @@ static int follow_new_maps(struct agent *a)
 
 static void sleep_until(__u64 t)
 {
-	struct timespec ts = { (time_t)(t / RL_NSEC_PER_SEC), (long)(t % RL_NSEC_PER_SEC) };
+	/* in slices: a signal between the loop's look at `stop` and the
+	 * sleep would otherwise wait out a whole interval (up to a window) */
+	while (!stop) {
+		__u64 now = clock_ns(CLOCK_MONOTONIC), until;
+		struct timespec ts;
 
-	/* a signal ends the sleep: the loop checks `stop` */
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (now >= t)
+			return;
+		until = t - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS : t;
+		ts.tv_sec = (time_t)(until / RL_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(until % RL_NSEC_PER_SEC);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
 }
 
 int rl_sync_run(const struct rl_sync_opts *o)
@@ -914,12 +1046,24 @@ int rl_sync_run(const struct rl_sync_opts *o)
 		rl_err("sync: cannot set up: %s", strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
+	if (rl_fleet_mac_new(o->fleet_key, o->fleet_key_len, &a.mac, a.err, sizeof(a.err))) {
+		rl_err("sync: %s: install OpenSSL's libcrypto 3", a.err);
+		goto out;
+	}
+	/* SIGTERM ends any wait (sync_redis.h), from the first connect on */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a dropped connection is an error, not death */
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(a.host, sizeof(a.host), "%s/%s", hostname, a.ifc.name);
 	/* before anything changes here: a bad URL, password or server
 	 * fails now and changes nothing */
 	if (redis_connect(&a)) {
-		rl_err("sync: %s: check the URL, that Redis runs there, and the password (REDISCLI_AUTH or --password-file)",
+		if (stop) {
+			ret = RL_EXIT_OK;
+			goto out;
+		}
+		rl_err("sync: %s: check the URL, that Redis runs there, and the user and password (--redis-user, REDISCLI_AUTH or --password-file)",
 		       a.err);
 		goto out;
 	}
@@ -930,9 +1074,6 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	if (ret)
 		goto out;
 	ret = RL_EXIT_FAIL;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);	/* a dropped connection is an error, not death */
 	printf("syncing %s with fleet %s every %llu ms (host %s)", a.ifc.name, o->fleet,
 	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
 	if (a.r.cluster)
@@ -977,5 +1118,6 @@ out:
 	free(a.cur);
 	free(a.todo);
 	free(a.redo);
+	rl_fleet_mac_free(a.mac);
 	return ret;
 }

@@ -10,10 +10,14 @@
 
 #include <net/if.h>
 #include "lib/sync_conf.h"
+#include "lib/sync_value.h"
 
 struct rl_sync_opts {
 	struct rl_redis_url url;
-	char password[256];
+	char user[RL_SYNC_USER_MAX + 1];	/* ACL user, "": default */
+	char password[RL_SYNC_PASSWORD_MAX + 1];
+	unsigned char fleet_key[RL_FLEET_KEY_MAX];	/* sync_value.h */
+	size_t fleet_key_len;
 	char fleet[RL_SYNC_FLEET_MAX + 1];
 	char iface[IF_NAMESIZE];	/* attached: rl_iface_resolve()d */
 	__u64 interval_ns;		/* 0: one bucket width */

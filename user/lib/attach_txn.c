@@ -100,19 +100,18 @@ int rl_attach_unhook(const char *dir)
 	close(fd);
 	if (ret || !cfg.set.ifindex)
 		return ret;	/* no hook was added before ifindex was set */
-	return rl_egress_detach((int)cfg.set.ifindex, cfg.set.replies_via);
+	return rl_egress_detach((int)cfg.set.ifindex, cfg.set.replies_via,
+				cfg.set.flags & RL_F_OWN_CLSACT_ALL);
 }
 
-/* The interface is recorded before the egress hook is added, so that
- * whatever an interrupted attach leaves can be unhooked (rl_attach_unhook). */
-static int record_ifindex(const struct rl_maps *m, int ifindex,
+/* The interface, and the clsact qdiscs created for its hook, are recorded
+ * before the egress hook is added, so that whatever an interrupted attach
+ * leaves can be unhooked (rl_attach_unhook). */
+static int record_ifindex(const struct rl_maps *m, int ifindex, __u32 own,
 			  struct rl_config *cfg)
 {
-	int ret = rl_config_read(m, cfg);
-
-	if (ret)
-		return ret;
 	cfg->set.ifindex = (__u32)ifindex;
+	cfg->set.flags = (cfg->set.flags & ~RL_F_OWN_CLSACT_ALL) | own;
 	return rl_config_write(m, cfg);
 }
 
@@ -151,7 +150,7 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 	char stage[PATH_MAX], path[PATH_MAX], final[PATH_MAX], name[NAME_MAX];
 	const char *pinned = NULL;	/* the directory to remove on failure */
 	const char *iface = p->iface, *commit = RL_PIN_LINK;
-	int link_fd = -1, ret;
+	int link_fd = -1, own, ret;
 
 	memset(res, 0, sizeof(*res));
 	stage_name(name, sizeof(name), iface, (int)getpid());
@@ -170,7 +169,20 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 			goto unpin;
 		}
 	}
-	ret = record_ifindex(m, ifindex, &cfg);
+	ret = rl_config_read(m, &cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config map: %s",
+			 strerror(-ret));
+		goto unpin;
+	}
+	own = rl_egress_qdiscs(ifindex, cfg.set.replies_via, err, errlen);
+	if (own < 0) {
+		ret = own;
+		goto unpin;
+	}
+	/* from here what fails removes the filters and the qdiscs it made */
+	hooked = true;
+	ret = record_ifindex(m, ifindex, (__u32)own, &cfg);
 	if (ret) {
 		snprintf(err, errlen, "cannot write the config map: %s",
 			 strerror(-ret));
@@ -180,7 +192,6 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 	ret = rl_egress_attach(p->egress_fd, ifindex, cfg.set.replies_via, err, errlen);
 	if (ret)
 		goto unpin;
-	hooked = true;
 	link_fd = attach_prog(p, name, ifindex, res, &commit, err, errlen);
 	if (link_fd < 0) {
 		ret = link_fd;
@@ -213,7 +224,8 @@ unpin:
 	if (link_fd >= 0 && strcmp(commit, RL_PIN_LINK))
 		rl_xdp_multi_release(pinned);
 	if (hooked)
-		rl_egress_detach(ifindex, cfg.set.replies_via);
+		rl_egress_detach(ifindex, cfg.set.replies_via,
+				 cfg.set.flags & RL_F_OWN_CLSACT_ALL);
 	rl_pin_dir_remove(pinned);
 	if (link_fd >= 0)
 		close(link_fd);
@@ -227,7 +239,7 @@ static int cmp_names(const void *a, const void *b)
 
 int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
 {
-	DIR *d = opendir(RL_PIN_ROOT);
+	DIR *d = opendir(rl_pin_root());
 	char owner[NAME_MAX + 1];
 	struct dirent *e;
 	int n = 0, pid;

@@ -3,8 +3,8 @@
  * The crash-safe attach protocol: what attach pins, in which order, its
  * commit point, and the repair of what an attach killed half way leaves.
  *
- * The maps are pinned in a staging directory RL_PIN_ROOT/"IFACE attaching
- * PID", renamed to RL_PIN_ROOT/IFACE once complete, and the link is pinned
+ * The maps are pinned in a staging directory rl_pin_root()/"IFACE attaching
+ * PID", renamed to rl_pin_root()/IFACE once complete, and the link is pinned
  * last, directly under IFACE: that pin is the commit point. Killed before
  * it, the link dies with the process (the program detaches) and what is
  * left is either a staging directory or an IFACE directory without a
@@ -59,7 +59,7 @@ int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1],
 int rl_attach_repair(const char *iface);
 
 /* Remove the egress hook (user/lib/egress.h) of the pin directory `dir` of
- * RL_PIN_ROOT (an interface's, or a staging one), as its config pin
+ * rl_pin_root() (an interface's, or a staging one), as its config pin
  * names it; nothing to do without one. 0 or a negative errno. */
 int rl_attach_unhook(const char *dir);
 

@@ -5,6 +5,11 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
 #include <bpf/libbpf.h>
 #include "lib/egress.h"
 
@@ -36,7 +41,7 @@ static void filter_of(struct bpf_tc_opts *o, int ifindex)
 	o->priority = RL_TC_PRIORITY;
 }
 
-static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
+static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA], __u32 own);
 
 /* The filter of XDP interface `ifindex` on `hook_ifindex` runs `prog_fd`:
  * added, or its program replaced in place (BPF_TC_F_REPLACE). */
@@ -88,11 +93,34 @@ static int egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIE
 		if (ret) {
 			hook_error(ret, hooks[i], err, errlen);
 			if (undo)
-				egress_detach(ifindex, via);
+				egress_detach(ifindex, via, 0);
 			return ret;
 		}
 	}
 	return 0;
+}
+
+int rl_egress_qdiscs(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		     char *err, size_t errlen)
+{
+	int hooks[RL_MAX_REPLIES_VIA], n = rl_egress_hooks(ifindex, via, hooks);
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	struct bpf_tc_hook h;
+	int own = 0, ret;
+
+	for (int i = 0; i < n; i++) {
+		hook_of(&h, hooks[i]);
+		ret = bpf_tc_hook_create(&h);
+		if (!ret) {
+			own |= (int)RL_F_OWN_CLSACT(i);
+		} else if (ret != -EEXIST) {
+			egress_detach(ifindex, via, (__u32)own);
+			own = hook_error(ret, hooks[i], err, errlen);
+			break;
+		}
+	}
+	libbpf_set_print(print);
+	return own;
 }
 
 /* libbpf prints the kernel's words for what is expected here (no clsact
@@ -147,7 +175,57 @@ int rl_egress_sweep(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
 	return first;
 }
 
-static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
+/* Does any tc filter sit under the clsact qdisc of `hook_ifindex`, in
+ * either direction? libbpf's tc API asks for one filter by handle and
+ * priority; a netlink dump lists them all. 1, 0 or -errno. */
+static int clsact_used(int hook_ifindex)
+{
+	static const __u32 dirs[] = { TC_H_MIN_INGRESS, TC_H_MIN_EGRESS };
+	struct {
+		struct nlmsghdr n;
+		struct tcmsg t;
+	} req = {
+		.n = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg)),
+		       .nlmsg_type = RTM_GETTFILTER,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.t = { .tcm_family = AF_UNSPEC, .tcm_ifindex = hook_ifindex },
+	};
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int used = 0, ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (int d = 0; d < 2 && !used && !ret; d++) {
+		bool done = false;
+
+		req.n.nlmsg_seq = (__u32)d + 1;
+		req.t.tcm_parent = TC_H_MAKE(TC_H_CLSACT, dirs[d]);
+		if (send(fd, &req, req.n.nlmsg_len, 0) < 0) {
+			ret = -errno;
+			break;
+		}
+		while (!done && !ret) {
+			ssize_t len = recv(fd, buf, sizeof(buf), 0);
+			struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+			if (len < 0)
+				ret = -errno;
+			for (; len > 0 && NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+				if (h->nlmsg_type == NLMSG_DONE)
+					done = true;
+				else if (h->nlmsg_type == NLMSG_ERROR)
+					ret = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+				else if (h->nlmsg_type == RTM_NEWTFILTER)
+					used = 1;
+			}
+		}
+	}
+	close(fd);
+	return ret ? ret : used;
+}
+
+static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA], __u32 own)
 {
 	int hooks[RL_MAX_REPLIES_VIA], n = rl_egress_hooks(ifindex, via, hooks);
 	struct bpf_tc_hook h;
@@ -161,14 +239,24 @@ static int egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
 		/* gone with its interface, or never added */
 		if (ret && ret != -ENOENT && ret != -ENODEV && ret != -EINVAL && !first)
 			first = ret;
+		if (ret && ret != -ENOENT && ret != -EINVAL)
+			continue;
+		if (!(own & RL_F_OWN_CLSACT(i)) || clsact_used(hooks[i]))
+			continue;	/* not ours, or in use (or unreadable) */
+		/* both directions: the qdisc itself (one alone would flush
+		 * that direction's filters) */
+		h.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		ret = bpf_tc_hook_destroy(&h);
+		if (ret && ret != -ENOENT && ret != -EINVAL && !first)
+			first = ret;
 	}
 	return first;
 }
 
-int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA])
+int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA], __u32 own)
 {
 	libbpf_print_fn_t print = libbpf_set_print(NULL);
-	int ret = egress_detach(ifindex, via);
+	int ret = egress_detach(ifindex, via, own);
 
 	libbpf_set_print(print);
 	return ret;

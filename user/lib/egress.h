@@ -20,6 +20,13 @@
 int rl_egress_hooks(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
 		    int out[RL_MAX_REPLIES_VIA]);
 
+/* Before rl_egress_attach: create the clsact qdisc of each hook interface
+ * that has none. Returns the RL_F_OWN_CLSACT bits of those it created (to
+ * record in the config before the filters are added), or a negative errno
+ * with err set. */
+int rl_egress_qdiscs(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		     char *err, size_t errlen);
+
 /* Add the hook of XDP interface `ifindex` running `prog_fd`; on failure
  * nothing stays and err says why. */
 int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
@@ -38,9 +45,10 @@ int rl_egress_replace(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_V
  * 0 or the first error. */
 int rl_egress_sweep(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
 
-/* Remove the hook of XDP interface `ifindex` (what is not there is fine):
- * 0 or the first error. */
-int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA]);
+/* Remove the hook of XDP interface `ifindex` (what is not there is fine),
+ * and the clsact qdiscs of `own` (RL_F_OWN_CLSACT bits) that no filter
+ * uses any more: 0 or the first error. */
+int rl_egress_detach(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA], __u32 own);
 
 /* The program id of the hook of XDP interface `ifindex` on `hook_ifindex`,
  * or a negative errno (-ENOENT: none). */

@@ -18,36 +18,29 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
-	/* layouts 7 and 8: the counters ended before SYN cookies' */
+	/* layouts 8 to 10: the counters ended before SYN cookies' */
 	if (i == RL_MAP_IDX_counters)
 		return offsetof(struct rl_counters, cookies_sent);
-	if (layout >= 8)
-		return (int)rl_map_defs[i].value_size;
-	/* layout 7: rules and config ended before the fields layout 8 added
-	 * at their end; no scopes */
-	switch (i) {
-	case RL_MAP_IDX_rules:
-		return offsetof(struct rl_rule, burst);
-	case RL_MAP_IDX_config:
-		return offsetof(struct rl_config, scopes_used);
-	case RL_MAP_IDX_scopes:
-	case RL_MAP_IDX_scoped_v4:
-	case RL_MAP_IDX_scoped_v6:
+	/* layouts 8 and 9: the sync state ended before the rejected fields
+	 * layout 10 added at its end */
+	if (layout < 10 && i == RL_MAP_IDX_sync)
+		return offsetof(struct rl_sync_state, rejected);
+	/* layout 8: no rule_counters */
+	if (layout < 9 && i == RL_MAP_IDX_rule_counters)
 		return -1;
-	default:
-		return (int)rl_map_defs[i].value_size;
-	}
+	return (int)rl_map_defs[i].value_size;
 }
 
-static int open_map(const char *iface, __u32 layout, int i, int *fd,
-		    __u32 *max_entries, char *err, size_t errlen)
+static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
+		    int *fd, __u32 *max_entries, char *err, size_t errlen)
 {
 	const struct rl_map_def *def = &rl_map_defs[i];
 	char path[PATH_MAX];
 
 	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = rl_map_pin_open(path, def->type, def->key_size,
-			      (__u32)rl_layout_value_size(layout, i), max_entries);
+	*fd = rl_map_pin_open_flags(path, file_flags, def->type, def->key_size,
+				    (__u32)rl_layout_value_size(layout, i),
+				    max_entries);
 	if (*fd == -EPROTO) {
 		snprintf(err, errlen,
 			 "%s is not a map this version of xdp-ratelimit made (wrong type or layout): refusing to use it; 'xdp-ratelimit detach %s' removes it",
@@ -144,24 +137,27 @@ static bool settings_sane(const struct rl_settings *s)
  * 7's is read there. 0 when the pin cannot tell (open_map then says what is wrong).
  */
 #define RL_LAYOUT_OFFSET_UP_TO_6	68
+/* layout 7's config ended where scopes_used begins */
+#define RL_LAYOUT_7_CONFIG_SIZE		offsetof(struct rl_config, scopes_used)
 __u32 rl_iface_pinned_layout(const char *iface)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info), zero = 0, layout = 0;
 	size_t off = offsetof(struct rl_config, layout);
+	LIBBPF_OPTS(bpf_obj_get_opts, ro, .file_flags = BPF_F_RDONLY);
 	char path[PATH_MAX];
 	void *val;
 	int fd;
 
 	rl_pin_path(path, sizeof(path), iface, rl_map_defs[RL_MAP_IDX_config].name);
-	fd = bpf_obj_get(path);
+	fd = bpf_obj_get_opts(path, &ro);	/* a look, never a write */
 	if (fd < 0)
 		return 0;
 	if (rl_pin_is(fd, "map_type:") && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
 	    info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	    info.value_size <= 4096) {
 		/* layout 7 and later only grew config at its end */
-		if (info.value_size < (__u32)rl_layout_value_size(7, RL_MAP_IDX_config))
+		if (info.value_size < RL_LAYOUT_7_CONFIG_SIZE)
 			off = RL_LAYOUT_OFFSET_UP_TO_6;
 		if (info.value_size < off + sizeof(layout)) {
 			close(fd);
@@ -189,30 +185,57 @@ static int wrong_layout(const char *name, __u32 layout, char *err, size_t errlen
 	return -EPROTO;
 }
 
-int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
-		  size_t errlen)
+static int open_layout(const char *name, __u32 layout, __u32 file_flags,
+		       struct rl_iface *ifc, char *err, size_t errlen);
+
+static int open_current(const char *name, __u32 file_flags, struct rl_iface *ifc,
+			char *err, size_t errlen)
 {
 	__u32 layout = rl_iface_pinned_layout(name);
 
 	if (layout && layout != RL_LAYOUT_VERSION) {
 		memset(ifc, 0, sizeof(*ifc));
 		rl_maps_init(&ifc->m);
+		/* a planted config must not choose the message */
+		if (rl_pins_trusted(name, err, errlen))
+			return -EPERM;
 		return wrong_layout(name, layout, err, errlen);
 	}
-	return rl_iface_open_layout(name, RL_LAYOUT_VERSION, ifc, err, errlen);
+	return open_layout(name, RL_LAYOUT_VERSION, file_flags, ifc, err, errlen);
+}
+
+int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
+		  size_t errlen)
+{
+	return open_current(name, 0, ifc, err, errlen);
+}
+
+int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
+			    size_t errlen)
+{
+	return open_current(name, BPF_F_RDONLY, ifc, err, errlen);
 }
 
 int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 			 char *err, size_t errlen)
+{
+	return open_layout(name, layout, 0, ifc, err, errlen);
+}
+
+static int open_layout(const char *name, __u32 layout, __u32 file_flags,
+		       struct rl_iface *ifc, char *err, size_t errlen)
 {
 	int ret;
 
 	memset(ifc, 0, sizeof(*ifc));
 	rl_maps_init(&ifc->m);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ret = rl_pins_trusted(name, err, errlen);
+	if (ret)
+		goto fail;
 	/* config first: another layout version may pin other maps */
-	ret = open_map(name, layout, RL_MAP_IDX_config, &ifc->m.config, NULL,
-		       err, errlen);
+	ret = open_map(name, layout, file_flags, RL_MAP_IDX_config,
+		       &ifc->m.config, NULL, err, errlen);
 	if (ret)
 		goto fail;
 	/* an older config is shorter: the lookup fills its size, the rest
@@ -230,7 +253,7 @@ int rl_iface_open_layout(const char *name, __u32 layout, struct rl_iface *ifc,
 	for (int i = 0; i < RL_NR_MAPS; i++) {
 		if (i == RL_MAP_IDX_config || rl_layout_value_size(layout, i) < 0)
 			continue;	/* open already, or not in that layout */
-		ret = open_map(name, layout, i, &ifc->m.fd[i],
+		ret = open_map(name, layout, file_flags, i, &ifc->m.fd[i],
 			       i == RL_MAP_IDX_sources ? &ifc->sources_max_entries : NULL,
 			       err, errlen);
 		if (ret)
@@ -260,6 +283,64 @@ void rl_iface_close(struct rl_iface *ifc)
 __u32 rl_iface_config_id(const char *name)
 {
 	return rl_pinned_map_id(name, rl_map_defs[RL_MAP_IDX_config].name, NULL);
+}
+
+bool rl_iface_runs_here(const char *name)
+{
+	char path[PATH_MAX];
+	struct rl_xdp_progs cur;
+	__u32 prog_id = 0;
+	int at = rl_link_ifindex(name, &prog_id);
+
+	if (at <= 0 || (unsigned int)at != if_nametoindex(name))
+		return false;
+	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
+	if (access(path, F_OK))
+		return true;	/* the dispatcher's: rl_xdp_multi_where looked here */
+	/* an ifindex is only unique within a namespace: is the link's
+	 * program the one on this namespace's interface? */
+	if (rl_xdp_progs_read(at, &cur))
+		return false;
+	for (int i = 0; i < cur.n; i++)
+		if (cur.p[i].id == prog_id)
+			return true;
+	return false;
+}
+
+int rl_pins_carry_flat(const char *iface, char *err, size_t errlen)
+{
+	int moved = rl_pins_legacy_move(iface, false);
+
+	if (moved < 0) {
+		snprintf(err, errlen, "cannot move the pins of %s from %s into %s: %s",
+			 iface, RL_PIN_TOP, rl_pin_root(), strerror(-moved));
+		return moved;
+	}
+	if (!moved)
+		return 0;
+	if (!rl_iface_runs_here(iface)) {
+		moved = rl_pins_legacy_move(iface, true);
+		snprintf(err, errlen,
+			 "the pins of %s in %s are not those of the program on %s in this network namespace%s: run the command in the namespace where it is attached ('nsenter --net=/run/netns/NAME xdp-ratelimit ...')",
+			 iface, RL_PIN_TOP, iface,
+			 moved < 0 ? " (and they could not be put back)" : "");
+		return -EXDEV;
+	}
+	snprintf(err, errlen, "moved the pins of %s from %s into %s", iface,
+		 RL_PIN_TOP, rl_pin_root());
+	return 1;
+}
+
+bool rl_iface_gone(const char *name)
+{
+	return rl_link_ifindex(name, NULL) == 0;
+}
+
+void rl_iface_gone_text(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%s no longer exists (deleted, or moved to another network namespace): its program no longer runs, and its pins hold the last rules and counters; 'xdp-ratelimit detach %s' removes them",
+		 name, name);
 }
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)

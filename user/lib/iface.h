@@ -8,6 +8,7 @@
 #define RL_IFACE_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "lib/maps.h"
 
@@ -25,8 +26,14 @@ struct rl_iface {
  */
 int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 		  size_t errlen);
+/* rl_iface_open with every map fd read-only (BPF_F_RDONLY): for the
+ * readers (stats, the exporter), so that the kernel refuses any write. */
+int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
+			    size_t errlen);
 
-/* The oldest layout whose pins reload carries into this one's maps. */
+/* The oldest layout whose pins reload carries into this one's maps (8:
+ * no rule_counters; 8 and 9: the sync state without its rejected fields;
+ * 8 to 10: the counters without SYN cookies'). */
 #define RL_LAYOUT_OLDEST_CARRIED	8
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`
@@ -55,6 +62,27 @@ __u32 rl_iface_pinned_layout(const char *name);
  * (rl_xdp_multi_where: -ENOLINK when it no longer runs there), and
  * prog_id the program in its slot, the one that judges and uses the maps. */
 int rl_link_ifindex(const char *name, __u32 *prog_id);
+
+/* Do NAME's pins hold the program that runs on this network namespace's
+ * interface NAME? (An ifindex alone does not say: each namespace numbers
+ * its own.) */
+bool rl_iface_runs_here(const char *name);
+
+/*
+ * Pins an earlier release left in its flat layout (RL_PIN_TOP/IFACE, before
+ * each network namespace had a directory of its own) move into this
+ * namespace's directory when the program they hold runs on this
+ * namespace's IFACE: reload and detach carry them so. 1 if moved (err says
+ * so), 0 if there were none, -errno with err (-EXDEV: another namespace's).
+ */
+int rl_pins_carry_flat(const char *iface, char *err, size_t errlen);
+
+/* Is the interface of NAME's attachment gone (deleted, or moved to
+ * another network namespace), so that its program no longer runs? */
+bool rl_iface_gone(const char *name);
+
+/* What to say of such an interface: "eth0 no longer exists (...): ...". */
+void rl_iface_gone_text(const char *name, char *buf, size_t len);
 
 /* The id of the config map pinned for `name`, or 0: what names one set of
  * maps. A reload in place keeps it; a reload onto new maps, or a detach

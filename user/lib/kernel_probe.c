@@ -3,12 +3,14 @@
  * Before attach loads the program: does this kernel have what it calls?
  * Without this, an old kernel's answer is a verifier log ("unknown func"),
  * not what is missing and what would work. Newest first, so that the
- * message names the version to upgrade to (README "Kernels").
+ * message names the version to upgrade to (README "Kernels and requirements").
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -64,4 +66,80 @@ int rl_kernel_probe(const struct rl_kernel_need *n)
 	if (n->helper)
 		return probe_helper(n->helper);
 	return libbpf_probe_bpf_map_type(n->map_type, NULL);
+}
+
+void rl_rt_probe_init(struct rl_rt_probe *p, const char *version,
+		      const char *release, char *buf, size_t size)
+{
+	p->realtime_path = "/sys/kernel/realtime";
+	p->version = version;
+	p->config_paths[0] = "/proc/config.gz";
+	p->config_paths[1] = NULL;
+	if (release && (size_t)snprintf(buf, size, "/boot/config-%s", release) < size)
+		p->config_paths[1] = buf;
+}
+
+/* Does `s` name PREEMPT_RT as a word (not PREEMPT_RTX)? */
+static int names_preempt_rt(const char *s)
+{
+	const char *w = "PREEMPT_RT";
+	size_t n = strlen(w);
+
+	for (const char *at = strstr(s, w); at; at = strstr(at + 1, w)) {
+		char after = at[n];
+
+		if ((at == s || !(at[-1] == '_' || (at[-1] >= 'A' && at[-1] <= 'Z'))) &&
+		    !(after == '_' || (after >= 'A' && after <= 'Z') ||
+		      (after >= '0' && after <= '9')))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1: the config at `path` sets CONFIG_PREEMPT_RT=y, 0: it does not, -1: it
+ * cannot be read. gzread() reads a plain file as it is. */
+static int config_preempt_rt(const char *path)
+{
+	char line[256];
+	gzFile f = gzopen(path, "rb");
+	int rt = 0;
+
+	if (!f)
+		return -1;
+	while (gzgets(f, line, sizeof(line)))
+		if (!strcmp(line, "CONFIG_PREEMPT_RT=y\n") ||
+		    !strcmp(line, "CONFIG_PREEMPT_RT=y")) {
+			rt = 1;
+			break;
+		}
+	gzclose(f);
+	return rt;
+}
+
+enum rl_rt_sign rl_preempt_rt(const struct rl_rt_probe *p)
+{
+	if (p->realtime_path) {
+		FILE *f = fopen(p->realtime_path, "r");
+		char c = 0;
+
+		if (f) {	/* none: not the RT patch set */
+			if (fread(&c, 1, 1, f) != 1)
+				c = 0;
+			fclose(f);
+			if (c == '1')
+				return RL_RT_REALTIME;
+		}
+	}
+	if (p->version && names_preempt_rt(p->version))
+		return RL_RT_VERSION;
+	for (int i = 0; i < 2; i++) {
+		int rt;
+
+		if (!p->config_paths[i])
+			continue;
+		rt = config_preempt_rt(p->config_paths[i]);
+		if (rt >= 0)
+			return rt ? RL_RT_CONFIG : RL_RT_NONE;
+	}
+	return RL_RT_NONE;
 }

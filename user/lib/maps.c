@@ -153,6 +153,32 @@ out:
 	return err;
 }
 
+int rl_rule_counters_sum(const struct rl_maps *m, __u32 slot,
+			 struct rl_rule_counters *sum)
+{
+	struct rl_rule_counters *v = rl_percpu_alloc(sizeof(*v));
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(m->rule_counters, &slot, v)) {
+		err = -errno;
+		goto out;
+	}
+	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
+		const struct rl_rule_counters *c = RL_PERCPU_VAL(v, sizeof(*v), cpu);
+
+		sum->passed_pkts += c->passed_pkts;
+		sum->passed_bytes += c->passed_bytes;
+		sum->dropped_pkts += c->dropped_pkts;
+		sum->dropped_bytes += c->dropped_bytes;
+	}
+out:
+	free(v);
+	return err;
+}
+
 int rl_cpu_mask_bound(const char *text)
 {
 	const char *p = text;

@@ -57,6 +57,10 @@ int rl_config_write(const struct rl_maps *m, const struct rl_config *cfg);
 /* Sum of the per-CPU interface counters. */
 int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum);
 
+/* Sum of the per-CPU counters of the rule in slot `slot`. */
+int rl_rule_counters_sum(const struct rl_maps *m, __u32 slot,
+			 struct rl_rule_counters *sum);
+
 /* Per-CPU values of one entry (ncpus x value size, 8-byte aligned). */
 void *rl_percpu_alloc(size_t value_size);
 #define RL_PERCPU_VAL(base, size, cpu) \

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Pins under /sys/fs/bpf/xdp-ratelimit/IFACE/ (xdp-ratelimit(8), PINS):
- * their paths, bpffs, the lock, and the directories of attached
- * interfaces.
+ * Pins under /sys/fs/bpf/xdp-ratelimit/NETNS/IFACE/ (xdp-ratelimit(8),
+ * PINS): their paths, bpffs, the lock, and the directories of attached
+ * interfaces. An attachment belongs to its network namespace: each
+ * namespace has a directory of its own (rl_pin_root), named by the
+ * namespace's inode (what lsns and /proc/PID/ns/net show) and its cookie
+ * (never reused while the machine runs, so a dead namespace's leftovers
+ * are never taken for a later namespace that got the same inode).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -13,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -78,9 +83,67 @@ void rl_pin_path(char *buf, size_t len, const char *iface, const char *name)
 
 	dir_name(dir, sizeof(dir), iface, '.', ':');
 	if (name)
-		snprintf(buf, len, "%s/%s/%s", RL_PIN_ROOT, dir, name);
+		snprintf(buf, len, "%s/%s/%s", rl_pin_root(), dir, name);
 	else
-		snprintf(buf, len, "%s/%s", RL_PIN_ROOT, dir);
+		snprintf(buf, len, "%s/%s", rl_pin_root(), dir);
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+int rl_netns_self(struct rl_netns *ns)
+{
+	socklen_t len = sizeof(ns->cookie);
+	struct stat st;
+	int fd;
+
+	memset(ns, 0, sizeof(*ns));
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	ns->inode = st.st_ino;
+	/* 5.14+: a kernel without it names the namespace by its inode only */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &ns->cookie, &len))
+			ns->cookie = 0;
+		close(fd);
+	}
+	return 0;
+}
+
+void rl_netns_dir(const struct rl_netns *ns, char *buf, size_t len)
+{
+	snprintf(buf, len, RL_NETNS_DIR_PREFIX "%llu:%llu",
+		 (unsigned long long)ns->inode, (unsigned long long)ns->cookie);
+}
+
+bool rl_netns_parse(const char *dir, struct rl_netns *ns)
+{
+	unsigned long long ino, cookie;
+	int end = 0;
+
+	if (sscanf(dir, RL_NETNS_DIR_PREFIX "%llu:%llu%n", &ino, &cookie, &end) != 2 ||
+	    dir[end])
+		return false;
+	ns->inode = ino;
+	ns->cookie = cookie;
+	return true;
+}
+
+const char *rl_pin_root(void)
+{
+	static char root[PATH_MAX];
+	char dir[NAME_MAX + 1];
+	struct rl_netns ns;
+
+	if (!root[0]) {
+		if (rl_netns_self(&ns))
+			memset(&ns, 0, sizeof(ns));	/* no procfs: one shared directory */
+		rl_netns_dir(&ns, dir, sizeof(dir));
+		snprintf(root, sizeof(root), "%s/%s", RL_PIN_TOP, dir);
+	}
+	return root;
 }
 
 static bool is_bpffs(const char *path)
@@ -122,16 +185,52 @@ bool rl_private_mount_ns(void)
 	struct stat self, init;
 
 	if (stat("/proc/self/ns/mnt", &self) == 0 &&
-	    stat("/proc/1/ns/mnt", &init) == 0)
-		return self.st_ino != init.st_ino || self.st_dev != init.st_dev;
+	    stat("/proc/1/ns/mnt", &init) == 0) {
+		if (self.st_ino == init.st_ino && self.st_dev == init.st_dev)
+			return false;
+		/* a mount namespace of its own that still sees the machine's
+		 * bpffs (a systemd unit's ProtectSystem=, PrivateTmp=) pins
+		 * where everyone else reads */
+		return !(is_bpffs(RL_BPFFS) &&
+			 stat(RL_BPFFS, &self) == 0 &&
+			 stat("/proc/1/root" RL_BPFFS, &init) == 0 &&
+			 self.st_dev == init.st_dev);
+	}
 	return sysfs_from_ip_netns();
+}
+
+static int dir_trusted(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077))
+		return 0;
+	snprintf(err, errlen,
+		 "%s is not a directory of root's with mode 0700 (owner uid %u, mode %04o): another user could have planted pins there, so they are not trusted. Check what it holds; if its pins are root's, 'chown -R root:root %s && chmod 0700 %s', else 'rm -r %s'; and mount bpffs with 'mount -t bpf -o mode=0700 bpf " RL_BPFFS "'",
+		 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
+		 path, path, path);
+	return -EPERM;
+}
+
+int rl_pins_trusted(const char *iface, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret = dir_trusted(RL_PIN_TOP, err, errlen);
+
+	if (!ret)
+		ret = dir_trusted(rl_pin_root(), err, errlen);
+	if (ret || !iface)
+		return ret;
+	rl_pin_path(path, sizeof(path), iface, NULL);
+	return dir_trusted(path, err, errlen);
 }
 
 int rl_pins_prepare(char *err, size_t errlen)
 {
 	if (rl_private_mount_ns()) {
-		snprintf(err, errlen,
-			 "this command runs in a private mount namespace (as 'ip netns exec' gives), where pins vanish when it exits and the program would detach: run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead");
+		snprintf(err, errlen, "%s", RL_PRIVATE_MOUNT_NS_ERR);
 		return -EPERM;
 	}
 	if (!is_bpffs(RL_BPFFS)) {
@@ -144,35 +243,55 @@ int rl_pins_prepare(char *err, size_t errlen)
 			return -e;
 		}
 	}
-	if (mkdir(RL_PIN_ROOT, 0700) && errno != EEXIST) {
+	if ((mkdir(RL_PIN_TOP, 0700) && errno != EEXIST) ||
+	    (mkdir(rl_pin_root(), 0700) && errno != EEXIST)) {
 		int e = errno;
 
-		snprintf(err, errlen, "cannot create %s: %s", RL_PIN_ROOT,
+		snprintf(err, errlen, "cannot create %s: %s", rl_pin_root(),
 			 strerror(e));
 		return -e;
 	}
-	return 0;
+	return rl_pins_trusted(NULL, err, errlen);
 }
 
 int rl_lock(char *err, size_t errlen)
 {
-	int fd = open(RL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int fd, e;
 
-	if (fd < 0 || flock(fd, LOCK_EX)) {
-		int e = -errno;
-
-		snprintf(err, errlen, "cannot lock %s: %s", RL_PIN_ROOT,
-			 strerror(-e));
-		if (fd >= 0)
+	for (int tries = 0;; tries++) {
+		fd = open(rl_pin_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* removed by another's last detach since it was made */
+		if (fd < 0 && errno == ENOENT && tries < 8 &&
+		    (!mkdir(rl_pin_root(), 0700) || errno == EEXIST))
+			continue;
+		if (fd < 0 || flock(fd, LOCK_EX))
+			break;
+		/* the last detach here removes the directory (rl_pin_root_tidy):
+		 * a lock taken on it as it went is no lock; take the new one */
+		if (!fstat(fd, &st) && st.st_nlink == 0) {
 			close(fd);
-		return e;
+			if (mkdir(rl_pin_root(), 0700) && errno != EEXIST)
+				break;
+			continue;
+		}
+		return fd;
 	}
-	return fd;
+	e = -errno;
+	snprintf(err, errlen, "cannot lock %s: %s", rl_pin_root(), strerror(-e));
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+
+void rl_pin_root_tidy(void)
+{
+	(void)rmdir(rl_pin_root());	/* only when empty */
 }
 
 bool rl_change_running(void)
 {
-	int fd = open(RL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(rl_pin_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool busy;
 
 	if (fd < 0)
@@ -217,10 +336,16 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
+/* The interface directories in `dir` (sorted): attached interfaces, or
+ * with `legacy`, those of an earlier release's flat layout (RL_PIN_TOP/
+ * IFACE, holding pins rather than namespaces). */
+static int list_ifaces(const char *dir, bool legacy, char names[][IF_NAMESIZE],
+		       int max)
 {
-	DIR *d = opendir(RL_PIN_ROOT);
+	char path[PATH_MAX];
+	DIR *d = opendir(dir);
 	struct dirent *e;
+	struct rl_netns ns;
 	int n = 0;
 
 	if (!d)
@@ -230,10 +355,73 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
 		if (e->d_name[0] == '.' || strchr(e->d_name, ' ') ||
 		    e->d_type != DT_DIR || strlen(e->d_name) >= IF_NAMESIZE)
 			continue;
+		if (legacy) {
+			snprintf(path, sizeof(path), "%s/%s/config", dir, e->d_name);
+			if (rl_netns_parse(e->d_name, &ns) || access(path, F_OK))
+				continue;
+		}
 		rl_pin_dir_iface(e->d_name, names[n++], IF_NAMESIZE);
 	}
 	closedir(d);
 	qsort(names, n, IF_NAMESIZE, cmp_names);
+	return n;
+}
+
+int rl_ifaces_list(char names[][IF_NAMESIZE], int max)
+{
+	return list_ifaces(rl_pin_root(), false, names, max);
+}
+
+static void legacy_dir(char *buf, size_t len, const char *iface)
+{
+	char dir[NAME_MAX + 1];
+
+	dir_name(dir, sizeof(dir), iface, '.', ':');
+	snprintf(buf, len, "%s/%s", RL_PIN_TOP, dir);
+}
+
+int rl_pins_legacy_move(const char *iface, bool back)
+{
+	char flat[PATH_MAX], here[PATH_MAX], cfg[PATH_MAX + 8];
+
+	legacy_dir(flat, sizeof(flat), iface);
+	rl_pin_path(here, sizeof(here), iface, NULL);
+	if (back)
+		return rename(here, flat) ? -errno : 1;
+	snprintf(cfg, sizeof(cfg), "%s/config", flat);
+	if (!access(here, F_OK) || access(cfg, F_OK))
+		return 0;	/* this namespace's own, or none */
+	return rename(flat, here) ? -errno : 1;
+}
+
+int rl_pins_legacy(char names[][IF_NAMESIZE], int max)
+{
+	return list_ifaces(RL_PIN_TOP, true, names, max);
+}
+
+int rl_netns_others(struct rl_netns_pins *out, int max)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct rl_netns ns;
+	int n = 0, k;
+	DIR *d;
+
+	d = opendir(RL_PIN_TOP);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) && n < max) {
+		snprintf(path, sizeof(path), "%s/%s", RL_PIN_TOP, e->d_name);
+		if (!rl_netns_parse(e->d_name, &ns) || !strcmp(path, rl_pin_root()))
+			continue;
+		k = list_ifaces(path, false, out[n].names, RL_MAX_IFACES);
+		if (k <= 0)
+			continue;	/* left empty by the last detach there */
+		out[n].ns = ns;
+		out[n].n = k;
+		n++;
+	}
+	closedir(d);
 	return n;
 }
 
@@ -250,13 +438,14 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 			return -EINVAL;
 		rl_pin_path(path, sizeof(path), iface, NULL);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			if (rl_private_mount_ns())
+			legacy_dir(path, sizeof(path), iface);
+			if (!stat(path, &st) && S_ISDIR(st.st_mode))
 				snprintf(err, errlen,
-					 "%s is not attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'",
-					 iface);
+					 "%s has the pins of an earlier release in %s: run 'xdp-ratelimit reload %s' in its network namespace to move them into the namespace's directory",
+					 iface, path, iface);
 			else
 				snprintf(err, errlen,
-					 "%s is not attached: run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
+					 "%s is not attached in this network namespace: run 'xdp-ratelimit attach %s' first (see 'xdp-ratelimit status')",
 					 iface, iface);
 			return -ENOENT;
 		}
@@ -265,14 +454,13 @@ int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 	}
 	n = rl_ifaces_list(names, RL_MAX_IFACES);
 	if (n < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", RL_PIN_ROOT,
+		snprintf(err, errlen, "cannot read %s: %s", rl_pin_root(),
 			 strerror(-n));
 		return n;
 	}
 	if (n == 0) {
-		snprintf(err, errlen, rl_private_mount_ns() ?
-			 "no interface is attached in this private mount namespace, which hides the pins: run as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead of 'ip netns exec'" :
-			 "no interface is attached: run 'xdp-ratelimit attach IFACE' first");
+		snprintf(err, errlen,
+			 "no interface is attached in this network namespace: run 'xdp-ratelimit attach IFACE' first");
 		return -ENOENT;
 	}
 	if (n > 1) {
@@ -304,9 +492,17 @@ bool rl_pin_is(int fd, const char *field)
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
 		    __u32 value_size, __u32 *max_entries)
 {
+	return rl_map_pin_open_flags(path, 0, type, key_size, value_size,
+				     max_entries);
+}
+
+int rl_map_pin_open_flags(const char *path, __u32 file_flags, __u32 type,
+			  __u32 key_size, __u32 value_size, __u32 *max_entries)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = file_flags);
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	int fd = bpf_obj_get(path);
+	int fd = bpf_obj_get_opts(path, &opts);
 
 	if (fd < 0)
 		return -errno;

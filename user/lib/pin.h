@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Pins of attached interfaces (xdp-ratelimit(8), PINS):
- * /sys/fs/bpf/xdp-ratelimit/IFACE/{link,config,counters,...}. Their paths
+ * /sys/fs/bpf/xdp-ratelimit/NETNS/IFACE/{link,config,counters,...}, one
+ * NETNS directory per network namespace. Their paths
  * and names, mounting bpffs, refusing private mount namespaces, the lock
  * that serialises changes, and the list of attached interfaces. Opening
  * an interface's maps is iface.h; the attach protocol is attach_txn.h.
@@ -15,22 +16,80 @@
 #include <stddef.h>
 #include "ratelimit.h"
 
-#define RL_PIN_ROOT	RL_BPFFS "/" RL_PIN_SUBDIR
+#define RL_PIN_TOP	RL_BPFFS "/" RL_PIN_SUBDIR
 #define RL_MAX_IFACES	64
+/* A namespace's directory under RL_PIN_TOP: "netns:INODE:COOKIE" (no
+ * interface name has a ':'; a dotted one's directory has, but never this
+ * prefix and two numbers). */
+#define RL_NETNS_DIR_PREFIX	"netns:"
+
+/* A network namespace: its inode (lsns, /proc/PID/ns/net) and its cookie
+ * (SO_NETNS_COOKIE: unique while the machine runs; 0 if unknown). */
+struct rl_netns {
+	__u64 inode;
+	__u64 cookie;
+};
+
+/* The caller's network namespace: 0 or -errno. */
+int rl_netns_self(struct rl_netns *ns);
+/* Its directory's name under RL_PIN_TOP, and back (false: not one). */
+void rl_netns_dir(const struct rl_netns *ns, char *buf, size_t len);
+bool rl_netns_parse(const char *dir, struct rl_netns *ns);
+
+/* The caller's namespace's pin directory, RL_PIN_TOP/netns:INODE:COOKIE:
+ * every pin and the lock of the commands run here are under it. */
+const char *rl_pin_root(void);
+
+/* Another namespace's attachments, as status shows them. */
+struct rl_netns_pins {
+	struct rl_netns ns;
+	int n;
+	char names[RL_MAX_IFACES][IF_NAMESIZE];
+};
+
+/* The namespaces other than the caller's with an attached interface;
+ * count or -errno. */
+int rl_netns_others(struct rl_netns_pins *out, int max);
+/* Interfaces whose pins an earlier release left in its flat layout
+ * (RL_PIN_TOP/IFACE): reload moves them into the namespace's directory. */
+int rl_pins_legacy(char names[][IF_NAMESIZE], int max);
+/* Move IFACE's pins of the flat layout into rl_pin_root() (back: out
+ * again): 1 if moved, 0 if there were none, -errno. The caller checks that
+ * the attachment is this namespace's (the pins say nothing of it). */
+int rl_pins_legacy_move(const char *iface, bool back);
 
 /*
  * Make pinning possible: refuse a private mount namespace (ip netns exec),
- * mount bpffs on /sys/fs/bpf when none is there, create RL_PIN_ROOT (0700).
+ * mount bpffs on /sys/fs/bpf when none is there, create rl_pin_root() (0700).
  * For commands that write; readers only look (rl_iface_resolve).
  */
 int rl_pins_prepare(char *err, size_t errlen);
 
-/* Exclusive lock over every change under RL_PIN_ROOT (attach, detach,
+/*
+ * Whether pins may be trusted: RL_PIN_TOP, rl_pin_root() and, when `iface` is
+ * given,
+ * its directory must be root's with no access for group or others (as
+ * this CLI makes them), or else another user could have planted pins
+ * there (a bpffs mounted without mode=0700 lets anyone create
+ * directories). A directory that does not exist is fine. 0, or -EPERM
+ * with what to do in err.
+ */
+int rl_pins_trusted(const char *iface, char *err, size_t errlen);
+
+/* Exclusive lock over every change in the namespace (attach, detach,
  * quota set/del); released by rl_unlock or exit. Returns an fd or -errno. */
 int rl_lock(char *err, size_t errlen);
-/* Are we in a mount namespace of our own (ip netns exec), which hides
- * the machine's pins? */
+/* Under the lock, after a detach: remove the namespace's directory if
+ * nothing is left in it (a lock taken on it meanwhile is taken again). */
+void rl_pin_root_tidy(void);
+/* Are we in a mount namespace of our own whose /sys/fs/bpf is not the
+ * machine's (ip netns exec mounts a sysfs of its own on /sys), so that
+ * pins made here vanish with the command and pins made elsewhere are not
+ * seen? A mount namespace that shares the machine's bpffs (a systemd
+ * unit's ProtectSystem=) is not. */
 bool rl_private_mount_ns(void);
+#define RL_PRIVATE_MOUNT_NS_ERR \
+	"this command runs in a private mount namespace (as 'ip netns exec' gives), whose /sys/fs/bpf is not the machine's: pins made here vanish when it exits, and those of attached interfaces are not seen; run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead"
 /* Does some CLI hold that lock right now (a change in progress)? */
 bool rl_change_running(void);
 void rl_unlock(int fd);
@@ -39,18 +98,18 @@ void rl_unlock(int fd);
  * Whether `name` can be an interface name, as the kernel's dev_valid_name
  * judges (1 to IF_NAMESIZE - 1 characters, not '.' or '..', no '/', ':' or
  * whitespace): 0, or -EINVAL with what is wrong in err. A name that passes
- * is a single path component under RL_PIN_ROOT and maps to its own pins.
+ * is a single path component under rl_pin_root() and maps to its own pins.
  */
 int rl_iface_name_check(const char *name, char *err, size_t errlen);
-/* Path of a pin: RL_PIN_ROOT/IFACE/NAME (NAME NULL: the directory).
+/* Path of a pin: rl_pin_root()/IFACE/NAME (NAME NULL: the directory).
  * IFACE may also be the name of a staging directory (attach_txn.h). */
 void rl_pin_path(char *buf, size_t len, const char *iface, const char *name);
 
-/* The interface whose pins a directory under RL_PIN_ROOT holds (the
+/* The interface whose pins a directory under rl_pin_root() holds (the
  * directory says ':' for '.'). */
 void rl_pin_dir_iface(const char *dir, char *iface, size_t len);
 
-/* Unpin everything in RL_PIN_ROOT/NAME and remove the directory (the
+/* Unpin everything in rl_pin_root()/NAME and remove the directory (the
  * link pin going away detaches the program). 0 or -errno. */
 int rl_pin_dir_remove(const char *name);
 
@@ -81,6 +140,10 @@ bool rl_pin_is(int fd, const char *field);
  * fd, or -EPROTO when it is something else, or -errno. */
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
 		    __u32 value_size, __u32 *max_entries);
+/* The same with the fd's file_flags: BPF_F_RDONLY for a reader, whom the
+ * kernel then refuses every write through it. */
+int rl_map_pin_open_flags(const char *path, __u32 file_flags, __u32 type,
+			  __u32 key_size, __u32 value_size, __u32 *max_entries);
 
 /* The id of the map pinned as `pin` in NAME's directory, or 0; *err (when
  * given) 0 if there is no such pin, else -errno of what failed. */

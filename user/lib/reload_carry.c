@@ -190,7 +190,7 @@ int rl_carry_check(const struct rl_iface *old, const struct rl_settings *s,
 			continue;
 		rl_rule_prefix(&r, &p);
 		c = rule_rates(&r);
-		/* a scoped rule's scope, as the pins hold it (layout 7: none) */
+		/* a scoped rule's scope, as the pins hold it */
 		memset(&sc, 0, sizeof(sc));
 		if (r.scope) {
 			__u32 idx = r.scope - 1;
@@ -293,6 +293,26 @@ static long copy_hash(int src, int dst, size_t key_size, size_t value_size,
 	return n;
 }
 
+/* What each rule judged, by slot (rules keep theirs): summed over the
+ * old CPUs into the first of the new ones, whatever either count is. */
+static int carry_rule_counters(const struct rl_iface *old, const struct rl_maps *nm)
+{
+	struct rl_rule_counters *v = rl_percpu_alloc(sizeof(*v));
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 id = 0; id < RL_MAX_RULES && !ret; id++) {
+		ret = rl_rule_counters_sum(&old->m, id, v);
+		if (ret || (!v->passed_pkts && !v->dropped_pkts))
+			continue;	/* the new array holds zeros already */
+		if (bpf_map_update_elem(nm->rule_counters, &id, v, BPF_ANY))
+			ret = -errno;
+	}
+	free(v);
+	return ret;
+}
+
 static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
 		       const struct rl_maps *nm, struct rl_carried *c)
 {
@@ -319,8 +339,8 @@ static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
 	if (ret >= 0)
 		ret = copy_hash(old->m.rules_v6, nm->rules_v6, sizeof(struct rl_lpm_v6),
 				sizeof(__u32), RL_MAX_RULES);
-	if (ret < 0 || old->m.scopes < 0)
-		return (int)(ret < 0 ? ret : 0);	/* no scopes before layout 8 */
+	if (ret < 0)
+		return (int)ret;
 	ret = copy_array(old->m.scopes, nm->scopes, RL_MAX_SCOPES,
 			 sizeof(struct rl_scope), false);
 	if (!ret)
@@ -474,6 +494,10 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 	if (!ret && o->ncpus == s->ncpus) {
 		what = "counters";
 		ret = copy_counters(old, nm->counters);
+	}
+	if (!ret && old->m.rule_counters >= 0) {	/* none before layout 9 */
+		what = "rule counters";
+		ret = carry_rule_counters(old, nm);
 	}
 	if (!ret) {
 		what = "sync state";

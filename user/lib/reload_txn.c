@@ -74,7 +74,7 @@ int rl_reload_swap(const char *iface, const char *stage, char *err,
 	ret = rl_pin_dir_remove(stage);	/* the old maps now */
 	if (ret)
 		snprintf(err, errlen, "cannot unpin the old maps in %s/%s: %s",
-			 RL_PIN_ROOT, stage, strerror(-ret));
+			 rl_pin_root(), stage, strerror(-ret));
 	return ret;
 }
 
@@ -113,7 +113,7 @@ static int stale_pids(const char *iface, int *pids, int max)
 		if (*c == '.')
 			*c = ':';
 	plen = strlen(prefix);
-	d = opendir(RL_PIN_ROOT);
+	d = opendir(rl_pin_root());
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)) && n < max) {

@@ -5,12 +5,12 @@
  * commit point, and the repair of what a reload killed half way leaves.
  *
  * The new maps and the interface's link are pinned in a staging directory
- * RL_PIN_ROOT/"IFACE reloading PID". The commit point is bpf_link_update()
+ * rl_pin_root()/"IFACE reloading PID". The commit point is bpf_link_update()
  * of the link to the program on those maps. Under libxdp's dispatcher the
  * directory holds the interface's slot and stub instead of a link
  * (xdp_multi.h), and the commit point is the update of the slot's entry.
  * Then the staging directory and
- * RL_PIN_ROOT/IFACE are exchanged in one rename (RENAME_EXCHANGE), and
+ * rl_pin_root()/IFACE are exchanged in one rename (RENAME_EXCHANGE), and
  * what was IFACE's (the old maps) is unpinned. A staging directory whose
  * reload died is the truth exactly when the linked program uses its maps:
  * the repair then completes the exchange (forward), else it only unpins

@@ -39,9 +39,10 @@ void rl_rule_text(const struct rl_rule *r, char *buf, size_t len)
 
 bool rl_rule_change_any(const struct rl_rule_change *c)
 {
-	return c->have_pps || c->have_bps || c->have_agg_pps || c->have_agg_bps ||
-	       c->have_new_pps || c->have_new_bps || c->have_ban ||
-	       c->have_burst || c->have_cookies;
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
+		if (*(const bool *)((const char *)c + o->have_offset))
+			return true;
+	return false;
 }
 
 bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
@@ -53,21 +54,23 @@ bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
 	return rl_rule_change_any(c);
 }
 
-#define RULE_OPT(opt, field, kind) \
-	{ opt, offsetof(struct rl_rule, field), RL_RULE_OPT_##kind, 0 }
+/* Where a field lives in struct rl_rule, by kind: a switch in flags. */
+#define RULE_HOLDER_RATE(field)		field
+#define RULE_HOLDER_DURATION(field)	field
+#define RULE_HOLDER_COUNT(field)	field
+#define RULE_HOLDER_SWITCH(field)	flags
+
+#define RULE_OPT(id, opt, field, kind, bit, json, column, help) \
+	{ opt, offsetof(struct rl_rule, RULE_HOLDER_##kind(field)), \
+	  offsetof(struct rl_rule_change, field), \
+	  offsetof(struct rl_rule_change, have_##id), RL_RULE_OPT_##kind, \
+	  bit, json, column, help },
 
 const struct rl_rule_opt rl_rule_opts[] = {
-	RULE_OPT("pps", pps, RATE),
-	RULE_OPT("bps", bps, RATE),
-	RULE_OPT("aggregate-pps", agg_pps, RATE),
-	RULE_OPT("aggregate-bps", agg_bps, RATE),
-	RULE_OPT("new-pps", new_pps, RATE),
-	RULE_OPT("new-bps", new_bps, RATE),
-	RULE_OPT("ban", ban_ns, DURATION),
-	RULE_OPT("burst", burst, COUNT),
-	{ "syn-cookies", 0, RL_RULE_OPT_SWITCH, RL_RULE_F_COOKIES },
+	RL_RULE_FIELDS(RULE_OPT)
 	{ NULL }
 };
+#undef RULE_OPT
 
 /* The scope is part of what names a rule, not a limit: save writes it as
  * rl_scope_opts_text() gives it. */
@@ -95,6 +98,92 @@ bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o)
 	return rl_rule_opt_value(r, o) != opt_unset(o);
 }
 
+void rl_rule_change_put(struct rl_rule_change *c, const struct rl_rule_opt *o,
+			__u64 v)
+{
+	*(__u64 *)((char *)c + o->change_offset) = v;
+	*(bool *)((char *)c + o->have_offset) = true;
+}
+
+const char *rl_rule_opt_arg(const struct rl_rule_opt *o)
+{
+	switch (o->kind) {
+	case RL_RULE_OPT_RATE:
+		return RL_RULE_ARG_RATE;
+	case RL_RULE_OPT_DURATION:
+		return RL_RULE_ARG_DURATION;
+	case RL_RULE_OPT_SWITCH:
+		return RL_RULE_ARG_SWITCH;
+	default:
+		return RL_RULE_ARG_COUNT;
+	}
+}
+
+int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
+		      char *err, size_t errlen)
+{
+	char why[RL_ERR_LEN];
+
+	switch (o->kind) {
+	case RL_RULE_OPT_RATE:
+		if (!rl_parse_rate(s, true, v, why, sizeof(why)))
+			return 0;
+		snprintf(err, errlen, "%s (allowed: 0 to %llu per second, or unlimited)",
+			 why, (unsigned long long)(RL_UNLIMITED - 1));
+		return -EINVAL;
+	case RL_RULE_OPT_DURATION:
+		if (!strcmp(s, "0")) {
+			*v = 0;
+			return 0;
+		}
+		if (rl_parse_duration(s, v, why, sizeof(why))) {
+			snprintf(err, errlen, "%s; it lasts 1ms to 24h, or 0 for none",
+				 why);
+			return -EINVAL;
+		}
+		if (*v > RL_MAX_BAN_NS) {
+			snprintf(err, errlen,
+				 "'%s' is longer than a day: it lasts 1ms to 24h, or 0 for none",
+				 s);
+			return -ERANGE;
+		}
+		return 0;
+	case RL_RULE_OPT_SWITCH:
+		if (!strcmp(s, "on") || !strcmp(s, "off")) {
+			*v = !strcmp(s, "on");
+			return 0;
+		}
+		snprintf(err, errlen, "'%s' is not a switch: allowed: on or off", s);
+		return -EINVAL;
+	default:	/* RL_RULE_OPT_COUNT */
+		if (!strcmp(s, "unlimited")) {
+			*v = 0;
+			return 0;
+		}
+		if (!rl_parse_uint(s, "a count", 1, RL_MAX_BUDGET, v, why, sizeof(why)))
+			return 0;
+		snprintf(err, errlen,
+			 "'%s' is not a count: allowed: a whole number of packets from 1 to %llu, or unlimited",
+			 s, (unsigned long long)RL_MAX_BUDGET);
+		return -EINVAL;
+	}
+}
+
+void rl_rule_opt_text(const struct rl_rule *r, const struct rl_rule_opt *o,
+		      char *buf, size_t len)
+{
+	__u64 v = rl_rule_opt_value(r, o);
+
+	if (o->kind == RL_RULE_OPT_SWITCH)
+		snprintf(buf, len, "%s", v ? "on" : "off");
+	else if (!rl_rule_opt_set(r, o))
+		snprintf(buf, len, "-");
+	else if (o->kind == RL_RULE_OPT_DURATION)
+		rl_format_duration(v, buf, len);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
 void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
 {
 	memset(r, 0, sizeof(*r));
@@ -109,25 +198,16 @@ void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
 void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 		   __u64 window_ns)
 {
-	if (c->have_pps)
-		r->pps = c->pps;
-	if (c->have_bps)
-		r->bps = c->bps;
-	if (c->have_agg_pps)
-		r->agg_pps = c->agg_pps;
-	if (c->have_agg_bps)
-		r->agg_bps = c->agg_bps;
-	if (c->have_new_pps)
-		r->new_pps = c->new_pps;
-	if (c->have_new_bps)
-		r->new_bps = c->new_bps;
-	if (c->have_ban)
-		r->ban_ns = c->ban_ns;
-	if (c->have_burst)
-		r->burst = c->burst;
-	if (c->have_cookies)
-		r->flags = c->cookies ? r->flags | RL_RULE_F_COOKIES
-				      : r->flags & ~RL_RULE_F_COOKIES;
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++) {
+		__u64 v = *(const __u64 *)((const char *)c + o->change_offset);
+
+		if (!*(const bool *)((const char *)c + o->have_offset))
+			continue;
+		if (o->kind == RL_RULE_OPT_SWITCH)
+			r->flags = v ? r->flags | o->bit : r->flags & ~o->bit;
+		else
+			*opt_field(r, o) = v;
+	}
 	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
 	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);
@@ -215,31 +295,22 @@ int rl_rule_cmp(const void *a, const void *b)
 int rl_budgets_fit(const struct rl_rule_change *c, __u64 window_ns,
 		   const char *opt_prefix, char *err, size_t errlen)
 {
-	const struct {
-		bool have;
-		__u64 rate;
-		const char *opt, *unit;
-	} r[] = {
-		{ c->have_pps, c->pps, "pps", "packets" },
-		{ c->have_bps, c->bps, "bps", "bytes" },
-		{ c->have_agg_pps, c->agg_pps, "aggregate-pps", "packets" },
-		{ c->have_agg_bps, c->agg_bps, "aggregate-bps", "bytes" },
-		{ c->have_new_pps, c->new_pps, "new-pps", "packets" },
-		{ c->have_new_bps, c->new_bps, "new-bps", "bytes" },
-	};
 	char w[32];
 
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		__u64 b = rl_budget(r[i].rate, window_ns);
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++) {
+		__u64 rate = *(const __u64 *)((const char *)c + o->change_offset);
+		__u64 b = rl_budget(rate, window_ns);
 
-		if (!r[i].have || b == RL_UNLIMITED || b <= RL_MAX_BUDGET)
+		if (o->kind != RL_RULE_OPT_RATE ||
+		    !*(const bool *)((const char *)c + o->have_offset) ||
+		    b == RL_UNLIMITED || b <= RL_MAX_BUDGET)
 			continue;
 		rl_format_duration(window_ns, w, sizeof(w));
 		snprintf(err, errlen,
 			 "--%s%s %llu makes %llu %s per window of %s: the window counts at most %llu exactly; use --%s%s %llu or less, a shorter --window, or 'unlimited'",
-			 opt_prefix, r[i].opt, (unsigned long long)r[i].rate,
-			 (unsigned long long)b, r[i].unit, w,
-			 (unsigned long long)RL_MAX_BUDGET, opt_prefix, r[i].opt,
+			 opt_prefix, o->name, (unsigned long long)rate,
+			 (unsigned long long)b, strstr(o->name, "bps") ? "bytes" : "packets",
+			 w, (unsigned long long)RL_MAX_BUDGET, opt_prefix, o->name,
 			 (unsigned long long)((unsigned __int128)RL_MAX_BUDGET *
 					      RL_NSEC_PER_SEC / window_ns));
 		return -ERANGE;

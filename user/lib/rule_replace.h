@@ -5,6 +5,25 @@
 
 #include "lib/rule.h"
 
+/* How one rule set differs from another, by rule. */
+struct rl_rule_diff {
+	int added, deleted, changed;
+};
+
+/* The rule of rules[n] with the prefix and scope of r, or -1. */
+int rl_rule_find(const struct rl_rule *rules, int n, const struct rl_rule *r);
+
+/*
+ * How `want` differs from `have` (rule sets as userspace holds them, each
+ * prefix and scope once): match[i] is the rule of `have` with the key of
+ * want[i] (-1: want[i] is added; changed when they differ), kept[j] whether
+ * want keeps have[j]'s key (false: deleted). restore prints it,
+ * rl_rule_replace applies it.
+ */
+void rl_rule_diff(const struct rl_rule *have, int nhave,
+		  const struct rl_rule *want, int nwant, int *match,
+		  bool *kept, struct rl_rule_diff *d);
+
 /*
  * Make the rules exactly `want` (n rules as userspace holds them, any
  * order, each prefix and scope once) in

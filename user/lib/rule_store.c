@@ -294,6 +294,19 @@ static int reset_aggregate(const struct rl_maps *m, __u32 slot)
 	return err;
 }
 
+int rl_store_counters_reset(const struct rl_maps *m, __u32 slot)
+{
+	void *zero = rl_percpu_alloc(sizeof(struct rl_rule_counters));
+	int err = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->rule_counters, &slot, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
 /* Is the other half of the default rule (the /0 of the other family) set?
  * Then the windows both share are in use. */
 static bool other_default_set(const struct rl_maps *m, const struct rl_prefix *p)
@@ -448,6 +461,9 @@ static int set_one(const struct rl_maps *m, const struct rl_settings *s,
 			return id;
 		}
 		rl_rule_init(&rule, p);
+		ret = id >= 0 ? rl_store_counters_reset(m, id) : 0;
+		if (ret)
+			id = ret;
 	}
 	if (id < 0)
 		goto fail;
@@ -589,6 +605,29 @@ fail:
 	snprintf(err, errlen, "cannot update the rule maps: %s",
 		 strerror(-id));
 	return id;
+}
+
+int rl_rule_counters_read(const struct rl_maps *m, const struct rl_rule *r,
+			  struct rl_rule_counters *out)
+{
+	int sidx = RL_NO_SCOPE, id;
+	struct rl_prefix p;
+	struct rl_scope s;
+	struct rl_rule found;
+
+	rl_rule_prefix(r, &p);
+	rl_rule_scope_get(r, &s);
+	if (rl_scope_any(&s)) {
+		sidx = scope_find(m, &s);
+		if (sidx == RL_NO_SCOPE)
+			return -ENOENT;
+		if (sidx < RL_NO_SCOPE)
+			return sidx;
+	}
+	id = rl_store_find_exact(m, &p, sidx, &found);
+	if (id < 0)
+		return id;
+	return rl_rule_counters_sum(m, (__u32)id, out);
 }
 
 int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max)

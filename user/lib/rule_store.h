@@ -31,6 +31,12 @@ int rl_rule_del_scoped(const struct rl_maps *m, const struct rl_prefix *p,
  * negative errno. */
 int rl_rule_list(const struct rl_maps *m, struct rl_rule *out, int max);
 
+/* What rule `r` (as rl_rule_list gives it) judged, summed over CPUs
+ * (struct rl_rule_counters): 0, -ENOENT when no slot holds the rule (a
+ * change in progress), or -errno. */
+int rl_rule_counters_read(const struct rl_maps *m, const struct rl_rule *r,
+			  struct rl_rule_counters *out);
+
 /* The `scopes` map (RL_MAX_SCOPES entries), and a rule read from `rules`
  * turned into the form userspace holds (its scope's content). */
 int rl_rule_scopes_read(const struct rl_maps *m, struct rl_scope *table);
@@ -68,6 +74,9 @@ bool rl_store_slot_live(const struct rl_maps *m, __u32 id, const struct rl_rule 
  * clears what an earlier rule left in the slot's budget windows. */
 int rl_store_put(const struct rl_maps *m, const struct rl_rule *r, __u32 id,
 		 bool fresh);
+/* Zero the counters of slot id (rule_counters): a new rule's start from
+ * nothing, however the slot was used before. */
+int rl_store_counters_reset(const struct rl_maps *m, __u32 slot);
 /* Remove the prefix of scope `sidx`, then clear slot id. */
 int rl_store_del(const struct rl_maps *m, const struct rl_prefix *p, int sidx,
 		 __u32 id);

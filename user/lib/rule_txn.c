@@ -37,8 +37,10 @@ static int txn_read(const char *iface, struct rl_rule *out, int max)
 	int fd, n = 0;
 
 	txn_path(iface, path, sizeof(path));
-	fd = rl_map_pin_open(path, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			     sizeof(struct rl_rule), &entries);
+	/* a look, never a write: readers such as the exporter hold no
+	 * writable fd */
+	fd = rl_map_pin_open_flags(path, BPF_F_RDONLY, BPF_MAP_TYPE_ARRAY,
+				   sizeof(__u32), sizeof(struct rl_rule), &entries);
 	if (fd < 0)
 		return fd;
 	for (__u32 i = 0; i < entries && n < max; i++) {

@@ -2,7 +2,7 @@
 /*
  * Replacing an interface's whole rule set at once (restore), crash-safe:
  * the rule set wanted is pinned first as a map of its own,
- * RL_PIN_ROOT/IFACE/RL_PIN_RESTORING, and that pin is the commit point;
+ * rl_pin_root()/IFACE/RL_PIN_RESTORING, and that pin is the commit point;
  * then the rule maps are brought to it (rl_rule_replace) and the pin is
  * removed. Killed before the pin, nothing changed; killed after it, the
  * new set is what `quota list` and `save` show (they read the pin while

@@ -169,8 +169,8 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
  * entries cycling N sources with churn missed 93-100% of lookups (the
  * eviction cascades through the cycle). Measured on 6.18, 2 CPUs, from XDP
  * via BPF_PROG_TEST_RUN with the sources on one CPU, sticky per CPU or
- * roaming between CPUs, 0-50% one-shot sources (/tmp/lru, see README
- * "Memory per tracked source"): >= 99.9% of N stay tracked from N + 262 at
+ * roaming between CPUs, 0-50% one-shot sources (/tmp/lru, see
+ * doc/design/memory.md): >= 99.9% of N stay tracked from N + 262 at
  * N = 1000, N + 696 at 16k, N + 205 at 64k, N + 161 at 256k. We give
  * N/16 headroom plus 256 entries per CPU (the free batch and one refill),
  * the per-CPU term capped at N + 64 since the kernel caps target_free at
@@ -210,19 +210,6 @@ void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns)
 	s->flags &= ~RL_F_COARSE_CLOCK;
 	if (coarse_tick_ns && s->bucket_ns / coarse_tick_ns >= RL_COARSE_MIN_TICKS)
 		s->flags |= RL_F_COARSE_CLOCK;
-}
-
-int rl_preempt_rt(const char *realtime_path)
-{
-	char c = 0;
-	FILE *f = fopen(realtime_path, "r");
-
-	if (!f)
-		return 0;	/* no such file: not an RT kernel */
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-	return c == '1';
 }
 
 int rl_cpu_ordered(const char *machine)

@@ -39,7 +39,7 @@ int rl_settings_build(struct rl_settings *s, const struct rl_attach_req *r,
 
 /* max_entries of the `sources` LRU for `max_sources` tracked sources: the
  * per-CPU LRU evicts well before it is full, so it needs headroom
- * (measured: README "Memory per source"). */
+ * (measured: doc/design/memory.md). */
 __u32 rl_sources_map_size(__u64 max_sources, int ncpus);
 
 /* Budget per window for a rate per second (xdp-ratelimit(8), quota): rounded down, at
@@ -50,9 +50,6 @@ __u64 rl_budget(__u64 rate, __u64 window_ns);
 /* Use the coarse clock when a bucket spans RL_COARSE_MIN_TICKS of its
  * ticks (coarse_tick_ns: clock_getres of CLOCK_MONOTONIC_COARSE). */
 void rl_settings_clock(struct rl_settings *s, __u64 coarse_tick_ns);
-
-/* 1 if the kernel is PREEMPT_RT (realtime_path: /sys/kernel/realtime). */
-int rl_preempt_rt(const char *realtime_path);
 
 /* 1 if a CPU of this `machine` (uname -m) orders memory as the program's
  * cross-CPU reads need: x86_64 (TSO). A weakly ordered CPU (aarch64 and

@@ -17,21 +17,18 @@
 
 #define VALUE_STRIDE	((sizeof(struct rl_source) + 7) & ~(size_t)7)
 
-int rl_source_busier(const struct rl_source_sum *a,
-		     const struct rl_source_sum *b)
+/* Negative when a is busier: its ranks descending, then its address. */
+static int busier(const struct rl_source_row *a, const struct rl_source_row *b)
 {
-	if (a->dropped_pkts != b->dropped_pkts)
-		return a->dropped_pkts > b->dropped_pkts ? -1 : 1;
-	if (a->passed_pkts != b->passed_pkts)
-		return a->passed_pkts > b->passed_pkts ? -1 : 1;
-	return memcmp(a->key.addr, b->key.addr, sizeof(a->key.addr));
+	for (int i = 0; i < 2; i++)
+		if (a->rank[i] != b->rank[i])
+			return a->rank[i] > b->rank[i] ? -1 : 1;
+	return memcmp(a->sum.key.addr, b->sum.key.addr, sizeof(a->sum.key.addr));
 }
 
 static int busier_qsort(const void *a, const void *b)
 {
-	const struct rl_source_row *x = a, *y = b;
-
-	return rl_source_busier(&x->sum, &y->sum);
+	return busier(a, b);
 }
 
 /*
@@ -42,6 +39,7 @@ static int busier_qsort(const void *a, const void *b)
 struct selector {
 	struct rl_source_row *rows;
 	size_t n, alloc, limit;
+	const struct rl_source_order *order;	/* NULL: by drops */
 };
 
 static int sel_grow(struct selector *sel)
@@ -63,7 +61,7 @@ static int sel_grow(struct selector *sel)
 static bool heap_above(const struct rl_source_row *a,
 		       const struct rl_source_row *b)
 {
-	return rl_source_busier(&a->sum, &b->sum) > 0;
+	return busier(a, b) > 0;
 }
 
 static void heap_swap(struct rl_source_row *rows, size_t i, size_t j)
@@ -102,12 +100,20 @@ static void sift_down(struct rl_source_row *rows, size_t n, size_t i)
 	}
 }
 
-static int sel_offer(struct selector *sel, const struct rl_source_row *row)
+static int sel_offer(struct selector *sel, struct rl_source_row *row)
 {
 	int err;
 
+	if (!sel->order) {
+		row->rank[0] = row->sum.dropped_pkts;
+		row->rank[1] = row->sum.passed_pkts;
+	} else {
+		err = sel->order->rank(sel->order->ctx, row);
+		if (err)
+			return err;
+	}
 	if (sel->limit && sel->n == sel->limit) {
-		if (rl_source_busier(&row->sum, &sel->rows[0].sum) >= 0)
+		if (busier(row, &sel->rows[0]) >= 0)
 			return 0;
 		sel->rows[0] = *row;
 		sift_down(sel->rows, sel->n, 0);
@@ -466,7 +472,15 @@ int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 		       __u32 rules_gen, __u64 now, size_t limit,
 		       struct rl_source_top *top)
 {
-	struct selector sel = { .limit = limit };
+	return rl_source_top_read_by(m, s, rules_gen, now, limit, NULL, top);
+}
+
+int rl_source_top_read_by(const struct rl_maps *m, const struct rl_settings *s,
+			  __u32 rules_gen, __u64 now, size_t limit,
+			  const struct rl_source_order *order,
+			  struct rl_source_top *top)
+{
+	struct selector sel = { .limit = limit, .order = order };
 	struct scan sc = {
 		.m = m, .s = s, .rules_gen = rules_gen, .now = now,
 		.ncpus = rl_ncpus(), .sel = &sel,

@@ -21,6 +21,20 @@ struct rl_source_row {
 	__u32 rule_id;		/* slot in `rules`, or RL_NO_RULE */
 	bool rule_cached;	/* rule_id was resolved under rules_gen */
 	bool tracked;		/* in `sources`; else only refused (no window) */
+	/* what "busiest" compares, descending: the first, then the second
+	 * (struct rl_source_order) */
+	__u64 rank[2];
+};
+
+/*
+ * The order of "busiest": rank(ctx, row) sets row->rank for each row read
+ * (every source, once its counters are complete), 0 or -errno (which ends
+ * the read). NULL: dropped then passed packets. Ties go to the lower
+ * address, so that output is stable.
+ */
+struct rl_source_order {
+	int (*rank)(void *ctx, struct rl_source_row *row);
+	void *ctx;
 };
 
 struct rl_source_top {
@@ -33,14 +47,6 @@ struct rl_source_top {
 };
 
 /*
- * "Busier" order of stats: dropped packets, then passed packets, both
- * descending, then address ascending so that output is stable. Negative
- * when a comes first.
- */
-int rl_source_busier(const struct rl_source_sum *a,
-		     const struct rl_source_sum *b);
-
-/*
  * Read every source, summed over CPUs with windows taken at `now`, and keep
  * the `limit` busiest (0: all), busiest first. `rules_gen` is config's
  * current rules generation: a rule id cached under it is still right.
@@ -49,6 +55,11 @@ int rl_source_busier(const struct rl_source_sum *a,
 int rl_source_top_read(const struct rl_maps *m, const struct rl_settings *s,
 		       __u32 rules_gen, __u64 now, size_t limit,
 		       struct rl_source_top *top);
+/* The same, busiest by `order` (NULL: as rl_source_top_read). */
+int rl_source_top_read_by(const struct rl_maps *m, const struct rl_settings *s,
+			  __u32 rules_gen, __u64 now, size_t limit,
+			  const struct rl_source_order *order,
+			  struct rl_source_top *top);
 void rl_source_top_free(struct rl_source_top *top);
 
 #endif /* RL_SOURCE_TABLE_H */

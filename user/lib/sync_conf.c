@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The sync command's values (sync_conf.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "lib/sync_conf.h"
+#include "lib/sync_value.h"
 #include "lib/values.h"
 
 #define URL_FORMS "use redis://HOST:PORT[/DB] or unix:///PATH[?db=N]"
@@ -125,11 +129,53 @@ int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 	return -1;
 }
 
+/*
+ * FILE's bytes (at most max; *len), when only root may read or change
+ * it: a secret readable by others is no secret. 0, or -1 with err naming
+ * the fix. `what` names the option. Opened once, checked on what was
+ * opened (no race with a rename).
+ */
+static int read_private(const char *file, const char *what, char *buf, size_t max,
+			size_t *len, char *err, size_t errlen)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	ssize_t n = 0;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		snprintf(err, errlen,
+			 "%s %s %s: only root may read it (chown root:root %s && chmod 600 %s)",
+			 what, file, !S_ISREG(st.st_mode) ? "is not a regular file" :
+			 st.st_uid ? "is not owned by root" : "is open to group or others",
+			 file, file);
+		close(fd);
+		return -1;
+	}
+	/* one byte more than max: to tell a file that does not fit */
+	while (got <= max && (n = read(fd, buf + got, max + 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	if (n < 0 && got <= max) {
+		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(errno));
+		return -1;
+	}
+	*len = got;
+	return 0;
+}
+
 int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 		     size_t errlen)
 {
 	const char *env = getenv("REDISCLI_AUTH");
-	FILE *f;
+	char buf[RL_SYNC_PASSWORD_MAX + 3];	/* the line, its end, one more, NUL */
+	size_t n, line;
 
 	out[0] = '\0';
 	if (!file) {
@@ -141,20 +187,47 @@ int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 		snprintf(out, outlen, "%s", env ? env : "");
 		return 0;
 	}
-	f = fopen(file, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot read --password-file %s: %s", file,
-			 strerror(errno));
+	if (read_private(file, "--password-file", buf, sizeof(buf) - 2, &n, err, errlen))
+		return -1;
+	buf[n] = '\0';
+	line = strcspn(buf, "\r\n");
+	if (line >= outlen || line > RL_SYNC_PASSWORD_MAX) {
+		snprintf(err, errlen, "the password in --password-file %s is longer than %zu bytes: use a shorter one",
+			 file, (outlen - 1 < RL_SYNC_PASSWORD_MAX ? outlen - 1 : RL_SYNC_PASSWORD_MAX));
 		return -1;
 	}
-	if (!fgets(out, (int)outlen, f))
-		out[0] = '\0';
-	fclose(f);
-	out[strcspn(out, "\r\n")] = '\0';
-	if (!out[0]) {
+	if (!line) {
 		snprintf(err, errlen, "--password-file %s is empty: its first line is the password",
 			 file);
 		return -1;
 	}
+	memcpy(out, buf, line);
+	out[line] = '\0';
+	return 0;
+}
+
+int rl_sync_fleet_key(const char *file, unsigned char *out, size_t outlen, size_t *len,
+		      char *err, size_t errlen)
+{
+	char buf[RL_FLEET_KEY_MAX + 2];	/* a key, its newline, one more */
+	size_t n, max = outlen < RL_FLEET_KEY_MAX ? outlen : RL_FLEET_KEY_MAX;
+
+	if (read_private(file, "--fleet-key-file", buf, sizeof(buf) - 1, &n, err, errlen))
+		return -1;
+	if (n && buf[n - 1] == '\n')	/* as `echo` or an editor ends it */
+		n--;
+	if (n > max) {
+		snprintf(err, errlen, "--fleet-key-file %s is longer than %zu bytes: use a key of %d to %zu bytes",
+			 file, max, RL_FLEET_KEY_MIN, max);
+		return -1;
+	}
+	if (n < RL_FLEET_KEY_MIN) {
+		snprintf(err, errlen,
+			 "--fleet-key-file %s holds %zu bytes: a fleet key is at least %d (head -c 32 /dev/urandom > %s)",
+			 file, n, RL_FLEET_KEY_MIN, file);
+		return -1;
+	}
+	memcpy(out, buf, n);
+	*len = n;
 	return 0;
 }

@@ -17,6 +17,8 @@
 #define RL_SYNC_HOST_MAX	256
 #define RL_SYNC_MIN_INTERVAL_NS	1000000ULL	/* 1 ms */
 #define RL_SYNC_MAX_DB		1000000
+#define RL_SYNC_PASSWORD_MAX	255	/* bytes of a password */
+#define RL_SYNC_USER_MAX	64	/* of an ACL user name */
 
 /* A Redis server: redis://HOST:PORT[/DB] or unix:///PATH[?db=N]. */
 struct rl_redis_url {
@@ -52,11 +54,20 @@ void rl_sync_window_key(const char *fleet, const char *source,
 			const char *rule, __u64 width_ns, char *buf, size_t len);
 
 /*
- * The password: the first line of `file` when given, else the
- * REDISCLI_AUTH environment variable (as redis-cli reads it), else none
- * (*out empty). 0, or -1 with err.
+ * The password: the first line of `file` when given (owned by root, no
+ * permission for group or others; a longer line than outlen - 1 is
+ * refused, never cut), else the REDISCLI_AUTH environment variable (as
+ * redis-cli reads it), else none (*out empty). 0, or -1 with err.
  */
 int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 		     size_t errlen);
+
+/*
+ * The fleet key (sync_value.h): FILE's bytes, 32 to outlen, any bytes,
+ * one trailing newline dropped; FILE owned by root, no permission for
+ * group or others. 0 and *len, or -1 with err.
+ */
+int rl_sync_fleet_key(const char *file, unsigned char *out, size_t outlen, size_t *len,
+		      char *err, size_t errlen);
 
 #endif /* RL_SYNC_CONF_H */

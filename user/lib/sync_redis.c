@@ -2,12 +2,17 @@
 /* One Redis server or a Redis Cluster, for the sync agent (sync_redis.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "lib/sync_redis.h"
 
 #define CONNECT_TIMEOUT_MS	1000
+#define SLICE_MS		100	/* a wait checks *stop this often */
+#define READ_CHUNK		16384
 
 static void __attribute__((format(printf, 2, 3))) fail(struct rl_redis *r, const char *fmt, ...)
 {
@@ -16,6 +21,19 @@ static void __attribute__((format(printf, 2, 3))) fail(struct rl_redis *r, const
 	va_start(ap, fmt);
 	vsnprintf(r->err, sizeof(r->err), fmt, ap);
 	va_end(ap);
+}
+
+/* r->err "redis: why" said of `what`: "redis WHAT: why". */
+static void __attribute__((format(printf, 2, 3))) about(struct rl_redis *r, const char *fmt, ...)
+{
+	char why[RL_ERR_LEN], what[RL_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	memcpy(why, r->err, sizeof(why));
+	fail(r, "redis %s: %s", what, why + (strncmp(why, "redis: ", 7) ? 0 : 7));
 }
 
 static struct timeval tv_ms(__u64 ms)
@@ -32,18 +50,134 @@ static const char *ctx_err(const redisContext *c)
 		"no reply in time (slow or stopped)" : c->errstr;
 }
 
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+/* When the next reply is due: a reply's timeout (a connection's first
+ * ones, CONNECT_TIMEOUT_MS: a TLS tunnel's handshake is in them), within
+ * the exchange's. */
+static __u64 due(const struct rl_redis *r)
+{
+	__u64 t = mono_ms() + (r->connecting && r->timeout_ms < CONNECT_TIMEOUT_MS ?
+			       CONNECT_TIMEOUT_MS : r->timeout_ms);
+
+	return r->deadline_ms && r->deadline_ms < t ? r->deadline_ms : t;
+}
+
+/*
+ * Wait until c's socket is ready for `events`, at most until `until`
+ * (monotonic ms), in slices that look at *r->stop: 0, or -1 with r->err.
+ * hiredis's own timeout bounds one read(), not a reply a server trickles.
+ */
+static int wait_io(struct rl_redis *r, redisContext *c, short events, __u64 until)
+{
+	for (;;) {
+		struct pollfd p = { .fd = c->fd, .events = events };
+		__u64 now = mono_ms();
+		int ms, n;
+
+		if (r->stop && *r->stop) {
+			fail(r, "redis: stopped");
+			return -1;
+		}
+		if (now >= until) {
+			fail(r, "redis: no reply in time (slow or stopped)");
+			return -1;
+		}
+		ms = until - now > SLICE_MS ? SLICE_MS : (int)(until - now);
+		n = poll(&p, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR) {
+			fail(r, "redis: poll: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
+
+/* Send what c has queued, by `until`: 0, or -1 (r->err). */
+static int send_queued(struct rl_redis *r, redisContext *c, __u64 until)
+{
+	int done = 0;
+
+	while (!done) {
+		if (wait_io(r, c, POLLOUT, until))
+			return -1;
+		if (redisBufferWrite(c, &done) != REDIS_OK) {
+			fail(r, "redis: %s", ctx_err(c));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * c's next reply, whole by `until` and at most r->reply_max bytes (a
+ * reply is parsed as it arrives: its bytes bound what it allocates), or
+ * NULL (r->err). An error reply is a reply.
+ */
+static redisReply *get_reply(struct rl_redis *r, redisContext *c, __u64 until)
+{
+	size_t got = 0;
+	char buf[READ_CHUNK];
+
+	r->too_long = false;
+	for (;;) {
+		void *rep = NULL;
+		ssize_t n;
+
+		if (redisReaderGetReply(c->reader, &rep) != REDIS_OK) {
+			fail(r, "redis: a reply that is not Redis's protocol");
+			return NULL;
+		}
+		if (rep)
+			return rep;
+		if (wait_io(r, c, POLLIN, until))
+			return NULL;
+		n = read(c->fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			fail(r, "redis: %s", n ? strerror(errno) : "connection closed by the server");
+			return NULL;
+		}
+		got += (size_t)n;
+		if (r->reply_max && got > r->reply_max) {
+			r->too_long = true;
+			fail(r, "redis: a reply longer than %zu bytes", r->reply_max);
+			return NULL;
+		}
+		if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {
+			fail(r, "redis: out of memory");
+			return NULL;
+		}
+	}
+}
+
 /* A command's reply on c, or NULL with r->err (an error reply too). */
 static redisReply *cmd(struct rl_redis *r, redisContext *c, const char *what,
 		       int argc, const char **argv)
 {
-	redisReply *rep = redisCommandArgv(c, argc, argv, NULL);
+	redisReply *rep;
+	char text[RL_ERR_LEN];
 
+	if (redisAppendCommandArgv(c, argc, argv, NULL) != REDIS_OK) {
+		fail(r, "redis: %s", c->errstr);
+		return NULL;
+	}
+	rep = send_queued(r, c, due(r)) ? NULL : get_reply(r, c, due(r));
 	if (!rep) {
-		fail(r, "redis: %s", ctx_err(c));
+		about(r, "%s", what);
 		return NULL;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
-		fail(r, "redis %s: %s", what, rep->str);
+		rl_escape(rep->str, rep->len, text, sizeof(text));
+		fail(r, "redis %s: %s", what, text);
 		freeReplyObject(rep);
 		return NULL;
 	}
@@ -65,10 +199,15 @@ static int cmd_ok(struct rl_redis *r, redisContext *c, const char *what,
 static redisContext *connect_node(struct rl_redis *r, const char *host, int port,
 				  const char *path)
 {
-	redisContext *c = path ?
-		redisConnectUnixWithTimeout(path, tv_ms(CONNECT_TIMEOUT_MS)) :
-		redisConnectWithTimeout(host, port, tv_ms(CONNECT_TIMEOUT_MS));
+	redisContext *c;
+	bool was;
 
+	if (r->stop && *r->stop) {
+		fail(r, "redis: stopped");
+		return NULL;
+	}
+	c = path ? redisConnectUnixWithTimeout(path, tv_ms(CONNECT_TIMEOUT_MS)) :
+		   redisConnectWithTimeout(host, port, tv_ms(CONNECT_TIMEOUT_MS));
 	if (!c || c->err) {
 		if (path)
 			fail(r, "redis: cannot connect to %s: %s", path,
@@ -81,14 +220,21 @@ static redisContext *connect_node(struct rl_redis *r, const char *host, int port
 		return NULL;
 	}
 	redisSetTimeout(c, tv_ms(r->timeout_ms));
+	was = r->connecting;
+	r->connecting = true;
 	if (r->password[0]) {
-		const char *argv[] = { "AUTH", r->password };
+		const char *argv[] = { "AUTH", r->user, r->password };
+		bool user = r->user && r->user[0];
 
-		if (cmd_ok(r, c, "AUTH", 2, argv)) {
+		/* AUTH PASSWORD is AUTH default PASSWORD (Redis 6 ACLs) */
+		if (!user)
+			argv[1] = r->password;
+		if (cmd_ok(r, c, "AUTH", user ? 3 : 2, argv)) {
 			redisFree(c);
-			return NULL;
+			c = NULL;
 		}
 	}
+	r->connecting = was;
 	return c;
 }
 
@@ -109,12 +255,18 @@ void rl_redis_close(struct rl_redis *r)
 static int ask_slots(struct rl_redis *r, redisContext *c, const char *seed_host)
 {
 	const char *argv[] = { "CLUSTER", "SLOTS" };
-	redisReply *rep = redisCommandArgv(c, 2, argv, NULL);
+	redisReply *rep = NULL;
 	char err[RL_ERR_LEN];
 	int ret;
 
+	if (redisAppendCommandArgv(c, 2, argv, NULL) != REDIS_OK) {
+		fail(r, "redis: %s", c->errstr);
+		return -1;
+	}
+	if (!send_queued(r, c, due(r)))
+		rep = get_reply(r, c, due(r));
 	if (!rep) {
-		fail(r, "redis: %s", ctx_err(c));
+		about(r, "CLUSTER SLOTS");
 		return -1;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
@@ -155,7 +307,7 @@ static redisContext *seed(struct rl_redis *r, const char **host)
 	return NULL;
 }
 
-int rl_redis_open(struct rl_redis *r)
+static int open_seed(struct rl_redis *r)
 {
 	const char *ping[] = { "PING" }, *host;
 	redisContext *c;
@@ -209,6 +361,16 @@ fail_all:
 	return -1;
 }
 
+int rl_redis_open(struct rl_redis *r)
+{
+	int ret;
+
+	r->connecting = true;	/* every reply of it: see due() */
+	ret = open_seed(r);
+	r->connecting = false;
+	return ret;
+}
+
 int rl_redis_route(struct rl_redis *r, const char *key, size_t len)
 {
 	unsigned int slot = rl_key_slot(key, len);
@@ -222,10 +384,15 @@ int rl_redis_route(struct rl_redis *r, const char *key, size_t len)
 
 int rl_redis_node(struct rl_redis *r, const char *host, int port)
 {
-	int i = rl_slot_map_node(&r->map, host, port);
+	int i = r->cluster ? rl_slot_map_find(&r->map, host, port) : -1;
 
-	if (i < 0)
-		fail(r, "redis cluster: more than %d masters", RL_SLOT_NODES_MAX);
+	/* the password goes to the cluster's own masters only */
+	if (!r->cluster)
+		fail(r, "redis: a redirection to %s:%d from a server that is not a cluster: not followed",
+		     host, port);
+	else if (i < 0)
+		fail(r, "redis cluster: a redirection to %s:%d, not a master of the cluster's slot map: not followed",
+		     host, port);
 	return i;
 }
 
@@ -295,30 +462,24 @@ int rl_redis_append(struct rl_redis *r, int node, int argc, const char **argv)
 
 int rl_redis_flush(struct rl_redis *r)
 {
-	for (int i = 0; i < r->map.nnodes; i++) {
-		int done = 0;
-
-		while (r->ctx[i] && !done)
-			if (redisBufferWrite(r->ctx[i], &done) != REDIS_OK) {
-				fail(r, "redis %s:%d: %s", r->map.node[i].host,
-				     r->map.node[i].port, ctx_err(r->ctx[i]));
-				return -1;
-			}
-	}
+	for (int i = 0; i < r->map.nnodes; i++)
+		if (r->ctx[i] && send_queued(r, r->ctx[i], due(r))) {
+			about(r, "%s:%d", r->map.node[i].host, r->map.node[i].port);
+			return -1;
+		}
 	return 0;
 }
 
 redisReply *rl_redis_reply(struct rl_redis *r, int node)
 {
-	redisReply *rep = NULL;
+	redisReply *rep = r->ctx[node] ? get_reply(r, r->ctx[node], due(r)) : NULL;
 
-	if (r->ctx[node] && redisGetReply(r->ctx[node], (void **)&rep) == REDIS_OK && rep)
+	if (rep)
 		return rep;
-	if (!r->cluster)
-		fail(r, "redis: %s", r->ctx[node] ? ctx_err(r->ctx[node]) : "not connected");
-	else
-		fail(r, "redis %s:%d: %s", r->map.node[node].host, r->map.node[node].port,
-		     r->ctx[node] ? ctx_err(r->ctx[node]) : "not connected");
+	if (!r->ctx[node])
+		fail(r, "redis: not connected");
+	if (r->cluster)
+		about(r, "%s:%d", r->map.node[node].host, r->map.node[node].port);
 	return NULL;
 }
 

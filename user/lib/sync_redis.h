@@ -6,11 +6,17 @@
  * master; any other is one server, a map whose every slot is that server.
  * Callers route each key to its node, pipeline to each node, flush all,
  * then read each node's replies in order. Any failure (a node down, slow,
- * refusing): the caller closes everything and opens again later.
+ * refusing): the caller closes everything and opens again later. Every
+ * reply is due within timeout_ms and the exchange's deadline, and read at
+ * most reply_max bytes, so a server that trickles or floods its replies
+ * costs a failed exchange, never a hung agent; a set *stop ends any wait
+ * within 100 ms. The password goes to the URL's server and to the masters
+ * its CLUSTER SLOTS names, never to a redirection's target elsewhere.
  */
 #ifndef RL_SYNC_REDIS_H
 #define RL_SYNC_REDIS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <hiredis/hiredis.h>
 #include <linux/types.h>
@@ -19,10 +25,18 @@
 
 struct rl_redis {
 	const struct rl_redis_url *url;
+	const char *user;		/* ACL user, "" or NULL: default */
 	const char *password;		/* "" for none */
 	__u64 timeout_ms;		/* a reply slower than this fails */
+	__u64 deadline_ms;		/* CLOCK_MONOTONIC ms the exchange
+					 * ends by, 0: none */
+	size_t reply_max;		/* bytes of one reply, 0: any */
+	volatile sig_atomic_t *stop;	/* set: every wait ends */
 	bool open;
 	bool cluster;
+	bool connecting;		/* replies due in a connect's time */
+	bool too_long;			/* the last reply failed as longer
+					 * than reply_max */
 	struct rl_slot_map map;		/* one server: node 0, every slot */
 	redisContext *ctx[RL_SLOT_NODES_MAX];	/* by node of map; NULL:
 						 * connected when used */
@@ -37,8 +51,9 @@ void rl_redis_close(struct rl_redis *r);
 
 /* The node serving `key`: its index, or -1 (r->err). */
 int rl_redis_route(struct rl_redis *r, const char *key, size_t len);
-/* The node at HOST:PORT (a redirection's target), added to the map when
- * new: its index, or -1 (r->err). */
+/* The node at HOST:PORT (an ASK redirection's target) when it is a
+ * master of the cluster's slot map: its index, or -1 (r->err: not a
+ * cluster, or not one of its masters). */
 int rl_redis_node(struct rl_redis *r, const char *host, int port);
 /* Ask the cluster for its slot map again (after a MOVED): 0, or -1. */
 int rl_redis_refresh(struct rl_redis *r);

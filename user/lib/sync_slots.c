@@ -40,16 +40,35 @@ void rl_slot_map_init(struct rl_slot_map *m)
 	memset(m->owner, RL_SLOT_NONE, sizeof(m->owner));
 }
 
-int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
+int rl_slot_map_find(const struct rl_slot_map *m, const char *host, int port)
 {
 	for (int i = 0; i < m->nnodes; i++)
 		if (m->node[i].port == port && !strcmp(m->node[i].host, host))
 			return i;
+	return -1;
+}
+
+int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
+{
+	int i = rl_slot_map_find(m, host, port);
+
+	if (i >= 0)
+		return i;
 	if (m->nnodes == RL_SLOT_NODES_MAX)
 		return -1;
 	snprintf(m->node[m->nnodes].host, sizeof(m->node[0].host), "%s", host);
 	m->node[m->nnodes].port = port;
 	return m->nnodes++;
+}
+
+/* A host name or address as a server sent it: printable, no space (it is
+ * printed, and connected to). */
+static bool host_ok(const char *h, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (h[i] <= ' ' || h[i] > '~')
+			return false;
+	return true;
 }
 
 /* "" and "?" (Redis 7: an endpoint it does not know) are the seed. */
@@ -85,6 +104,7 @@ int rl_slot_map_parse(struct rl_slot_map *m, const redisReply *r,
 		n = e->element[2];
 		if (lo < 0 || hi < lo || hi >= RL_SLOTS || n->elements < 2 ||
 		    n->element[0]->type != REDIS_REPLY_STRING ||
+		    !host_ok(n->element[0]->str, n->element[0]->len) ||
 		    n->element[1]->type != REDIS_REPLY_INTEGER ||
 		    n->element[1]->integer <= 0 || n->element[1]->integer > 65535) {
 			snprintf(err, errlen, "CLUSTER SLOTS: range %zu is malformed", i);
@@ -132,7 +152,7 @@ bool rl_redirect_parse(const char *s, const char *seed_host, struct rl_redirect 
 	if (end == colon + 1 || *end || port <= 0 || port > 65535)
 		return false;
 	hl = (size_t)(colon - p);
-	if (hl >= sizeof(out->host))
+	if (hl >= sizeof(out->host) || !host_ok(p, hl))
 		return false;
 	if (hl)
 		snprintf(out->host, sizeof(out->host), "%.*s", (int)hl, p);

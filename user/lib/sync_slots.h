@@ -38,6 +38,8 @@ void rl_slot_map_init(struct rl_slot_map *m);
 
 /* The index of node HOST:PORT, added when new: -1 when the map is full. */
 int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port);
+/* The index of node HOST:PORT, or -1 when the map has no such node. */
+int rl_slot_map_find(const struct rl_slot_map *m, const char *host, int port);
 
 /*
  * Fill `m` from a CLUSTER SLOTS reply (each element: first slot, last

@@ -78,9 +78,18 @@ static __u64 realtime_ns(void)
 void rl_sync_state_format(const struct rl_sync_state *st, bool alive,
 			  char *buf, size_t len)
 {
-	__u64 now = realtime_ns();
-	char when[32];
+	__u64 now = realtime_ns(), bad = 0;
+	char when[32], ignored[128] = "";
 	time_t t;
+
+	for (int k = 0; k < RL_SYNC_REJECTS; k++)
+		bad += st->rejected[k];
+	if (bad || st->key_errors)
+		snprintf(ignored, sizeof(ignored),
+			 "; ignored: %llu fields (format %llu, mac %llu, range %llu, date %llu), %llu key errors",
+			 (unsigned long long)bad, (unsigned long long)st->rejected[0],
+			 (unsigned long long)st->rejected[1], (unsigned long long)st->rejected[2],
+			 (unsigned long long)st->rejected[3], (unsigned long long)st->key_errors);
 
 	if (!alive) {
 		snprintf(buf, len, "agent gone (pid %u stopped without cleaning up), fleet %s: local counts only",
@@ -90,18 +99,18 @@ void rl_sync_state_format(const struct rl_sync_state *st, bool alive,
 	if (st->health == RL_SYNC_DEGRADED) {
 		t = (time_t)(st->degraded_ns / RL_NSEC_PER_SEC);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		snprintf(buf, len, "degraded since %s (%s), fleet %s: local counts only",
-			 when, st->error, st->fleet);
+		snprintf(buf, len, "degraded since %s (%s), fleet %s: local counts only%s",
+			 when, st->error, st->fleet, ignored);
 		return;
 	}
 	if (st->health == RL_SYNC_STARTING || !st->last_ok_ns) {
 		snprintf(buf, len, "starting, fleet %s (pid %u)", st->fleet, st->pid);
 		return;
 	}
-	snprintf(buf, len, "ok, fleet %s (last exchange %llu ms ago, %llu sources)",
+	snprintf(buf, len, "ok, fleet %s (last exchange %llu ms ago, %llu sources)%s",
 		 st->fleet,
 		 (unsigned long long)(now > st->last_ok_ns ? (now - st->last_ok_ns) / RL_NSEC_PER_MSEC : 0),
-		 (unsigned long long)st->sources);
+		 (unsigned long long)st->sources, ignored);
 }
 
 const char *rl_sync_health_name(const struct rl_sync_state *st, bool alive)

@@ -32,7 +32,8 @@ int rl_sync_state_read(const struct rl_maps *m, struct rl_sync_state *st,
 
 /* One line for humans: "ok, fleet web (last exchange 40 ms ago, 3
  * sources)", "degraded since 2026-11-23 22:10:05 (redis: ...), fleet web:
- * local counts only". */
+ * local counts only", either followed by "; ignored: N fields (format N,
+ * mac N, range N, date N), N key errors" once anything was. */
 void rl_sync_state_format(const struct rl_sync_state *st, bool alive,
 			  char *buf, size_t len);
 /* "ok", "degraded", "starting" or "gone" (status --json: sync.state). */

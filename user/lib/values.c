@@ -86,7 +86,7 @@ int rl_parse_rate(const char *s, bool allow_unlimited, __u64 *out,
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen)
 {
 	static const char hint[] =
-		"a duration is a whole number with ms, s or m, e.g. 500ms, 1s, 1m";
+		"a duration is a whole number with ms, s, m or h, e.g. 500ms, 1s, 1m, 2h";
 	__u64 v, unit;
 	int n;
 
@@ -101,6 +101,8 @@ int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen)
 		unit = RL_NSEC_PER_SEC;
 	else if (!strcmp(s + n, "m"))
 		unit = 60 * RL_NSEC_PER_SEC;
+	else if (!strcmp(s + n, "h"))
+		unit = 3600 * RL_NSEC_PER_SEC;
 	else
 		return fail(err, errlen, "bad duration '%s': %s", s, hint);
 	if (v > RL_UNLIMITED / unit)
@@ -238,7 +240,9 @@ void rl_format_rule_prefix(bool v6, __u32 prefixlen, const __u8 *addr,
 
 void rl_format_duration(__u64 ns, char *buf, size_t len)
 {
-	if (ns && ns % (60 * RL_NSEC_PER_SEC) == 0)
+	if (ns && ns % (3600 * RL_NSEC_PER_SEC) == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * RL_NSEC_PER_SEC)));
+	else if (ns && ns % (60 * RL_NSEC_PER_SEC) == 0)
 		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * RL_NSEC_PER_SEC)));
 	else if (ns && ns % RL_NSEC_PER_SEC == 0)
 		snprintf(buf, len, "%llus", (unsigned long long)(ns / RL_NSEC_PER_SEC));
@@ -246,4 +250,29 @@ void rl_format_duration(__u64 ns, char *buf, size_t len)
 		snprintf(buf, len, "%llums", (unsigned long long)(ns / RL_NSEC_PER_MSEC));
 	else
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+}
+
+void rl_escape(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	if (!outlen)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[5];
+		size_t el;
+
+		if (c == '\\')
+			el = (size_t)snprintf(e, sizeof(e), "\\\\");
+		else if (c < ' ' || c > '~')
+			el = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		else
+			el = (size_t)snprintf(e, sizeof(e), "%c", c);
+		if (o + el >= outlen)
+			break;	/* whole escapes only */
+		memcpy(out + o, e, el);
+		o += el;
+	}
+	out[o] = '\0';
 }

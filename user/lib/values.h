@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define RL_ERR_LEN 256
+/* What went wrong and what to do, with paths: room for both. */
+#define RL_ERR_LEN 512
 
 /* An address or CIDR prefix; IPv4 keeps its 4 bytes first in addr. */
 struct rl_prefix {
@@ -31,7 +32,7 @@ struct rl_prefix {
 int rl_parse_rate(const char *s, bool allow_unlimited, __u64 *out,
 		  char *err, size_t errlen);
 
-/* DURATION: a whole number with suffix ms, s or m ("500ms", "1s", "1m");
+/* DURATION: a whole number with suffix ms, s, m or h ("500ms", "1s", "1m", "2h");
  * result in ns. No range check beyond overflow (see rl_settings_check). */
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 
@@ -61,5 +62,10 @@ void rl_format_rule_prefix(bool v6, __u32 prefixlen, const __u8 *addr,
 
 /* Duration in ns as the shortest exact form: "1s", "500ms", "1m". */
 void rl_format_duration(__u64 ns, char *buf, size_t len);
+
+/* n bytes of s, which another party chose (a server's error), for a
+ * terminal: printable ASCII as is, a backslash as \\, any other byte as
+ * \xNN; cut at a whole escape to fit outlen. */
+void rl_escape(const char *s, size_t n, char *out, size_t outlen);
 
 #endif /* RL_VALUES_H */

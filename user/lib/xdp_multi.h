@@ -76,7 +76,7 @@ int rl_xdp_multi_attach(const char *iface, int ifindex, unsigned int prio,
 			char *err, size_t errlen);
 
 /*
- * Remove from the dispatcher of its interface our stub of RL_PIN_ROOT/NAME
+ * Remove from the dispatcher of its interface our stub of rl_pin_root()/NAME
  * (an interface or an attach's staging directory): the program on its
  * slot (before the slot: on its config map),
  * if one runs there: what detach and the repair of a dead attach do

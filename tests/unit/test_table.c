@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The table printer of the human views (user/cli/table.c): columns leave
+ * in their order and come back when they fit, counts abbreviated, the
+ * last column wrapped, the width of the view. */
+#include <stdlib.h>
+#include <string.h>
+#include "cli/table.h"
+#include "../harness.h"
+
+/* A table of one row: the cells of `row`, as given. */
+static void cell(const void *ctx, size_t row, int col, char *buf, size_t len)
+{
+	(void)row;
+	snprintf(buf, len, "%s", ((const char *const *)ctx)[col]);
+}
+
+/* What the table prints at `width`, in a static buffer. */
+static const char *printed(const struct rl_table_col *cols, int n,
+			   const char *const *row, int width)
+{
+	static char out[4096];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	if (!f)
+		return "";
+	rl_table_print_fit(f, cols, n, 1, cell, row, width);
+	fclose(f);
+	return out;
+}
+
+TEST(table_columns_leave_and_come_back)
+{
+	static const struct rl_table_col cols[] = {
+		{ "ADDRESS", true, 0 }, { "DROPPED", false, 0 },
+		{ "WIDE", true, 2 },	/* leaves first */
+		{ "NARROW", true, 1 },	/* leaves next, comes back */
+	};
+	const char *row[] = { "198.18.0.7", "12", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "no" };
+
+	CHECK(!strcmp(printed(cols, 4, row, 0),
+		      "ADDRESS     DROPPED  WIDE                            NARROW\n"
+		      "198.18.0.7       12  xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  no\n"),
+	      "every column without a width: %s", printed(cols, 4, row, 0));
+	CHECK(!strcmp(printed(cols, 4, row, 40),
+		      "ADDRESS     DROPPED  NARROW\n"
+		      "198.18.0.7       12  no\n"),
+	      "within 40: %s", printed(cols, 4, row, 40));
+	CHECK(!strcmp(printed(cols, 4, row, 10),
+		      "ADDRESS     DROPPED\n"
+		      "198.18.0.7       12\n"),
+	      "too narrow for any: those that may not leave stay: %s",
+	      printed(cols, 4, row, 10));
+}
+
+TEST(table_hidden_columns_and_wrapped_last)
+{
+	static const struct rl_table_col cols[] = {
+		{ "PREFIX", true, 0 }, { NULL, false, 0 }, { "LIMITS", true, 0 },
+	};
+	const char *row[] = { "198.18.0.0/15", "hidden", "--pps\x1f" "100 --ban\x1f" "1m --burst\x1f" "5" };
+
+	CHECK(!strcmp(printed(cols, 3, row, 30),
+		      "PREFIX         LIMITS\n"
+		      "198.18.0.0/15  --pps 100\n"
+		      "               --ban 1m\n"
+		      "               --burst 5\n"),
+	      "wrapped between pieces: %s", printed(cols, 3, row, 30));
+	CHECK(!strcmp(printed(cols, 3, row, 22),
+		      "PREFIX         LIMITS\n"
+		      "198.18.0.0/15\n"
+		      "    --pps 100 --ban 1m\n"
+		      "    --burst 5\n"),
+	      "under the row when no piece fits beside it: %s", printed(cols, 3, row, 22));
+}
+
+TEST(table_counts)
+{
+	char b[32];
+
+	rl_table_count(b, sizeof(b), 99999, false);
+	CHECK(!strcmp(b, "99999"), "99999: %s", b);
+	rl_table_count(b, sizeof(b), 100000, false);
+	CHECK(!strcmp(b, "100k"), "100000: %s", b);
+	rl_table_count(b, sizeof(b), 1234567, false);
+	CHECK(!strcmp(b, "1.23M"), "1234567: %s", b);
+	rl_table_count(b, sizeof(b), 999999, false);
+	CHECK(!strcmp(b, "1.00M"), "999999: %s", b);
+	rl_table_count(b, sizeof(b), 12345678901ULL, false);
+	CHECK(!strcmp(b, "12.3G"), "12345678901: %s", b);
+	rl_table_count(b, sizeof(b), ~0ULL, false);
+	CHECK(!strcmp(b, "18.4E"), "2^64-1: %s", b);
+	rl_table_count(b, sizeof(b), ~0ULL, true);
+	CHECK(!strcmp(b, "18446744073709551615"), "exact: %s", b);
+}
+
+TEST(view_width)
+{
+	char *old = getenv("COLUMNS") ? strdup(getenv("COLUMNS")) : NULL;
+
+	setenv("COLUMNS", "132", 1);
+	CHECK_EQ(rl_view_width(false), 132, "COLUMNS=132");
+	CHECK_EQ(rl_view_width(true), 0, "--wide: no limit");
+	setenv("COLUMNS", "40", 1);
+	CHECK_EQ(rl_view_width(false), RL_VIEW_MIN_WIDTH, "COLUMNS=40: at least 80");
+	setenv("COLUMNS", "wide", 1);
+	CHECK_GE(rl_view_width(false), RL_VIEW_MIN_WIDTH, "COLUMNS not a number");
+	if (old)
+		setenv("COLUMNS", old, 1);
+	else
+		unsetenv("COLUMNS");
+	free(old);
+}
