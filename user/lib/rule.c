@@ -153,7 +153,7 @@ int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
 			*v = !strcmp(s, "on");
 			return 0;
 		}
-		snprintf(err, errlen, "'%s' is not a switch: allowed: on or off", s);
+		snprintf(err, errlen, "'%s' is neither on nor off: give on or off", s);
 		return -EINVAL;
 	default:	/* RL_RULE_OPT_COUNT */
 		if (!strcmp(s, "unlimited")) {
