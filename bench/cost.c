@@ -308,21 +308,36 @@ static void tcp_frame(struct bench_frame *fr, const char *src, const char *dst,
 	t[2] = dport >> 8; t[3] = dport & 0xff;
 	t[12] = 5 << 4;
 	t[13] = flags;
+	t[14] = t[15] = 0xff;	/* window 65535 */
+	if (flags & 0x02) {	/* a SYN-ACK: sequence number 1000 */
+		t[6] = 1000 >> 8;
+		t[7] = 1000 & 0xff;
+	} else if (flags & 0x10 && dport == 80) {	/* the peer's: ack 1001 */
+		t[10] = 1001 >> 8;
+		t[11] = 1001 & 0xff;
+	}
 	fr->len = 60;
 }
 
-/* The egress hook's marks for 198.18.0.1 (and its connection), as the
- * host's answer leaves them: what the verified cases find. */
+/* 198.18.0.1's handshake: the host's SYN-ACK through the egress hook,
+ * then its ACK of it through the XDP program (the proof): verified, and
+ * its connection established, as the verified cases find them. */
 static int answer(struct rl_inst *r)
 {
-	struct bench_frame fr;
+	struct bench_frame fr, ack;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, a, .repeat = 1);
 
-	tcp_frame(&fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
+	tcp_frame(&fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x12);
 	o.data_in = fr.data;
 	o.data_size_in = (__u32)fr.len;
+	tcp_frame(&ack, "198.18.0.1", "198.18.255.1", 40000, 80, 0x10);
+	a.data_in = ack.data;
+	a.data_size_in = (__u32)ack.len;
 	return bpf_prog_test_run_opts(bpf_program__fd(r->skel->progs.rl_egress), &o) ||
-	       o.retval != 0 ? -1 : 0;
+	       o.retval != (__u32)-1 /* TC_ACT_UNSPEC */ ||
+	       bpf_prog_test_run_opts(bpf_program__fd(r->skel->progs.xdp_ratelimit), &a) ||
+	       a.retval != XDP_PASS ? -1 : 0;
 }
 
 /* quota set PREFIX --pps PPS (RL_UNLIMITED: unlimited) */
@@ -715,10 +730,20 @@ int bench_cost(int argc, char **argv)
 		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
 		 XDP_PASS, MIN_UNDER);
 	tcp_frame(&cs[n - 1].fr, "198.18.0.1", "198.18.255.1", 40000, 80, 0x10);
-	add_case(cs, &n, "egress_reply", "egress hook: one answer (TCP ACK) of the host",
+	add_case(cs, &n, "proof_miss",
+		 "an unverified source's ACK, no SYN-ACK recorded (a forged ACK)",
+		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
+		 XDP_PASS, MIN_UNDER);
+	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
+	add_case(cs, &n, "egress_reply",
+		 "egress hook: one segment (TCP ACK) of a socket not established",
 		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.1", 0,
-		 0 /* TC_ACT_OK */, -1);
+		 -1 /* TC_ACT_UNSPEC */, -1);
 	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
+	add_case(cs, &n, "egress_synack", "egress hook: one SYN-ACK of the host, recorded",
+		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.3", 0,
+		 -1 /* TC_ACT_UNSPEC */, -1);
+	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.3", 80, 40000, 0x12);
 	add_case(cs, &n, "scope_syn", "a SYN under a SYN rule and an unscoped one",
 		 bpf_program__fd(rsc.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
 		 XDP_PASS, MIN_UNDER);

@@ -496,13 +496,16 @@ if newns "$n" &&
 	in_ns "$n" "$cli" quota set 2001:db8::/32 --pps 1k --new-pps 10k \
 		--iface "${id}ri" >/dev/null; then
 	mac=$(ip -n "$n" -j link show "${id}ri" | jq -r '.[0].address')
-	# the host answers the established sources (ACKs out of the
-	# receiver, through the egress hook): verified, never judged by the
-	# newcomer budget. Their passed and dropped frames are read before and
-	# after the flood: only what they lose during the flood is measured.
+	# the established sources' handshakes (the host's SYN-ACKs out of
+	# the receiver, through the egress hook, and their ACKs): verified,
+	# never judged by the newcomer budget. Their passed and dropped frames
+	# are read before and after the flood: only what they lose during the
+	# flood is measured.
 	in_ns "$n" python3 "$here/../tests/gen/answers.py" "${id}ri" 2001:db8:1::1 \
-		2001:db8:ffff:: 256 ||
-		say "established: cannot send the host's answers"
+		2001:db8:ffff:: 256 &&
+		in_ns "$tx" python3 "$here/../tests/gen/answers.py" --peer-acks "${id}ti" \
+			"$mac" 2001:db8:1::1 2001:db8:ffff:: 256 ||
+		say "established: cannot send the handshakes"
 	est_sum() {
 		in_ns "$n" "$cli" stats --iface "${id}ri" --json --top 0 | jq -c '
 			[.interfaces[0].sources[] | select(.address | startswith("2001:db8:ffff:"))] |

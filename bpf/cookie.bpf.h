@@ -424,7 +424,7 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 		iph->check = csum_fold32((__u64)(__u16)~iph->check + (__u16)~old +
 					 iph->frag_off);
 	}
-	verify_source(&key, s->v6 ? RL_PKT_V6 : RL_PKT_V4, now, cnt);
+	verify_source(&key, now);
 	return 1;
 }
 

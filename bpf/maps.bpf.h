@@ -142,8 +142,10 @@ struct {
 	__type(value, struct rl_sync_state);
 } sync SEC(".maps");
 
-/* Verified sources (include/verified.h): written by the egress hook only;
- * max_entries is set by the loader (that of `sources`). */
+/* Verified sources (include/verified.h): written on proof only (the
+ * peer's ACK of a SYN-ACK the host sent, by the XDP program; segments of
+ * an established connection, by the egress hook); max_entries is set by
+ * the loader (that of `sources`). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
@@ -151,15 +153,28 @@ struct {
 	__type(value, struct rl_verified);
 } verified SEC(".maps");
 
-/* Connections the host answered past the handshake, written by the egress
- * hook once a rule bans: the packets that may count toward a ban.
- * max_entries is set by the loader (that of `sources`). */
+/* Connections the host established and the receive window it last
+ * advertised on each, written once a rule bans: the packets that may
+ * count toward a ban. max_entries is set by the loader (that of
+ * `sources`). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
 	__type(key, struct rl_flow);
 	__type(value, struct rl_answered);
 } answered SEC(".maps");
+
+/* SYN-ACKs the host's own stack sent, until the peer acknowledges one
+ * (include/verified.h): written by the egress hook, read and deleted by
+ * the XDP program. Only SYNs that passed (a newcomer's paid the newcomer
+ * budget) are answered, so a flood churns it at most at that rate.
+ * max_entries is set by the loader (rl_synacks_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES / 4);
+	__type(key, struct rl_flow);
+	__type(value, struct rl_synack);
+} synacks SEC(".maps");
 
 /* Every source ever verified here, as a Bloom filter: an unknown source
  * that it says was never verified is not, without a lookup in `verified`

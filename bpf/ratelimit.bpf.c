@@ -15,6 +15,27 @@
 #include <bpf/bpf_helpers.h>
 #include "ratelimit.h"
 #include "parse.h"
+/* How a packet is judged (`how` below): its source's state is in
+ * `newcomers`, not `sources`; the host verified it (read only for rules
+ * with a newcomer budget or a ban); its own in-window packets of
+ * established connections exceed its quota (proof_and_proven: only then
+ * may a drop ban). */
+#define HOW_NEWCOMERS	(1 << 0)
+#define HOW_VERIFIED	(1 << 1)
+#define HOW_PROVEN_OVER	(1 << 2)
+/* a scoped rule judges it (scope.bpf.h), in the window of the key
+ * rl_scoped_key() makes of the source and the rule */
+#define HOW_SCOPED	(1 << 3)
+/* and the unscoped rule covering the source has a newcomer budget, which
+ * an unverified packet pays before the scoped rule judges it
+ * (include/scope.h); that rule's slot in the bits from HOW_COVER_SHIFT up
+ * until then: in `how`, not a variable of its own, which would take stack
+ * the program does not have */
+#define HOW_COVERED	(1 << 4)
+#define HOW_COVER_SHIFT	8
+/* it paid it: an untracked window goes to `newcomers` */
+#define HOW_PAID	(1 << 5)
+
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
 #include "clock.bpf.h"
@@ -41,26 +62,6 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 	roll(st, now, key, table);
 	rl_quota_commit(st, len);
 }
-
-/* How a packet is judged (`how` below): its source's state is in
- * `newcomers`, not `sources`; the host verified it (read only for rules
- * with a newcomer budget or a ban); its own answered connections exceed
- * its quota (account_proven: only then may a drop ban). */
-#define HOW_NEWCOMERS	(1 << 0)
-#define HOW_VERIFIED	(1 << 1)
-#define HOW_PROVEN_OVER	(1 << 2)
-/* a scoped rule judges it (scope.bpf.h), in the window of the key
- * rl_scoped_key() makes of the source and the rule */
-#define HOW_SCOPED	(1 << 3)
-/* and the unscoped rule covering the source has a newcomer budget, which
- * an unverified packet pays before the scoped rule judges it
- * (include/scope.h); that rule's slot in the bits from HOW_COVER_SHIFT up
- * until then: in `how`, not a variable of its own, which would take stack
- * the program does not have */
-#define HOW_COVERED	(1 << 4)
-#define HOW_COVER_SHIFT	8
-/* it paid it: an untracked window goes to `newcomers` */
-#define HOW_PAID	(1 << 5)
 
 static __always_inline int how_table(int how)
 {
@@ -214,15 +215,16 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			barrier_var(rule);
 		}
 	}
-	/* verification costs a lookup only to rules that read it;
+	/* verification costs a lookup only to rules that read it (and to a
+	 * scoped rule's packet whose covering rule has a newcomer budget);
 	 * --syn-cookies: an unverified source's SYN is answered with a
 	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
-	 * past the SYN-ACK budget, or any other packet, judged as before */
+	 * past the SYN-ACK budget, or any other packet, judged as before.
+	 * The ACK that proves a source, and a ban's count, are looked for in
+	 * one call (verified.bpf.h) */
 	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED))) {
 		if (source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
-			if (rule->ban_ns && account_proven(ctx, &key, rule, now, len))
-				how |= HOW_PROVEN_OVER;
 		} else if (rl_rule_cookies(rule)) {
 			int act = cookie_first(ctx, now, len);
 
@@ -230,6 +232,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 				return act == RL_COOKIE_SENT ? XDP_TX : XDP_PASS;
 		}
 	}
+	if (rule)
+		how |= proof_and_proven(ctx, &key, rule_id, now, how);
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
 	if (how & HOW_SCOPED) {
@@ -320,40 +324,61 @@ out:
 
 /*
  * The egress hook (tc clsact, on the interface and every --replies-via
- * one): a TCP segment the host sends that is neither SYN nor RST answers
- * its peer past a handshake, which verifies the peer (include/verified.h)
- * and, once a rule bans, the connection. It never changes a packet or its
- * fate.
+ * one), for the segments the host's own sockets send (a forwarded or
+ * bridged skb has no socket): a SYN-ACK is recorded for the peer's ACK to
+ * prove (include/verified.h); a segment of an established full socket,
+ * neither SYN nor RST, renews its peer's verification and, once a rule
+ * bans, the window it advertises. It never changes a packet or its fate,
+ * and lets the filters after it run (TC_ACT_UNSPEC).
  */
 SEC("tc")
 int rl_egress(struct __sk_buff *skb)
 {
 	struct rl_counters *cnt;
 	struct rl_config *cfg;
+	struct bpf_sock *sk;
 	struct rl_flow f;
+	struct rl_seg seg;
+	struct rl_key key;
 	__u32 zero = 0;
-	__u8 flags;
+	__u8 *tcp;
 	__u64 now;
 
-	if (!rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
-			  &f, 1, &flags)) {
+	sk = skb->sk;
+	if (!sk)
+		return TC_ACT_UNSPEC;	/* forwarded or bridged */
+	tcp = rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
+			   &f, 1, &seg);
+	if (!tcp) {
 		/* headers beyond the linear part: pull them once */
 		if (skb->len <= skb->data_end - skb->data ||
-		    bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128) ||
-		    !rl_parse_tcp((void *)(long)skb->data,
-				  (void *)(long)skb->data_end, &f, 1, &flags))
-			return TC_ACT_OK;
+		    bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128))
+			return TC_ACT_UNSPEC;
+		tcp = rl_parse_tcp((void *)(long)skb->data,
+				   (void *)(long)skb->data_end, &f, 1, &seg);
+		if (!tcp)
+			return TC_ACT_UNSPEC;
 	}
-	if (!rl_tcp_answers(flags))
-		return TC_ACT_OK;
+	if ((seg.flags & (RL_TCP_SYN | RL_TCP_ACK)) == (RL_TCP_SYN | RL_TCP_ACK)) {
+		record_synack(&f, &seg, tcp, (void *)(long)skb->data_end);
+		return TC_ACT_UNSPEC;
+	}
+	if (seg.flags & (RL_TCP_SYN | RL_TCP_RST))
+		return TC_ACT_UNSPEC;
+	/* a request, TIME_WAIT or control socket's segment proves nothing */
+	sk = bpf_sk_fullsock(sk);
+	if (!sk || sk->type != 1 /* SOCK_STREAM */ || sk->protocol != 6 /* TCP */ ||
+	    !rl_tcp_established(sk->state))
+		return TC_ACT_UNSPEC;
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cnt || !cfg)
-		return TC_ACT_OK;	/* cannot happen: arrays */
+		return TC_ACT_UNSPEC;	/* cannot happen: arrays */
 	now = rl_now(cfg);
 	cnt->replies++;
-	mark_verified(&f, now, cnt);
+	peer_key(&key, &f);
+	mark_verified(&key, now, cnt, 0);
 	if (RL_READ(cfg->bans_used))
-		mark_answered(&f, now);
-	return TC_ACT_OK;
+		mark_answered(&f, &seg, now);
+	return TC_ACT_UNSPEC;
 }

@@ -40,9 +40,110 @@ static __always_inline int source_verified(struct rl_source *src,
 	return 1;
 }
 
+/* The kind of a source key (RL_PKT_V4 or RL_PKT_V6): IPv4 is v4-mapped. */
+static __always_inline int key_kind(const struct rl_key *key)
+{
+	return rl_v4_mapped_addr(key->addr) ? RL_PKT_V4 : RL_PKT_V6;
+}
+
+/*
+ * Source `key` proved its return path at `now` (`create`: a proof; else
+ * a segment of an established connection, which only renews an entry):
+ * verified (or kept so; a write only every TTL/8), reporting `verified`
+ * when it was not. 1 if it is verified now.
+ */
+static __always_inline int mark_verified(const struct rl_key *key, __u64 now,
+					 struct rl_counters *cnt, int create)
+{
+	struct rl_verified fresh = { .answered_ns = now }, *v;
+	__u64 t;
+	long ev;
+
+	v = bpf_map_lookup_elem(&verified, key);
+	if (v) {
+		t = RL_READ(v->answered_ns);
+		if (!rl_answer_stale(t, now, settings.verified_ttl_ns))
+			return 1;
+		RL_WRITE(v->answered_ns, now);
+		if (rl_verified_holds(t, now, settings.verified_ttl_ns))
+			return 1;
+	} else if (!create) {
+		return 0;
+	} else if (bpf_map_update_elem(&verified, key, &fresh, BPF_NOEXIST)) {
+		return 1;	/* another CPU verified it first */
+	} else {
+		bpf_map_push_elem(&verified_bloom, (void *)key, BPF_ANY);
+		cnt->verified_inserts++;
+	}
+	cnt->verified_new++;
+	if (no_events)
+		return 1;
+	ev = event_budget(cnt, now);
+	if (ev >= 0)
+		report_source(RL_EVENT_VERIFIED, key,
+			      find_rule(NULL, key, key_kind(key), 0), now, ev);
+	return 1;
+}
+
+/*
+ * Source `key` proved at `now` that it receives what the host sends it
+ * (include/verified.h): verified from now on. The one way in for every
+ * proof (the ACK of a SYN-ACK here; a returned SYN cookie). A global
+ * function: one copy for every caller. 1 once verified.
+ */
+__noinline int verify_source(const struct rl_key *key, __u64 now)
+{
+	struct rl_counters *cnt;
+	struct rl_key k;
+	__u32 zero = 0;
+
+	if (!key)
+		return 0;	/* cannot happen: the caller's key */
+	k = *key;	/* 6.1: a map key on this stack, not an argument */
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return 0;	/* cannot happen: an array */
+	return mark_verified(&k, now, cnt, 1);
+}
+
+/*
+ * A segment that reached the host: if it is the peer's ACK of a SYN-ACK
+ * the host sent on its connection (`synacks`), source `key` is verified,
+ * the record goes, and the connection counts as established for bans
+ * (`answered`, with the SYN-ACK's window). 1 if it proved. (On 6.1 the
+ * program's frame and this chain of global functions share 512 bytes of
+ * stack: keep the program's frame at 224.)
+ */
+__noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 now)
+{
+	struct rl_answered a = { .answered_ns = now };
+	struct rl_synack *s;
+	struct rl_flow f;
+	struct rl_seg seg;
+
+	if (!ctx || !key)
+		return 0;	/* cannot happen: the caller's pointers */
+	if (!rl_parse_tcp((void *)(long)ctx->data, (void *)(long)ctx->data_end,
+			  &f, 0, &seg) ||
+	    (seg.flags & (RL_TCP_SYN | RL_TCP_RST | RL_TCP_ACK)) != RL_TCP_ACK)
+		return 0;
+	s = bpf_map_lookup_elem(&synacks, &f);
+	if (!s || !rl_synack_proved(s, seg.ack))
+		return 0;
+	a.ack = s->ack;
+	a.win = s->win;		/* a SYN-ACK's window is never scaled */
+	a.wscale = s->wscale;
+	bpf_map_delete_elem(&synacks, &f);
+	if (!verify_source(key, now))
+		return 0;
+	bpf_map_update_elem(&answered, &f, &a, BPF_ANY);
+	return 1;
+}
+
 /*
  * A packet of a verified source under rule `rule`, which bans: if it
- * belongs to a connection the host answered, count it as proven
+ * belongs to a connection the host established and lies within the
+ * window the host last advertised on it, count it as proven
  * (include/verified.h), whatever its verdict. 1 if the proven packets
  * alone now exceed the source's quota: then a drop for that quota bans.
  * A parse or lookup that fails proves nothing, so never bans. A global
@@ -56,18 +157,19 @@ __noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
 	struct rl_verified *v;
 	struct rl_budget b = { 0 };
 	struct rl_flow f;
+	struct rl_seg seg;
 	struct rl_key k;
-	__u8 flags;
 	__u32 win;
 
 	if (!ctx || !key || !rule)
 		return 0;	/* cannot happen: the caller's pointers */
 	if (!rl_parse_tcp((void *)(long)ctx->data, (void *)(long)ctx->data_end,
-			  &f, 0, &flags) || (flags & RL_TCP_SYN))
+			  &f, 0, &seg) || (seg.flags & RL_TCP_SYN))
 		return 0;
 	a = bpf_map_lookup_elem(&answered, &f);
 	if (!a || !rl_verified_holds(RL_READ(a->answered_ns), now,
-				     settings.verified_ttl_ns))
+				     settings.verified_ttl_ns) ||
+	    !rl_seq_in_window(a, seg.seq))
 		return 0;
 	k = *key;	/* 6.1: a map key on this stack, not an argument */
 	v = bpf_map_lookup_elem(&verified, &k);
@@ -80,76 +182,89 @@ __noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
 	return rl_proven_exceeds(v, win, &b);
 }
 
-/* The key of the peer a connection names, as `sources` keys it; its
- * kind (RL_PKT_V4 or RL_PKT_V6). */
-static __always_inline int peer_key(struct rl_key *key, const struct rl_flow *f)
+/*
+ * The TCP side of a packet's verdict under rule slot `rule_id`
+ * (RL_NO_RULE: none), for source `key` that is verified (`how` has
+ * HOW_VERIFIED) or not: the ACK that proves it (prove_source, whatever
+ * the rule), then, under a rule that bans, its count toward a ban
+ * (account_proven). The flags to add to `how`. One call from the program,
+ * so that its own frame stays at 224 bytes: on 6.1 it and the deepest
+ * chain of global functions share 512 (and a rule slot, not a pointer
+ * that may be NULL, which 6.1 refuses a global function).
+ */
+__noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
+				__u32 rule_id, __u64 now, int how)
+{
+	const struct rl_rule *rule = NULL;
+	int add = 0;
+
+	if (!ctx || !key)
+		return 0;	/* cannot happen: the caller's pointers */
+	if (!(how & HOW_VERIFIED) && prove_source(ctx, key, now))
+		add = HOW_VERIFIED;
+	if (!((how | add) & HOW_VERIFIED) || rule_id == RL_NO_RULE)
+		return add;
+	rule = bpf_map_lookup_elem(&rules, &rule_id);
+	if (rule && (rule->flags & RL_RULE_F_USED) && rule->ban_ns &&
+	    account_proven(ctx, key, rule, now, (__u64)(ctx->data_end - ctx->data)))
+		add |= HOW_PROVEN_OVER;
+	return add;
+}
+
+/* The key of the peer a connection names, as `sources` keys it. */
+static __always_inline void peer_key(struct rl_key *key, const struct rl_flow *f)
 {
 	__u32 w[4];
 	int i;
 
 	__builtin_memcpy(w, f->peer, sizeof(w));
 	__builtin_memcpy(key->addr, w, sizeof(w));
-	if (w[0] == 0 && w[1] == 0 && w[2] == RL_HTONL(0xffff))
-		return RL_PKT_V4;
+	if (rl_v4_mapped_addr(f->peer))
+		return;
 #pragma unroll
 	for (i = 0; i < 4; i++)
 		w[i] &= settings.v6_mask[i];
 	__builtin_memcpy(key->addr, w, sizeof(w));
-	return RL_PKT_V6;
 }
 
-/* The source `key` (of kind RL_PKT_V4 or RL_PKT_V6) proved its return
- * path at `now`: mark it verified (or keep it so; a write only every
- * TTL/8), reporting `verified` when it was not. */
-static __always_inline void verify_source(const struct rl_key *key, int kind,
-					  __u64 now, struct rl_counters *cnt)
+/* The host's own stack sent SYN-ACK `seg` (TCP header at `tcp`) on
+ * connection `f`: what the peer's ACK must acknowledge to prove. */
+static __always_inline void record_synack(const struct rl_flow *f,
+					  const struct rl_seg *seg, __u8 *tcp,
+					  void *end)
 {
-	struct rl_verified fresh = { .answered_ns = now }, *v;
-	__u64 t;
-	long ev;
+	struct rl_synack s = {
+		.isn = seg->seq, .ack = seg->ack, .win = seg->win,
+		.wscale = rl_tcp_wscale(tcp, end, seg->doff),
+	};
 
-	v = bpf_map_lookup_elem(&verified, key);
-	if (v) {
-		t = RL_READ(v->answered_ns);
-		if (!rl_answer_stale(t, now, settings.verified_ttl_ns))
-			return;
-		RL_WRITE(v->answered_ns, now);
-		if (rl_verified_holds(t, now, settings.verified_ttl_ns))
-			return;
-	} else if (bpf_map_update_elem(&verified, key, &fresh, BPF_NOEXIST)) {
-		return;	/* another CPU marked it first */
-	} else {
-		bpf_map_push_elem(&verified_bloom, (void *)key, BPF_ANY);
-	}
-	cnt->verified_new++;
-	if (no_events)
-		return;
-	ev = event_budget(cnt, now);
-	if (ev >= 0)
-		report_source(RL_EVENT_VERIFIED, key,
-			      find_rule(NULL, key, kind, 0), now, ev);
+	bpf_map_update_elem(&synacks, f, &s, BPF_ANY);
 }
 
-/* The host answered the peer of `f` at `now`: it is verified. */
-static __always_inline void mark_verified(const struct rl_flow *f, __u64 now,
-					  struct rl_counters *cnt)
+/* The host sent segment `seg` at `now` on connection `f`, which it
+ * established: the window it advertises bounds what counts toward a ban.
+ * A write only when the window moved (or every TTL/8). */
+static __always_inline void mark_answered(const struct rl_flow *f,
+					  const struct rl_seg *seg, __u64 now)
 {
-	struct rl_key key;
-	int kind = peer_key(&key, f);
-
-	verify_source(&key, kind, now, cnt);
-}
-
-/* The host answered connection `f` at `now`: what a ban may count. */
-static __always_inline void mark_answered(const struct rl_flow *f, __u64 now)
-{
-	struct rl_answered fresh = { .answered_ns = now }, *a;
+	struct rl_answered fresh = {
+		.answered_ns = now, .ack = seg->ack, .win = seg->win,
+	}, *a;
+	__u32 win;
 
 	a = bpf_map_lookup_elem(&answered, f);
-	if (!a)
+	if (!a) {	/* established before the proof was seen: unscaled */
 		bpf_map_update_elem(&answered, f, &fresh, BPF_ANY);
-	else if (rl_answer_stale(RL_READ(a->answered_ns), now,
-				 settings.verified_ttl_ns))
-		RL_WRITE(a->answered_ns, now);
+		return;
+	}
+	win = rl_window_bytes(seg->win, a->wscale);
+	if (RL_READ(a->ack) != seg->ack || RL_READ(a->win) != win) {
+		RL_WRITE(a->ack, seg->ack);
+		RL_WRITE(a->win, win);
+	} else if (!rl_answer_stale(RL_READ(a->answered_ns), now,
+				    settings.verified_ttl_ns)) {
+		return;
+	}
+	RL_WRITE(a->answered_ns, now);
 }
 #endif /* RL_VERIFIED_BPF_H */

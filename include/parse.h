@@ -208,18 +208,40 @@ RL_UNROLL
 	return next == 0 || next == 43 || next == 60 || next == 44 ? -1 : next;
 }
 
+/* What the proof and the ban windows read of a TCP segment (host order). */
+struct rl_seg {
+	__u32 seq;
+	__u32 ack;
+	__u16 win;
+	__u8 flags;
+	__u8 doff;		/* header length in bytes */
+};
+
+/* An address of IPv6 that names IPv4 (::ffff:a.b.c.d): never a peer of
+ * IPv6, so it proves nothing for the IPv4 address it names. */
+RL_INLINE int rl_v4_mapped_addr(const __u8 *a)
+{
+	__u32 w[3];
+
+	__builtin_memcpy(w, a, sizeof(w));
+	return w[0] == 0 && w[1] == 0 && w[2] == RL_HTONL(0xffff);
+}
+
 /*
  * The TCP segment in a frame: its connection as `f` (egress: the host is
- * the sender, else the receiver) and its flags. 1 if the frame is a TCP
- * segment whose header is there, else 0 (a later fragment cannot be read).
+ * the sender, else the receiver), and the segment's numbers as `seg`. The
+ * TCP header, or NULL if the frame is no TCP segment whose whole fixed
+ * header is there (a later fragment cannot be read; an IPv6 segment of a
+ * v4-mapped address is none: it must not stand for IPv4).
  */
-RL_INLINE int rl_parse_tcp(void *data, void *end, struct rl_flow *f, int egress,
-			   __u8 *flags)
+RL_INLINE __u8 *rl_parse_tcp(void *data, void *end, struct rl_flow *f, int egress,
+			     struct rl_seg *seg)
 {
 	struct rl_cursor c = { .pos = data };
 	int proto = rl_parse_eth(&c, end);
 	__u8 *from = egress ? f->host : f->peer, *to = egress ? f->peer : f->host;
 	__be16 *ports;
+	__be32 *nums;
 	__u8 *tcp;
 
 	if (proto == RL_HTONS(ETH_P_IP)) {
@@ -239,6 +261,8 @@ RL_INLINE int rl_parse_tcp(void *data, void *end, struct rl_flow *f, int egress,
 			return 0;
 		__builtin_memcpy(from, &ip6->saddr, 16);
 		__builtin_memcpy(to, &ip6->daddr, 16);
+		if (rl_v4_mapped_addr(from) || rl_v4_mapped_addr(to))
+			return 0;
 		c.pos = ip6 + 1;
 		if (rl_skip_ipv6_ext(&c, end, ip6->nexthdr) != 6)
 			return 0;
@@ -246,20 +270,48 @@ RL_INLINE int rl_parse_tcp(void *data, void *end, struct rl_flow *f, int egress,
 		return 0;
 	}
 	tcp = c.pos;
-	if ((void *)(tcp + 14) > end)
+	if ((void *)(tcp + 20) > end)
 		return 0;
 	ports = (__be16 *)tcp;
+	nums = (__be32 *)(tcp + 4);
 	f->peer_port = egress ? ports[1] : ports[0];
 	f->host_port = egress ? ports[0] : ports[1];
-	*flags = tcp[13];
-	return 1;
+	seg->seq = __builtin_bswap32(nums[0]);
+	seg->ack = __builtin_bswap32(nums[1]);
+	seg->doff = (tcp[12] >> 4) * 4;
+	seg->flags = tcp[13];
+	seg->win = (__u16)(tcp[14] << 8 | tcp[15]);
+	return tcp;
 }
 
-/* Is a segment the host sends with these flags an answer past a
- * handshake (neither SYN, so not a SYN-ACK, nor RST)? */
-RL_INLINE int rl_tcp_answers(__u8 flags)
+/* TCP options looked through for the window scale, at most */
+#define RL_MAX_TCP_OPTS		12
+
+/* The window-scale option of a segment whose TCP header is at `tcp`
+ * (`doff` bytes), capped at 14 (RFC 7323); 0 without one. */
+RL_INLINE __u8 rl_tcp_wscale(__u8 *tcp, void *end, __u8 doff)
 {
-	return !(flags & (RL_TCP_SYN | RL_TCP_RST));
+	__u32 off = 20;
+	int i;
+
+	for (i = 0; i < RL_MAX_TCP_OPTS; i++) {
+		__u8 *o;
+
+		off &= 63;	/* a TCP header is at most 60 bytes */
+		o = tcp + off;
+		if (off >= doff || (void *)(o + 1) > end || o[0] == 0)
+			return 0;
+		if (o[0] == 1) {	/* no-op */
+			off++;
+			continue;
+		}
+		if ((void *)(o + 3) > end || o[1] < 2)
+			return 0;
+		if (o[0] == 3 && o[1] == 3)
+			return o[2] > 14 ? 14 : o[2];
+		off += o[1];
+	}
+	return 0;
 }
 
 #endif /* RL_PARSE_H */

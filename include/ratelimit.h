@@ -133,7 +133,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	11
+#define RL_LAYOUT_VERSION	12
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -170,6 +170,7 @@
 	X(sync,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_sync_state)	\
 	X(verified,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_verified)	\
 	X(answered,	BPF_MAP_TYPE_LRU_HASH,		struct rl_flow,		struct rl_answered)	\
+	X(synacks,	BPF_MAP_TYPE_LRU_HASH,		struct rl_flow,		struct rl_synack)	\
 	X(newcomers,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
 	X(new_history,	BPF_MAP_TYPE_LRU_HASH,		struct rl_key,		struct rl_history)	\
 	X(verified_bloom, BPF_MAP_TYPE_BLOOM_FILTER,	struct rl_none,		struct rl_key)	\
@@ -390,13 +391,15 @@ struct rl_ban {
 };
 
 /*
- * Value of the `verified` LRU hash, keyed like `sources`: when the host
- * last answered the source past a handshake (include/verified.h), written
- * only by the egress hook, so no packet that reaches the host can create,
- * refresh or push out an entry. proven_*: what the source sent on
- * connections the host answered (`answered`) in fixed window proven_win
- * (the low 32 bits of now / W), added to by the XDP program (only by
- * such packets): a ban needs them alone to exceed the quota.
+ * Value of the `verified` LRU hash, keyed like `sources`: when the source
+ * last proved that it receives what the host sends it (include/verified.h:
+ * its ACK acknowledged a SYN-ACK the host sent, or a segment of one of its
+ * established connections left the host), written only on such proof, so
+ * no packet a blind forger can send creates, refreshes or pushes out an
+ * entry. proven_*: what the source sent within the host's receive window
+ * of connections it established (`answered`) in fixed window proven_win
+ * (the low 32 bits of now / W), added to by the XDP program (only by such
+ * packets): a ban needs them alone to exceed the quota.
  */
 struct rl_verified {
 	__u64 answered_ns;
@@ -405,10 +408,31 @@ struct rl_verified {
 	__u64 proven_bytes;
 };
 
-/* Value of the `answered` LRU hash (struct rl_flow): when the host last
- * sent a segment on the connection, neither SYN nor RST. */
+/* Value of the `answered` LRU hash (struct rl_flow): a connection the host
+ * established. answered_ns: when it last sent a segment on it (or when the
+ * peer's ACK proved it); ack and win: the acknowledgment number and the
+ * window (scaled, in bytes) it last advertised, which bound the sequence
+ * numbers the peer may send; wscale: the window scale of its SYN-ACK (0
+ * when unknown: a smaller window, so fewer packets count toward a ban). */
 struct rl_answered {
 	__u64 answered_ns;
+	__u32 ack;
+	__u32 win;
+	__u8 wscale;
+	__u8 pad[7];
+};
+
+/* Value of the `synacks` LRU hash (struct rl_flow): a SYN-ACK the host's
+ * own stack sent, until the peer's ACK acknowledges it. isn: its sequence
+ * number (the proof is ack == isn + 1); ack and win: its acknowledgment
+ * number and (unscaled) window, the connection's first receive window;
+ * wscale: its window-scale option (0 when absent). */
+struct rl_synack {
+	__u32 isn;
+	__u32 ack;
+	__u16 win;
+	__u8 wscale;
+	__u8 pad;
 };
 
 /*
@@ -635,11 +659,15 @@ struct rl_config {
 	X(encap_pkts, "encap_packets", "encap_packets_total", NULL, \
 	  "Frames in an encapsulation the program does not read (a third VLAN tag, PPPoE, MPLS): " \
 	  "dropped unless --pass-malformed (also in packets_total).") \
-	/* the egress hook: answers it saw, and sources it verified that were not */ \
+	/* the egress hook: segments of the host's established connections it \
+	 * saw (TCP, neither SYN nor RST); sources proved that were not \
+	 * verified; entries `verified` gained (inserts: what the table no \
+	 * longer holds of them it evicted, user/lib/verified_map.c) */ \
 	X(replies, "replies", "replies_total", NULL, \
-	  "TCP segments the host sent that the egress hook looked at (answers).") \
+	  "Segments of the host's established TCP connections the egress hook saw.") \
 	X(verified_new, "verified_new", "sources_verified_total", NULL, \
-	  "Sources that became verified (they proved they receive what the host sends).") \
+	  "Sources that became verified (their ACK acknowledged a SYN-ACK the host sent).") \
+	X(verified_inserts, NULL, NULL, NULL, NULL) \
 	/* SYN cookies (bpf/cookie.bpf.h): SYN-ACKs sent, ACKs that returned \
 	 * a valid cookie and passed, ACKs of refused sources whose cookie was \
 	 * not valid, and this CPU's SYN-ACK budget: its period and the \
@@ -680,7 +708,7 @@ enum rl_event_type {
 	RL_EVENT_RELEASED = 2,	/* a whole window passed without a drop */
 	RL_EVENT_BANNED = 3,
 	RL_EVENT_UNBANNED = 4,	/* the ban's time is up */
-	RL_EVENT_VERIFIED = 5,	/* the host answered a source not verified */
+	RL_EVENT_VERIFIED = 5,	/* a source not verified proved its return path */
 };
 
 /* rl_event.rule_flags: a rule is named (else none covers the source) */
@@ -726,6 +754,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_ban) % 8 == 0, "rl_ban padding");
 RL_STATIC_ASSERT(sizeof(struct rl_remote) == 16 * RL_MAX_BUCKETS, "rl_remote layout");
 RL_STATIC_ASSERT(sizeof(struct rl_flow) == 36, "rl_flow layout");
 RL_STATIC_ASSERT(sizeof(struct rl_verified) == 24, "rl_verified layout");
+RL_STATIC_ASSERT(sizeof(struct rl_answered) == 24, "rl_answered layout");
+RL_STATIC_ASSERT(sizeof(struct rl_synack) == 12, "rl_synack layout");
 RL_STATIC_ASSERT(sizeof(struct rl_settings) % 8 == 0, "rl_settings padding");
 RL_STATIC_ASSERT(sizeof(struct rl_scope) == 12, "rl_scope layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 32, "rl_rule_counters layout");

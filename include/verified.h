@@ -4,36 +4,46 @@
  * source verified, how long it lasts, and what may ban it. Plain C shared
  * by the programs (bpf/verified.bpf.h) and the host tests.
  *
- * A source is verified while the host has answered it past a handshake
- * within the TTL: the egress hook saw the host send it a TCP segment that
- * is neither SYN nor RST. A forger who never sees the host's SYN-ACK
- * cannot make the host send one, and only the egress hook writes
- * `verified`, so no received packet creates, refreshes or evicts an entry.
+ * A source is verified once it proved that it receives what the host
+ * sends it: its ACK acknowledged the initial sequence number of a SYN-ACK
+ * the host's own stack sent on that connection (ack == ISN + 1). The egress
+ * hook records each such SYN-ACK (`synacks`, only segments a local socket
+ * sends: forwarded and bridged ones have none), the XDP program checks the
+ * peer's ACK against it. A blind forger must guess 32 bits. The host's
+ * other segments to a peer that never completed a handshake (a request
+ * socket's ACK to an out-of-window segment, TIME_WAIT and challenge ACKs,
+ * RSTs) are sent by the kernel's control socket, a request or TIME_WAIT
+ * socket, never by an established one, so they prove nothing. A verified
+ * source stays so while the host's established connections with it send
+ * (each segment of an established full socket renews it, never creates
+ * it), for --verified-ttl after the last.
  *
- * Bans rest on the same proof: the packets a ban counts are those of
- * connections the host answered (`answered`, also written on the way out),
- * and a source is banned only once those alone exceed its quota within one
- * window. Packets forged with its address spend its quota while they last
- * (they are judged like its own), but can neither ban it nor count toward
- * a ban.
+ * Bans rest on connections the host established (`answered`: created on
+ * the proof, kept by the established socket's segments) and on sequence
+ * numbers within the window the host last advertised on them (its ack
+ * number and window, scaled by its SYN-ACK's window scale): a blind forger
+ * who knows the 4-tuple must still guess about 2^32 / window. A source is
+ * banned only once those packets alone exceed its quota within one window.
+ * Packets forged with its address spend its quota while they last (they
+ * are judged like its own), but can neither ban it nor count toward a ban.
  */
 #ifndef RL_VERIFIED_H
 #define RL_VERIFIED_H
 
 #include "quota.h"
 
-/* Is a source the host last answered at `answered` verified at `now`?
- * 0: never answered. A clock behind `answered` (another CPU's read)
+/* Is a source that last proved (or was renewed) at `answered` verified at
+ * `now`? 0: never. A clock behind `answered` (another CPU's read)
  * counts as verified. */
 RL_INLINE int rl_verified_holds(__u64 answered, __u64 now, __u64 ttl_ns)
 {
 	return answered && (__s64)(now - answered) < (__s64)ttl_ns;
 }
 
-/* Must the egress hook rewrite an answer time written at `answered`? Only
- * once it is an eighth of the TTL old: a reply costs a lookup, a write
+/* Must the egress hook rewrite a renewal time written at `answered`? Only
+ * once it is an eighth of the TTL old: a segment costs a lookup, a write
  * (and its cache line on the other CPUs) at most eight times a TTL. A
- * source stays verified between TTL x 7/8 and TTL after its last answer. */
+ * source stays verified between TTL x 7/8 and TTL after its last segment. */
 RL_INLINE int rl_answer_stale(__u64 answered, __u64 now, __u64 ttl_ns)
 {
 	return (__s64)(now - answered) >= (__s64)(ttl_ns / 8);
@@ -79,6 +89,36 @@ RL_INLINE int rl_proven_exceeds(const struct rl_verified *v, __u32 win,
 	       (b->bytes != RL_UNLIMITED && RL_READ(v->proven_bytes) > b->bytes);
 }
 
+/* Does the peer's acknowledgment number `ack` prove that it read SYN-ACK
+ * `s`? Only the SYN-ACK's receiver knows its sequence number. */
+RL_INLINE int rl_synack_proved(const struct rl_synack *s, __u32 ack)
+{
+	return ack == s->isn + 1;
+}
+
+/* A window the host advertised, in bytes: `win` scaled by `wscale`. */
+RL_INLINE __u32 rl_window_bytes(__u16 win, __u8 wscale)
+{
+	return (__u32)win << (wscale > 14 ? 14 : wscale);
+}
+
+/* Is sequence number `seq` within the window connection `a` last
+ * advertised (from its ack number, `win` bytes on)? */
+RL_INLINE int rl_seq_in_window(const struct rl_answered *a, __u32 seq)
+{
+	return seq - a->ack < a->win;
+}
+
+/* Is a TCP socket in state `state` (BPF_TCP_*) established: past its
+ * handshake, not yet closed? A request socket (NEW_SYN_RECV), a Fast Open
+ * child not yet acknowledged (SYN_RECV), TIME_WAIT and CLOSE are not. */
+RL_INLINE int rl_tcp_established(__u32 state)
+{
+	return state == 1 /* ESTABLISHED */ || state == 4 /* FIN_WAIT1 */ ||
+	       state == 5 /* FIN_WAIT2 */ || state == 8 /* CLOSE_WAIT */ ||
+	       state == 9 /* LAST_ACK */ || state == 11 /* CLOSING */;
+}
+
 /* Has a rule a newcomer budget? */
 RL_INLINE int rl_rule_newcomer_limited(const struct rl_rule *r)
 {
@@ -110,6 +150,18 @@ RL_INLINE __u64 rl_newcomers_entries(__u64 max_sources)
 	if (n < 1024)
 		n = 1024;
 	return n < max_sources ? n : max_sources;
+}
+
+/* The `synacks` table for --max-sources N: that of `newcomers` (a
+ * quarter of N, at least 1,024): one handshake in flight per newcomer it
+ * holds. It must hold the SYN-ACKs sent within the longest round trip
+ * served: the newcomer budget's SYNs per second times that RTT (and the
+ * verified sources' own handshakes). Beyond, the oldest records go first
+ * and their clients' ACKs prove nothing: they stay newcomers until a
+ * later connection proves them. */
+RL_INLINE __u64 rl_synacks_entries(__u64 max_sources)
+{
+	return rl_newcomers_entries(max_sources);
 }
 
 #endif /* RL_VERIFIED_H */

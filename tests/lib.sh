@@ -169,9 +169,10 @@ gone_within() {	# TRIES KIND ID
 }
 
 # COUNT segments of ADDRESS, sent from $vtx to MAC, on a TCP connection
-# the receiver answered: its answer (an ACK out of $vrx, through the
-# egress hook) first, so that they are the source's own, which may ban it
-# (tests/gen/answers.py). Prints the frames sent.
+# the receiver established: its SYN-ACK (out of $vrx, through the egress
+# hook) first, then the segments, the first of which acknowledges it (the
+# proof), all within the receiver's window, so that they are the source's
+# own, which may ban it (tests/gen/answers.py). Prints the frames sent.
 send_answered_to() {	# MAC ADDRESS COUNT
 	local host=198.19.0.1
 	[[ $2 == *:* ]] && host=2001:db8:ffff::1

@@ -353,7 +353,9 @@ test_reload_from_layout8() {
 	in_rx "$old" attach "$vrx" --default-pps 1 --window 60s >/dev/null &&
 		in_rx "$old" quota set "$rule" --pps 1 --ban 1m --iface "$vrx" >/dev/null ||
 		{ result reload_from_layout8 1 "the layout-8 CLI did not attach"; return; }
-	send_answered "$a" 100 >/dev/null
+	# the host's ACK: what layout 8 took as proof
+	in_rx python3 "$here/../gen/answers.py" --old-proof "$vrx" 198.19.0.1 "$a" 1 &&
+		send_answered "$a" 100 >/dev/null
 	send --src "$w" --count 90 >/dev/null		# its window: 60 of 60 used (1 pps in 60 s)
 	rules0=$(in_rx "$old" quota list --iface "$vrx" --json | jq -c .interfaces[0].rules)
 	bans0=$(in_rx "$old" ban list --iface "$vrx" --json | jq -c '[.interfaces[0].bans[] | .address + " " + .rule]')
@@ -361,9 +363,9 @@ test_reload_from_layout8() {
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-8 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 11"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 12"* ]] || why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
-	# the rules as layout 8 had them, layout 11's syn_cookies off; layout
+	# the rules as layout 8 had them, layout 12's syn_cookies off; layout
 	# 9's counters start at 0
 	now_rules() { rl quota list --iface "$vrx" --json |
 		jq -c '.interfaces[0].rules | map(with_entries(select(.key != "syn_cookies")))'; }

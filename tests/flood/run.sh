@@ -2,7 +2,7 @@
 # Spoofed floods against a real server: nginx in one namespace; in the
 # other, legitimate clients (curl) and the attackers (tcpreplay looping
 # spoofed SYNs, hping3 forging a client's own address). With a newcomer
-# budget on the default rule, the clients the server has answered
+# budget on the default rule, the clients whose handshakes proved them
 # (verified sources) are served all through a flood that loops over the
 # same 65,536 addresses for 10 s, and what reaches the server's stack of
 # the flood (counted by nftables on the netdev ingress hook, after XDP)
@@ -101,7 +101,7 @@ t_flood() {
 		rl quota set default --new-pps "$new_pps" --iface "$vrx" >/dev/null ||
 		{ result flood_setup 1 "attach"; return; }
 	base=$(count frames)	# before the clients: nginx's start-up check
-	# the clients: served, so verified by the server's answers
+	# the clients: each ACK of the server's SYN-ACK verifies it
 	client "$stop" >"/tmp/$id.curl" &
 	c1=$!
 	client "$stop" 2.5 198.19.1.3 >"/tmp/$id.slow" &

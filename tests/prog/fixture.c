@@ -17,6 +17,8 @@
 #include "gen/frames.h"
 #include "fixture.h"
 #include "lib/xdp_multi.h"
+#include "lib/ban_map.h"
+#include "verified.h"
 
 const char *harness_suite = "prog";
 
@@ -64,7 +66,7 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	if (getenv("RL_VERIFIER_STATS")) {
 		size_t n;
 		const char *l = strstr(bpf_program__log_buf(f->skel->progs.xdp_ratelimit,
-							    &n), "processed");
+							    &n), "verification time");
 
 		fprintf(stderr, "  verifier: %s", l ? l : "(no statistics)\n");
 	}
@@ -161,13 +163,53 @@ int fixture_egress(struct fixture *f, const struct frame *fr, int cpu, __u64 now
 			fr->len, cpu, now);
 }
 
-bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now)
+void frame_tcp_numbers(struct frame *fr, __u32 seq, __u32 ack)
+{
+	__u8 *l4 = fr->data + ETH_HLEN + (fr->data[12] == 0x86 ? 40 : 20);
+
+	tg_put16(l4 + 4, (__u16)(seq >> 16));
+	tg_put16(l4 + 6, (__u16)seq);
+	tg_put16(l4 + 8, (__u16)(ack >> 16));
+	tg_put16(l4 + 10, (__u16)ack);
+}
+
+bool fixture_synack(struct fixture *f, const char *peer, int cpu, __u64 now)
 {
 	struct frame fr;
 
-	frame_tcp(&fr, HOST_ADDR(peer), peer, HOST_PORT, PEER_PORT, TCP_ACK);
-	return CHECK(fixture_egress(f, &fr, cpu, now) == 0,
-		     "egress run answering %s returns TC_ACT_OK", peer);
+	frame_tcp(&fr, HOST_ADDR(peer), peer, HOST_PORT, PEER_PORT, TCP_SYN | TCP_ACK);
+	frame_tcp_numbers(&fr, HOST_ISN, PEER_ISN + 1);
+	return CHECK(fixture_egress(f, &fr, cpu, now) == TC_ACT_UNSPEC,
+		     "egress run of a SYN-ACK to %s returns TC_ACT_UNSPEC", peer);
+}
+
+int fixture_handshake_ack(struct fixture *f, const char *peer, __u32 ack, int cpu,
+			  __u64 now)
+{
+	struct frame fr;
+
+	frame_tcp(&fr, peer, HOST_ADDR(peer), PEER_PORT, HOST_PORT, TCP_ACK);
+	frame_tcp_numbers(&fr, PEER_ISN + 1, ack);
+	return fixture_run(f, fr.data, fr.len, cpu, now);
+}
+
+bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now)
+{
+	/* a window and a bucket before: out of the window at `now` */
+	__u64 then = now - f->s.window_ns - f->s.bucket_ns;
+	char err[RL_ERR_LEN];
+	struct rl_verified v;
+	struct rl_key key;
+
+	if (!CHECK(rl_ban_key(peer, f->s.v6_prefix, &key, err, sizeof(err)) == 0,
+		   "key of %s: %s", peer, err))
+		return false;
+	if (!bpf_map_lookup_elem(f->m.verified, &key, &v) &&
+	    rl_verified_holds(v.answered_ns, now, f->s.verified_ttl_ns))
+		return true;	/* proved already: its connection goes on */
+	return fixture_synack(f, peer, cpu, then) &&
+	       CHECK(fixture_handshake_ack(f, peer, HOST_ISN + 1, cpu, then) >= 0,
+		     "XDP run of %s's ACK", peer);
 }
 
 int fixture_send(struct fixture *f, const struct frame *fr, int n, int cpu,

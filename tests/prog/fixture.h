@@ -107,12 +107,33 @@ void frame_tcp(struct frame *fr, const char *src, const char *dst,
 #define PEER_PORT	40000
 
 /* Run `fr` through the egress hook (rl_egress) on `cpu` at `now`: its
- * return code (TC_ACT_OK, 0), or -1 and a failed check. */
+ * return code (TC_ACT_UNSPEC, -1), or -1 and a failed check. */
 int fixture_egress(struct fixture *f, const struct frame *fr, int cpu, __u64 now);
 
-/* The host answers `peer` (an ACK from HOST_ADDR:HOST_PORT to
- * peer:PEER_PORT through the egress hook): verified, and, once a rule
- * bans, that connection answered. */
+/* Sequence numbers of the handshakes the tests make: the host's SYN-ACK
+ * carries HOST_ISN; the peer's segments start at PEER_ISN + 1 (0, so
+ * that frame_tcp()'s segments of the peer are within the host's window). */
+#define HOST_ISN	1000U
+#define PEER_ISN	0xffffffffU
+#define TC_ACT_UNSPEC	(-1)
+
+/* Set the sequence and acknowledgment numbers of frame_tcp() frame `fr`. */
+void frame_tcp_numbers(struct frame *fr, __u32 seq, __u32 ack);
+
+/* The host's stack sends `peer` a SYN-ACK (HOST_ADDR:HOST_PORT to
+ * peer:PEER_PORT, HOST_ISN) through the egress hook. */
+bool fixture_synack(struct fixture *f, const char *peer, int cpu, __u64 now);
+
+/* The peer's ACK on that connection acknowledging `ack`, through the XDP
+ * program (judged like any of its packets): its verdict, or -1. */
+int fixture_handshake_ack(struct fixture *f, const char *peer, __u32 ack, int cpu,
+			  __u64 now);
+
+/* `peer` proves its return path: the host's SYN-ACK, then the peer's ACK
+ * of it, a window and a bucket before `now` (so that at `now` the ACK is
+ * out of the peer's window, as a handshake is before its connection's
+ * data): verified, and its connection established for bans. Nothing
+ * when `peer` is verified at `now`: its connection goes on. */
 bool fixture_answer(struct fixture *f, const char *peer, int cpu, __u64 now);
 
 /* Run `fr` n times on `cpu` at `now`: how many passed, or -1 (and a

@@ -188,11 +188,16 @@ TEST(events_banned_then_unbanned_once)
 	if (!fixture_answer(&f, SRC, 0, T0 - 1))
 		goto out;
 	read_events(rb, s);
+	/* at its handshake's ACK, a window and a bucket before (fixture.h) */
 	if (CHECK_EQ(s->n, 1, "verified, once"))
-		is_event(&s->ev[0], RL_EVENT_VERIFIED, T0 - 1, 0, "verified");
-	CHECK(fixture_answer(&f, SRC, 0, T0 - 1), "answered again");
+		is_event(&s->ev[0], RL_EVENT_VERIFIED, T0 - 1 - f.s.window_ns - f.s.bucket_ns,
+			 0, "verified");
+	CHECK(fixture_synack(&f, SRC, 0, T0 - 1 - f.s.window_ns - f.s.bucket_ns) &&
+	      fixture_handshake_ack(&f, SRC, HOST_ISN + 1, 0,
+				    T0 - 1 - f.s.window_ns - f.s.bucket_ns) == XDP_PASS,
+	      "proved again");
 	read_events(rb, s);
-	CHECK_EQ(s->n, 0, "an answer to a verified source reports nothing");
+	CHECK_EQ(s->n, 0, "a proof of a verified source reports nothing");
 	CHECK_EQ(sent_answered(&f, SRC, 6, 0, T0), 5, "the sixth is dropped");
 	read_events(rb, s);
 	/* the ban is stored while judging, limited counted after */

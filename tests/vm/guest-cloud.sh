@@ -10,14 +10,17 @@ guest_init
 # Which prog tests: the verdict, the cross-CPU lease and history, fleet
 # sync's remote share (what 6.1 refused), bans (and that forged copies
 # never ban), events, newcomers and verified sources (the egress hook,
-# a tc program), refused sources, the parser, rule scope (its first entry
-# and its bpf_loop inside a global function), burst, and the stub that
-# tail-calls the program under libxdp's dispatcher.
+# a tc program, records SYN-ACKs; the proof by the peer's ACK of the
+# ISN; bans counting only the host's window), refused sources, the
+# parser, rule scope (its first entry and its bpf_loop inside a global
+# function), burst, and the stub that tail-calls the program under
+# libxdp's dispatcher.
 prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	past_buckets_of_every_cpu_count history_evicted_fails_closed \
 	remote_share_counts_as_another_cpu ban_seen_on_every_cpu \
 	events_limited_then_released newcomer_refusals_take_no_entry \
-	ban_never_by_forged_copies egress_marks_only_answers newcomer_verified_on_every_cpu \
+	ban_never_by_forged_copies proof_is_the_ack_of_the_isn proof_not_through_v4_mapped \
+	ban_counts_only_the_window newcomer_verified_on_every_cpu \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
 	aggregate_budget_caps_a_prefix scope_composes_with_allow_and_block \
 	scope_ipv6_ext_headers_and_fragments scope_walk_every_entry burst_caps_each_bucket \

@@ -169,7 +169,7 @@ static void row_iface(struct status *st, const char *name)
 	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
 	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
 	if (rl_verified_count(&ifc.m, &ifc.cfg.set, rl_prog_now_ns(&ifc.cfg.set),
-			      &r->verified))
+			      &r->verified, NULL))
 		r->verified = 0;
 	r->nhooks = rl_egress_hooks((int)r->set.ifindex, r->set.replies_via, r->hooks);
 	for (int i = 0; i < r->nhooks; i++) {

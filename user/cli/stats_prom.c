@@ -47,7 +47,7 @@ static const struct iface_metric iface_metrics[] = {
 	{ "refused_sources_max", "gauge", "Entries the refused table holds at most.",
 	  NULL, IFACE_U64(refused_max) },
 	{ "verified_sources", "gauge",
-	  "Sources the host answered past a handshake within --verified-ttl (Verified sources).",
+	  "Sources that proved their return path within --verified-ttl (Verified sources).",
 	  NULL, IFACE_U64(verified_sources) },
 	{ "sync_fields_rejected_total", "counter",
 	  "Other hosts' fields in the fleet's Redis the sync agent ignored, by why: format, mac "
@@ -59,6 +59,9 @@ static const struct iface_metric iface_metrics[] = {
 	{ "sync_key_errors_total", "counter",
 	  "Redis keys the sync agent got an error for (a key of another type): those sources counted locally.",
 	  NULL, IFACE_U64(sync_key_errors) },
+	{ "verified_evicted_total", "counter",
+	  "Verified entries the full verified table pushed out (size it: Verified sources).",
+	  NULL, IFACE_U64(verified_evicted) },
 };
 #undef COUNTER_METRIC
 

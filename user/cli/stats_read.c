@@ -228,7 +228,10 @@ static int read_iface(const char *name, const struct rl_stats_opts *o,
 	v->refused_only = r->top.refused_only;
 	v->refused = r->top.refused;
 	v->refused_max = RL_REFUSED_ENTRIES;
-	ret = rl_verified_count(&ifc.m, &v->set, v->now, &v->verified_sources);
+	ret = rl_verified_count(&ifc.m, &v->set, v->now, &v->verified_sources,
+				&v->verified_entries);
+	v->verified_evicted = rl_verified_evicted(v->tot.verified_inserts,
+						  v->verified_entries);
 	if (ret) {
 		rl_err("stats: cannot read the verified sources of %s: %s", name,
 		       strerror(-ret));

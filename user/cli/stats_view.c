@@ -273,9 +273,10 @@ static void print_iface(FILE *f, const struct rl_stats_view *v,
 		   (uint64_t)s->tracked, (uint64_t)s->max_sources, scoped,
 		   (uint64_t)s->tot.new_sources, (uint64_t)s->tot.untracked_pkts,
 		   (uint64_t)s->refused_only, (uint64_t)s->tot.refused_unlisted_pkts);
-	print_line(f, v, "verified: %" PRIu64 " sources the host answered, %" PRIu64
-		   " answers seen by the egress hook",
-		   (uint64_t)s->verified_sources, (uint64_t)s->tot.replies);
+	print_line(f, v, "verified: %" PRIu64 " sources now, %" PRIu64 " proofs, %" PRIu64
+		   " evicted; %" PRIu64 " segments of established connections seen",
+		   (uint64_t)s->verified_sources, (uint64_t)s->tot.verified_new,
+		   (uint64_t)s->verified_evicted, (uint64_t)s->tot.replies);
 	print_line(f, v, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
 		   PRIu64 " bad (judged as any packet)", (uint64_t)s->tot.cookies_sent,
 		   (uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
@@ -414,6 +415,7 @@ static void totals_json(struct rl_json *j, const struct rl_stats_iface *s,
 		rl_json_uint_field(j, json ? json : "", t->field);
 	RL_COUNTERS(COUNTER_JSON)
 #undef COUNTER_JSON
+	rl_json_uint_field(j, "verified_evicted", s->verified_evicted);
 	if (rates)
 		rates_json(j, "rates", &s->rates, s->rates_ns);
 	rl_json_object_end(j);

@@ -65,6 +65,8 @@ struct rl_stats_iface {
 	__u64 verified_sources;		/* verified now */
 	__u64 sync_rejected[RL_SYNC_REJECTS];	/* the sync agent's (ratelimit.h) */
 	__u64 sync_key_errors;
+	__u64 verified_entries;		/* entries of `verified`, lapsed or not */
+	__u64 verified_evicted;		/* rl_verified_evicted */
 	struct rl_stats_source *src;	/* shown sources, busiest first */
 	size_t nsrc;
 	struct rl_ban_row *bans;	/* banned sources, soonest free first */

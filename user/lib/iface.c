@@ -18,9 +18,21 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
-	/* layouts 8 to 10: the counters ended before SYN cookies' */
-	if (i == RL_MAP_IDX_counters)
-		return offsetof(struct rl_counters, cookies_sent);
+	/* layout 11: the counters ended before SYN cookies' */
+	if (layout == 11)
+		return i == RL_MAP_IDX_counters ?
+		       (int)offsetof(struct rl_counters, cookies_sent) :
+		       (int)rl_map_defs[i].value_size;
+	/* layouts 8 to 10: `answered` held only when the host last answered,
+	 * the counters ended before verified_inserts; no `synacks` (layout 11) */
+	switch (i) {
+	case RL_MAP_IDX_answered:
+		return sizeof(__u64);
+	case RL_MAP_IDX_counters:
+		return offsetof(struct rl_counters, verified_inserts);
+	case RL_MAP_IDX_synacks:
+		return -1;
+	}
 	/* layouts 8 and 9: the sync state ended before the rejected fields
 	 * layout 10 added at its end */
 	if (layout < 10 && i == RL_MAP_IDX_sync)

@@ -18,6 +18,7 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
 	struct bpf_map *verified = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified));
 	struct bpf_map *answered = bpf_object__find_map_by_name(obj, RL_MAP_NAME(answered));
+	struct bpf_map *synacks = bpf_object__find_map_by_name(obj, RL_MAP_NAME(synacks));
 	struct bpf_map *newcomers = bpf_object__find_map_by_name(obj, RL_MAP_NAME(newcomers));
 	struct bpf_map *new_history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(new_history));
 	struct bpf_map *bloom = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified_bloom));
@@ -26,7 +27,7 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 						s->ncpus);
 	int err;
 
-	if (!sources || !history || !remote || !verified || !answered ||
+	if (!sources || !history || !remote || !verified || !answered || !synacks ||
 	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
@@ -41,6 +42,9 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		err = bpf_map__set_max_entries(verified, (__u32)s->max_sources);
 	if (!err)
 		err = bpf_map__set_max_entries(answered, (__u32)s->max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(synacks,
+					       (__u32)rl_synacks_entries(s->max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(bloom, (__u32)(4 * s->max_sources));
 	if (!err)

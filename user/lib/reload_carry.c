@@ -242,27 +242,25 @@ static int copy_array(int src, int dst, __u32 n, size_t value_size, bool percpu)
 	return ret;
 }
 
-/* The counters, each CPU's: an older layout's are shorter (zero-extended),
- * and a per-CPU value's stride is its size rounded to 8. */
-static int copy_counters(const struct rl_iface *old, int dst)
+/* Entry 0 of a per-CPU array whose values grew from `old_size` to
+ * `new_size` bytes at their end: every CPU's, the new fields zero. */
+static int copy_percpu_grown(int src, int dst, size_t old_size, size_t new_size)
 {
-	int n = rl_layout_value_size(old->cfg.layout, RL_MAP_IDX_counters);
-	size_t osize = n > 0 ? (size_t)n : sizeof(struct rl_counters);
-	void *ov = rl_percpu_alloc(osize), *nv = rl_percpu_alloc(sizeof(struct rl_counters));
+	size_t so = (old_size + 7) & ~(size_t)7, sn = (new_size + 7) & ~(size_t)7;
+	char *o = rl_percpu_alloc(old_size), *v = rl_percpu_alloc(new_size);
 	__u32 zero = 0;
 	int ret = 0;
 
-	if (!ov || !nv)
+	if (!o || !v)
 		ret = -ENOMEM;
-	else if (bpf_map_lookup_elem(old->m.counters, &zero, ov))
+	else if (bpf_map_lookup_elem(src, &zero, o))
 		ret = -errno;
-	for (int cpu = 0; !ret && cpu < rl_ncpus(); cpu++)
-		memcpy(RL_PERCPU_VAL(nv, sizeof(struct rl_counters), cpu),
-		       RL_PERCPU_VAL(ov, osize, cpu), osize);
-	if (!ret && bpf_map_update_elem(dst, &zero, nv, BPF_ANY))
+	for (int c = 0; !ret && c < rl_ncpus(); c++)
+		memcpy(v + c * sn, o + c * so, old_size);
+	if (!ret && bpf_map_update_elem(dst, &zero, v, BPF_ANY))
 		ret = -errno;
-	free(ov);
-	free(nv);
+	free(o);
+	free(v);
 	return ret;
 }
 
@@ -485,15 +483,24 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 		ret = n < 0 ? (int)n : 0;
 		c->verified = n;
 	}
-	if (!ret) {
+	/* an earlier layout's answered connections have no window: a ban counts
+	 * none of them, so their peers' next connections start afresh */
+	if (!ret && old->cfg.layout == RL_LAYOUT_VERSION) {
 		what = "answered connections";
 		n = copy_hash(old->m.answered, nm->answered, sizeof(struct rl_flow),
 			      sizeof(struct rl_answered), s->max_sources);
+		if (n >= 0)
+			n = copy_hash(old->m.synacks, nm->synacks, sizeof(struct rl_flow),
+				      sizeof(struct rl_synack),
+				      rl_synacks_entries(s->max_sources));
 		ret = n < 0 ? (int)n : 0;
 	}
 	if (!ret && o->ncpus == s->ncpus) {
 		what = "counters";
-		ret = copy_counters(old, nm->counters);
+		ret = copy_percpu_grown(old->m.counters, nm->counters,
+					(size_t)rl_layout_value_size(old->cfg.layout,
+								     RL_MAP_IDX_counters),
+					sizeof(struct rl_counters));
 	}
 	if (!ret && old->m.rule_counters >= 0) {	/* none before layout 9 */
 		what = "rule counters";
