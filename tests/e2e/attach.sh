@@ -35,7 +35,7 @@ test_attach_pins_bpftool() {
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
 		history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
-		rules_v6 scoped_v4 scoped_v6 scopes sources sync verified verified_bloom | sort | tr '\n' ' ')
+		rules_v6 scoped_v4 scoped_v6 scopes sources synacks sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")

@@ -60,6 +60,7 @@ static int detach_run(void *cfg)
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
+			rl_pin_root_tidy();
 			printf("removed the pins an interrupted attach left for %s (it was not attached)\n",
 			       iface);
 			return RL_EXIT_OK;
