@@ -10,6 +10,9 @@
  *   churn_n of them inside 2001:db8::/32) into the frame, then tail-calls
  *   the program under test: BPF_PROG_TEST_RUN repeats one frame, this makes
  *   every repeat (or every 2^churn_shift repeats) a different source.
+ * - xdp_tcp_churn: the same for TCP frames a program may answer in place
+ *   (XDP_TX rewrites the frame BPF_PROG_TEST_RUN repeats): the frame is
+ *   copied from tcp_frame on every repeat before its source is written.
  * - xdp_xcpu: the refresh and confirm steps of the verdict (include/quota.h) on every
  *   packet, with the other CPUs' values read in a bpf_loop as the program
  *   does, for xcpu_loops iterations: its cost and how it grows per CPU.
@@ -141,6 +144,25 @@ int xdp_churn(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	churn_next = i + 1 >= (churn_n << churn_shift) ? 0 : i + 1;
 	*(__u32 *)(saddr + 4) = bpf_htonl(i >> churn_shift);
+	bpf_tail_call(ctx, &churn_target, 0);
+	return XDP_ABORTED;
+}
+
+/* The frame xdp_tcp_churn starts every repeat from, set by the bench. */
+__u8 tcp_frame[BENCH_TCP_LEN];
+
+SEC("xdp")
+int xdp_tcp_churn(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 i = churn_next;
+
+	if (data + BENCH_TCP_LEN > data_end)
+		return XDP_ABORTED;
+	__builtin_memcpy(data, tcp_frame, BENCH_TCP_LEN);
+	churn_next = i + 1 >= (churn_n << churn_shift) ? 0 : i + 1;
+	*(__u32 *)(data + BENCH_V6_SADDR_OFF + 4) = bpf_htonl(i >> churn_shift);
 	bpf_tail_call(ctx, &churn_target, 0);
 	return XDP_ABORTED;
 }

@@ -8,6 +8,10 @@
 /* Offset of the IPv6 source address in an untagged frame. */
 #define BENCH_V6_SADDR_OFF	(14 + 8)
 
+/* The TCP frames of the SYN cookie cases (xdp_tcp_churn): IPv6, a SYN
+ * with Linux's 20 bytes of options, or an ACK padded to the same length. */
+#define BENCH_TCP_LEN		94
+
 /* One packet that reached the accuracy receiver's socket. */
 struct bench_pass {
 	__u64 ts;	/* bpf_ktime_get_ns(): the clock of the limiter's windows */

@@ -30,6 +30,7 @@
 #include "ratelimit.h"
 #include "ratelimit.skel.h"
 #include "baselines.skel.h"
+#include "bench_bpf.h"
 #include "xdp_slot.skel.h"
 #include "lib/loader.h"
 #include "lib/maps.h"
@@ -66,6 +67,7 @@ struct cost_case {
 				 * and again, and may run the budget out */
 	int base;		/* case to compare with (minimal limiter), -1 */
 	struct bench_frame fr;
+	const __u8 *tcp_tmpl;	/* xdp_tcp_churn's frame, or NULL */
 	__u64 repeat;
 	double *ns;		/* per round */
 	__u32 bad_verdicts;
@@ -237,6 +239,53 @@ static int syn_rule(struct rl_inst *r)
 	return 0;
 }
 
+/* quota set default --pps 1000 --new-pps 10, with --syn-cookies or not:
+ * a spoofed SYN flood answered with cookies, or refused */
+static int cookie_rule(struct rl_inst *r)
+{
+	return default_rule(r, &(struct rl_rule_change){
+		.have_pps = true, .pps = 1000,
+		.have_new_pps = true, .new_pps = 10,
+		.have_cookies = true, .cookies = true,
+	});
+}
+
+/* The SYN cookie cases' frames (xdp_tcp_churn writes each repeat's
+ * source): IPv6 2001:db8::1 port 40000 to 2001:db8:ffff::1 port 80, a SYN
+ * with Linux's options (MSS, SACK, timestamp, window scale), or an ACK of
+ * a cookie no source of the flood was sent (padded to the same length). */
+static void tcp6_frame(__u8 *f, bool syn)
+{
+	static const __u8 opts[20] = { 2, 4, 0x05, 0xa0, 4, 2, 8, 10, 0, 0, 0, 1,
+				       0, 0, 0, 0, 1, 3, 3, 7 };
+	__u8 *ip = f + 14, *t = ip + 40;
+
+	memset(f, 0, BENCH_TCP_LEN);
+	memset(f, 0x02, 12);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[5] = syn ? 40 : 20;
+	ip[6] = 6;
+	ip[7] = 64;
+	inet_pton(AF_INET6, "2001:db8::1", ip + 8);
+	inet_pton(AF_INET6, "2001:db8:ffff::1", ip + 24);
+	t[0] = 40000 >> 8; t[1] = 40000 & 0xff;
+	t[3] = 80;
+	t[4] = 0x11; t[7] = 0x44;		/* seq */
+	if (syn) {
+		t[12] = 10 << 4;
+		t[13] = 0x02;
+		memcpy(t + 20, opts, sizeof(opts));
+	} else {
+		t[7] = 0x45;
+		t[8] = 0x12; t[11] = 0x34;	/* ack: no cookie of theirs */
+		t[12] = 5 << 4;
+		t[13] = 0x10;
+	}
+	t[14] = 0xfa;
+}
+
 /* A TCP segment SRC:SPORT -> DST:DPORT (IPv4), as the connection the
  * verified cases use (198.18.0.1:40000 and 198.18.255.1:80). */
 static void tcp_frame(struct bench_frame *fr, const char *src, const char *dst,
@@ -315,6 +364,8 @@ static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
 		if (bpf_map_update_elem(c->tail_map, &zero, &c->tail_fd, BPF_ANY))
 			return -1;
 	}
+	if (c->tcp_tmpl)
+		memcpy(bu->bss->tcp_frame, c->tcp_tmpl, BENCH_TCP_LEN);
 	return bench_test_run(c->fd, &c->fr, repeat, retval);
 }
 
@@ -355,6 +406,15 @@ static void add_case(struct cost_case *cs, int *n, const char *name,
 	c->base = base;
 	len = tg_frame_udp(c->fr.data, sizeof(c->fr.data), src, 0, (unsigned int)nvlan);
 	c->fr.len = len > 0 ? (size_t)len : 0;
+}
+
+/* A SYN cookie case: xdp_tcp_churn from `tmpl`, tail-calling `tail_fd` */
+static void tcp_case(struct cost_case *c, const __u8 *tmpl, int tail_fd)
+{
+	memcpy(c->fr.data, tmpl, BENCH_TCP_LEN);
+	c->fr.len = BENCH_TCP_LEN;
+	c->tcp_tmpl = tmpl;
+	c->tail_fd = tail_fd;
 }
 
 static int find(struct cost_case *cs, int n, const char *name)
@@ -542,11 +602,13 @@ int bench_cost(int argc, char **argv)
 	struct bench_rounds ro = { .rounds = 11, .ms = 20, .cpu = 0 };
 	int rounds, cpu, n = 0, opt, ret = 1;
 	double ms;
-	struct cost_case cs[40];
+	struct cost_case cs[48];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
 	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
+	struct rl_inst rk = { 0 };			/* SYN cookies */
+	static __u8 syn6[BENCH_TCP_LEN], ack6[BENCH_TCP_LEN];
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	struct xdp_slot *stub = NULL;			/* under libxdp's dispatcher */
 	struct bpf_object *disp = NULL;			/* libxdp's dispatcher */
@@ -603,6 +665,12 @@ int bench_cost(int argc, char **argv)
 	 * and a packet in no scope while the scope is in use */
 	if (load_rl(&rsc, RL_DEFAULT_MAX_SOURCES) || syn_rule(&rsc))
 		goto out;
+	/* SYN cookies: a spoofed SYN flood answered with them, and its ACKs
+	 * (rk); refused by a newcomer budget today (rn, above) */
+	if (load_rl(&rk, RL_DEFAULT_MAX_SOURCES) || cookie_rule(&rk))
+		goto out;
+	tcp6_frame(syn6, true);
+	tcp6_frame(ack6, false);
 	/* events: the same flood with and without them (quota set default
 	 * --pps 1: one pass a window per source, then drops) */
 	bev = load_baselines_churn(1, 0, 0, EVENT_SOURCES, 1);
@@ -695,6 +763,18 @@ int bench_cost(int argc, char **argv)
 	add_case(cs, &n, "spoof_newcomer", "spoofed flood refused by a newcomer budget",
 		 churn_fd, "2001:db8::1", 0, -1, -1);
 	cs[n - 1].tail_fd = bpf_program__fd(rn.skel->progs.xdp_ratelimit);
+	add_case(cs, &n, "syn_driver", "SYN churn driver -> XDP_PASS",
+		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_PASS, -1);
+	tcp_case(&cs[n - 1], syn6, pass_fd);
+	add_case(cs, &n, "syn_refused", "spoofed SYN flood refused by a newcomer budget",
+		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_DROP, -1);
+	tcp_case(&cs[n - 1], syn6, bpf_program__fd(rn.skel->progs.xdp_ratelimit));
+	add_case(cs, &n, "syn_cookie", "spoofed SYN flood answered with SYN cookies (XDP_TX)",
+		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_TX, -1);
+	tcp_case(&cs[n - 1], syn6, bpf_program__fd(rk.skel->progs.xdp_ratelimit));
+	add_case(cs, &n, "cookie_ack", "spoofed ACKs under a cookie rule: checked, refused",
+		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_DROP, -1);
+	tcp_case(&cs[n - 1], ack6, bpf_program__fd(rk.skel->progs.xdp_ratelimit));
 	add_case(cs, &n, "events_on", "events: a flood reporting on every packet",
 		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
 	cs[n - 1].tail_fd = bpf_program__fd(rev.skel->progs.xdp_ratelimit);
@@ -720,7 +800,7 @@ int bench_cost(int argc, char **argv)
 	}
 
 	/* hold every program that is test-run in the dispatcher */
-	int held[40], nheld = 0;
+	int held[48], nheld = 0;
 
 	for (int i = 0; i < n; i++) {
 		bool seen = !strncmp(cs[i].name, "egress_", 7);	/* tc: no dispatcher */
@@ -810,6 +890,11 @@ int bench_cost(int argc, char **argv)
 			"spoof_newcomer_vs_aggregate",
 			ratio_json(cs, find(cs, n, "spoof_newcomer"),
 				   find(cs, n, "spoof_aggregate"), rounds));
+	/* a SYN answered with a cookie against one refused today, both net
+	 * of the driver's copy of the frame */
+	json_object_set_new(doc, "syn_cookie_vs_refused",
+			    ratio_json(cs, find(cs, n, "syn_cookie"),
+				       find(cs, n, "syn_refused"), rounds));
 	/* ratios within each round to one source under one rule:
 	 * - a verified source's packet under a rule that reads verification
 	 *   (with a newcomer budget, with --ban);
@@ -856,6 +941,8 @@ out:
 		ratelimit__destroy(ra.skel);
 	if (rn.skel)
 		ratelimit__destroy(rn.skel);
+	if (rk.skel)
+		ratelimit__destroy(rk.skel);
 	if (rvn.skel)
 		ratelimit__destroy(rvn.skel);
 	if (rvb.skel)

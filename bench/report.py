@@ -523,6 +523,9 @@ def main():
     #   looks its connection up;
     # - rule scope: a SYN judged by a SYN rule beside an unscoped one, and
     #   a packet in no scope while scopes are in use, against one rule;
+    # - SYN cookies: a spoofed SYN answered with one against the same SYN
+    #   refused by a newcomer budget today (both behind the TCP churn
+    #   driver, which copies the frame back each repeat);
     # - libxdp's dispatcher, natively here from its parts (libxdp's
     #   dispatcher program, the stub's tail call); the whole path in
     #   Debian 12's kernel under qemu is below (an emulated CPU: reported
@@ -547,7 +550,10 @@ def main():
              "dispatcher program and the stub's tail call): %s x attached directly"),
             ("slot_vs_under", "cost_slot_vs_under", None,
              "the dispatcher's stub alone (its tail call): %s x the program run "
-             "directly")):
+             "directly"),
+            ("syn_cookie_vs_refused", "cost_syn_cookie_vs_refused", None,
+             "a spoofed SYN answered with a SYN cookie (the cookie, the SYN-ACK "
+             "built, XDP_TX): %s x the same SYN refused by a newcomer budget")):
         r = (cost or {}).get(key)
         if r:
             target(name, r, None if bound is None else r["median"] <= bound,

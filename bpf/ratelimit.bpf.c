@@ -5,7 +5,8 @@
  * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h, verified.bpf.h,
  * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
  * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
- * counters, events in events.bpf.h). A second program, rl_egress, marks
+ * counters, events in events.bpf.h); a refused SYN may be answered with a
+ * SYN cookie, and the ACK returning it passed (cookie.bpf.h). A second program, rl_egress, marks
  * the sources the host answers (verified.bpf.h). Each bpf/NAME.bpf.h holds
  * one job; every map is in maps.bpf.h.
  */
@@ -49,6 +50,7 @@
 #include "rule.bpf.h"
 #include "verified.bpf.h"
 #include "scope.bpf.h"
+#include "cookie.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -215,11 +217,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 	/* verification costs a lookup only to rules that read it (and to a
 	 * scoped rule's packet whose covering rule has a newcomer budget);
-	 * the ACK that proves a source, and a ban's count, are looked for in
+	 * --syn-cookies: an unverified source's SYN is answered with a
+	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
+	 * past the SYN-ACK budget, or any other packet, judged as before.
+	 * The ACK that proves a source, and a ban's count, are looked for in
 	 * one call (verified.bpf.h) */
-	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED)) &&
-	    source_verified(src, &key, now))
-		how |= HOW_VERIFIED;
+	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED))) {
+		if (source_verified(src, &key, now)) {
+			how |= HOW_VERIFIED;
+		} else if (rl_rule_cookies(rule)) {
+			int act = cookie_first(ctx, now, len);
+
+			if (act != RL_COOKIE_DROP)	/* counted there */
+				return act == RL_COOKIE_SENT ? XDP_TX : XDP_PASS;
+		}
+	}
 	if (rule)
 		how |= proof_and_proven(ctx, &key, rule_id, now, how);
 	/* judged in the scoped rule's window of the source: its key from

@@ -65,6 +65,21 @@
  * 64, 2.1 s on 512). */
 #define RL_REFUSED_NEW_PER_PERIOD	256
 #define RL_REFUSED_PERIOD_NS	(1ULL << 26)	/* ~67 ms: ~3,800 per s */
+/* SYN-ACKs carrying a SYN cookie the program sends per RL_COOKIES_PERIOD_NS,
+ * for the interface (each CPU its share, as above): each goes to whatever
+ * address a SYN claimed, so a flood must not make the host a reflector at
+ * its line rate. 4,096 per ~67 ms: about 61,000 per s, ~40 Mbit/s. */
+#define RL_COOKIES_PER_PERIOD	4096
+#define RL_COOKIES_PERIOD_NS	(1ULL << 26)
+/* The window scale a cookie SYN-ACK offers when the config holds none:
+ * what Linux offers with the default tcp_rmem. */
+#define RL_COOKIE_DEFAULT_WSCALE	7
+/* The mark of an ACK the program passed for a valid cookie, which the
+ * host's SYNPROXY rule matches (user/lib/cookie_host.c): IPv4's reserved
+ * flag bit (RFC 791: must be zero, so no sender sets it), IPv6's flow
+ * label (0xc00c1, read only by SYNPROXY, which answers it). */
+#define RL_COOKIE_MARK_V4	0x8000
+#define RL_COOKIE_MARK_V6	0xc00c1
 
 /* ---- newcomer budgets (include/newcomer.h) and bans (include/ban.h) ---- */
 /* `aggregates` holds two windows per rule: its aggregate at the rule's
@@ -118,7 +133,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	11
+#define RL_LAYOUT_VERSION	12
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -446,6 +461,10 @@ struct rl_remote {
  * slot (rl_budget_slot), so that no lease sized for one half's budget is
  * spent on the other's packets. Set and cleared by userspace only. */
 #define RL_RULE_F_APART		(1U << 2)
+/* --syn-cookies: an unverified source's SYN the rule refuses is answered
+ * with a SYN cookie (bpf/cookie.bpf.h), and an ACK returning a valid one
+ * passes and verifies its source */
+#define RL_RULE_F_COOKIES	(1U << 3)
 
 /*
  * One slot of the `rules` array; the LPM tries map a prefix to its slot.
@@ -583,7 +602,14 @@ struct rl_config {
 	/* 1 + the highest index in `scopes` in use, 0: no scoped rule (a
 	 * packet then pays one comparison for scopes) */
 	__u32 scopes_used;
-	__u32 pad;
+	/* what a cookie SYN-ACK offers (bpf/cookie.bpf.h), set at attach
+	 * and reload from the interface's MTU and the host's receive
+	 * buffers: the MSS for IPv4 (IPv6: 20 less) and the window scale
+	 * the host's own listeners use, which SYNPROXY keeps (0: the
+	 * defaults, 1460 and RL_COOKIE_DEFAULT_WSCALE) */
+	__u16 cookie_mss;
+	__u8 cookie_wscale;
+	__u8 pad;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */
@@ -641,7 +667,19 @@ struct rl_config {
 	  "Segments of the host's established TCP connections the egress hook saw.") \
 	X(verified_new, "verified_new", "sources_verified_total", NULL, \
 	  "Sources that became verified (their ACK acknowledged a SYN-ACK the host sent).") \
-	X(verified_inserts, NULL, NULL, NULL, NULL)
+	X(verified_inserts, NULL, NULL, NULL, NULL) \
+	/* SYN cookies (bpf/cookie.bpf.h): SYN-ACKs sent, ACKs that returned \
+	 * a valid cookie and passed, ACKs of refused sources whose cookie was \
+	 * not valid, and this CPU's SYN-ACK budget: its period and the \
+	 * SYN-ACKs sent in it */ \
+	X(cookies_sent, "syn_cookies_sent", "syn_cookies_sent_total", NULL, \
+	  "SYN-ACKs carrying a SYN cookie the program sent for refused SYNs (quota set --syn-cookies).") \
+	X(cookies_valid, "syn_cookies_valid", "syn_cookies_valid_total", NULL, \
+	  "ACKs that returned a valid SYN cookie: passed, their source verified.") \
+	X(cookies_bad, "syn_cookies_bad", "syn_cookies_bad_total", NULL, \
+	  "ACKs of unverified sources under a cookie rule whose SYN cookie was not valid: judged as any packet.") \
+	X(cookies_period, NULL, NULL, NULL, NULL) \
+	X(cookies_in_period, NULL, NULL, NULL, NULL)
 
 #define RL_COUNTER_FIELD(field, ...) __u64 field;
 struct rl_counters {

@@ -126,6 +126,13 @@ RL_INLINE int rl_rule_newcomer_limited(const struct rl_rule *r)
 	       r->new_byte_budget != RL_UNLIMITED;
 }
 
+/* Does a rule answer its unverified sources' SYNs with cookies
+ * (--syn-cookies, with a newcomer budget: bpf/cookie.bpf.h)? */
+RL_INLINE int rl_rule_cookies(const struct rl_rule *r)
+{
+	return (r->flags & RL_RULE_F_COOKIES) && rl_rule_newcomer_limited(r);
+}
+
 /* Does a rule read verification: it has a newcomer budget or bans? */
 RL_INLINE int rl_rule_reads_verified(const struct rl_rule *r)
 {

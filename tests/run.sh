@@ -57,6 +57,7 @@ else
 	run_suite "$here/doc/run.sh" "$out"
 	run_suite "$here/doc/recipes.sh" "$out"
 	run_suite "$here/flood/run.sh" "$out"
+	run_suite "$here/cookies/run.sh" "$out"
 	run_suite "$here/attack/run.sh" "$out"
 	run_suite "$here/scope/run.sh" "$out"
 	run_suite "$here/sync/run.sh" "$out"

@@ -85,6 +85,7 @@ test_cli_bad_input() {
 	bad rate_negative 2 "-1" rl "${q[@]}" 198.18.19.0/24 --bps -1 "${i[@]}"
 	bad rate_too_large 2 "too large" rl "${q[@]}" 198.18.19.0/24 --pps 99999999999999999999 "${i[@]}"
 	bad no_limit 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}"
+	bad syn_cookies_switch 2 "neither on nor off" rl "${q[@]}" 198.18.19.0/24 --syn-cookies yes "${i[@]}"
 	bad missing_value 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}" --pps
 	bad ipv6_longer_than_tracked 1 "/64" rl "${q[@]}" 2001:db8::/96 --pps 5 "${i[@]}"
 	# a window counts at most 4294967294 packets or bytes (32-bit buckets)

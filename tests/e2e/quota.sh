@@ -211,11 +211,11 @@ test_quota_del() {
 	local a=198.18.23.5 out rc1 rc2 rules s1 s2 s3 r
 	# the human list, every column: its header, a row per rule
 	out=$(rl quota list --iface "$vrx" --wide)
-	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS "*" NEW_PPS "*" NEW_BPS "*" BAN "*" BURST"$'\n'* ]] &&
-		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 - 1 - - - - - - -" ] &&
-		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 - 2 - - - - - - -" ] &&
-		[ "$(table_row "$out" PREFIX 0.0.0.0/0)" = "0.0.0.0/0 - 1 - - - - - - -" ] &&
-		[ "$(table_row "$out" PREFIX ::/0)" = "::/0 - 1 - - - - - - -" ]
+	[[ $out == "$vrx: 4 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BPS "*" AGGREGATE_PPS "*" AGGREGATE_BPS "*" NEW_PPS "*" NEW_BPS "*" BAN "*" BURST "*" SYN_COOKIES"$'\n'* ]] &&
+		[ "$(table_row "$out" PREFIX "$a/32")" = "$a/32 - 1 - - - - - - - off" ] &&
+		[ "$(table_row "$out" PREFIX 198.18.23.0/24)" = "198.18.23.0/24 - 2 - - - - - - - off" ] &&
+		[ "$(table_row "$out" PREFIX 0.0.0.0/0)" = "0.0.0.0/0 - 1 - - - - - - - off" ] &&
+		[ "$(table_row "$out" PREFIX ::/0)" = "::/0 - 1 - - - - - - - off" ]
 	result quota_list_table $? "quota list printed:"$'\n'"$out"
 	# source: passed/dropped/rule
 	src_pdr() { stats_json | jq -r --arg a "$a" '.interfaces[0].sources[] |

@@ -69,7 +69,7 @@ test_views_fit() {
 	grep -Eq '^ADDRESS +DROPPED\(pps\) +DROPPED\(B/s\) +PASSED\(pps\) +PASSED\(B/s\) +DROPPED\(pkts\) ' <<<"$out" ||
 		why+=("stats --wide --sort rate:"$'\n'"$out")
 	out=$(rl80 quota list -v --wide --iface "$vrx")
-	grep -Eq '^PREFIX +SCOPE +PASSED +DROPPED +PASSED\(bytes\) +DROPPED\(bytes\) +PPS +BPS +AGGREGATE_PPS +AGGREGATE_BPS +NEW_PPS +NEW_BPS +BAN +BURST$' <<<"$out" &&
+	grep -Eq '^PREFIX +SCOPE +PASSED +DROPPED +PASSED\(bytes\) +DROPPED\(bytes\) +PPS +BPS +AGGREGATE_PPS +AGGREGATE_BPS +NEW_PPS +NEW_BPS +BAN +BURST +SYN_COOKIES$' <<<"$out" &&
 		grep -q ' 2469135780246913578 ' <<<"$out" || why+=("quota list -v --wide:"$'\n'"$out")
 	out=$(rl80 status --wide)
 	grep -Eq '^IFACE +MODE +WINDOW +BUCKETS +MAX_SRC +IPV6_PFX +RULES +VERIFIED +EGRESS +STATE$' <<<"$out" ||

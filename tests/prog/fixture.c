@@ -108,13 +108,15 @@ static bool pin_cpu(int cpu)
 
 /* Run program `prog_fd` of the fixture on one frame on `cpu` at `now`:
  * its return code, or -1 and a failed check. */
-static int run_prog(struct fixture *f, int prog_fd, const void *frame, size_t len,
-		    int cpu, __u64 now)
+static int run_prog_out(struct fixture *f, int prog_fd, const void *frame,
+			size_t len, int cpu, __u64 now, void *out, size_t *out_len)
 {
 	struct rl_config cfg;
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = frame,
 		.data_size_in = len,
+		.data_out = out,
+		.data_size_out = out ? (__u32)*out_len : 0,
 		.repeat = 1,
 	);
 
@@ -128,7 +130,25 @@ static int run_prog(struct fixture *f, int prog_fd, const void *frame, size_t le
 	if (!CHECK(bpf_prog_test_run_opts(prog_fd, &opts) == 0,
 		   "BPF_PROG_TEST_RUN: %s", strerror(errno)))
 		return -1;
+	if (out_len)
+		*out_len = opts.data_size_out;
 	return (int)opts.retval;
+}
+
+static int run_prog(struct fixture *f, int prog_fd, const void *frame, size_t len,
+		    int cpu, __u64 now)
+{
+	return run_prog_out(f, prog_fd, frame, len, cpu, now, NULL, NULL);
+}
+
+int fixture_run_frame(struct fixture *f, struct frame *fr, int cpu, __u64 now)
+{
+	struct frame in = *fr;
+	size_t len = sizeof(fr->data);
+	int ret = run_prog_out(f, f->prog_fd, in.data, in.len, cpu, now, fr->data, &len);
+
+	fr->len = len;
+	return ret;
 }
 
 int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,

@@ -43,6 +43,11 @@ void fixture_hold(struct fixture *f);
 int fixture_run(struct fixture *f, const void *frame, size_t len, int cpu,
 		__u64 now);
 
+/* fixture_run of `fr`, which becomes the frame the program left (a
+ * SYN-ACK it answers with, an ACK it marked). */
+struct frame;
+int fixture_run_frame(struct fixture *f, struct frame *fr, int cpu, __u64 now);
+
 /* fixture_run, and what the frame added to the interface totals. */
 int fixture_run_counted(struct fixture *f, const void *frame, size_t len,
 			int cpu, __u64 now, struct rl_counters *moved);

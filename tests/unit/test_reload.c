@@ -38,7 +38,8 @@ TEST(reload_takes_every_attach_option)
 /* Layout 9 only added a map (rule_counters), layout 10 only grew the sync
  * state, layout 11 added `synacks`, the window of each answered connection
  * (not carried: an older one has none) and a counter at the end of the
- * counters (carried, zero-extended). */
+ * counters (carried, zero-extended), layout 12 SYN cookies' counters at
+ * their end. */
 TEST(reload_layout8_shapes)
 {
 	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 8, "oldest layout carried");
@@ -47,8 +48,9 @@ TEST(reload_layout8_shapes)
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_answered), 8, "layout-8 answered");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_counters),
 		 (int)offsetof(struct rl_counters, verified_inserts), "layout-8 counters");
-	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, verified_inserts) + 8,
-		 "counters grew by verified_inserts");
+	CHECK_EQ(offsetof(struct rl_counters, cookies_sent),
+		 offsetof(struct rl_counters, verified_inserts) + 8,
+		 "layout 11's counters grew by verified_inserts");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_synacks), -1, "no synacks in layout 8");
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
@@ -67,7 +69,6 @@ TEST(reload_layout8_shapes)
  * what layout 11 changed. */
 TEST(reload_layout9_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_VERSION, 11, "this layout");
 	CHECK_EQ(rl_layout_value_size(9, RL_MAP_IDX_sync), 240, "layout-9 sync state size");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_sync), 240, "layout-8 sync state size");
 	CHECK_EQ(sizeof(struct rl_sync_state), 240 + 8 * (RL_SYNC_REJECTS + 1),
@@ -80,4 +81,31 @@ TEST(reload_layout9_shapes)
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
 		 (int)sizeof(struct rl_sync_state), "layout-10 sync state");
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_synacks), -1, "no synacks in layout 10");
+}
+
+/* Layout 12 only added SYN cookies' counters at the end of the counters,
+ * and gave config's padding to the cookie options: the counters of
+ * layout 11 zero-extended are layout 12's (no cookies sent), and its
+ * config is (the options' defaults until the reload writes them). */
+TEST(reload_layout11_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 12, "this layout");
+	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_counters),
+		 (int)offsetof(struct rl_counters, cookies_sent), "layout-11 counters");
+	for (__u32 l = 8; l <= 10; l++)
+		CHECK_EQ(rl_layout_value_size(l, RL_MAP_IDX_counters),
+			 (int)offsetof(struct rl_counters, verified_inserts),
+			 "layouts 8 to 10: counters before verified_inserts");
+	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, cookies_sent) + 40,
+		 "counters grew by the five cookie fields");
+	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_config), (int)sizeof(struct rl_config),
+		 "config the same size");
+	CHECK_EQ(offsetof(struct rl_config, cookie_mss), offsetof(struct rl_config, scopes_used) + 4,
+		 "cookie options where layout 11's padding was");
+	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
+		 "rules the same size (--syn-cookies is a flag)");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_counters)
+			CHECK_EQ(rl_layout_value_size(11, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
 }

@@ -2,6 +2,7 @@
 /* Rules files (save and restore) and the Prometheus text: what save writes
  * covers every option, reads back through the commands' own tables as the
  * same rules, and a bad line is named FILE:LINE. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,43 @@ TEST(rule_opts_cover_quota_set)
 }
 
 /* quota del names a rule by its scope too: the same scope options. */
+/* --syn-cookies, the switch kind: on|off parsed, a bit of flags set and
+ * cleared by a change, shown as on/off, given by save only when on. */
+TEST(rule_switch_syn_cookies)
+{
+	const struct rl_rule_opt *o = &rl_rule_opts[RL_RULE_FIELD_cookies];
+	struct rl_prefix p;
+	struct rl_rule r;
+	char err[RL_ERR_LEN], buf[16];
+	__u64 v = 7;
+
+	CHECK_EQ(o->kind, RL_RULE_OPT_SWITCH, "--syn-cookies is a switch");
+	CHECK_EQ(o->bit, RL_RULE_F_COOKIES, "its bit");
+	CHECK(!strcmp(rl_rule_opt_arg(o), "on|off"), "its ARG");
+	CHECK(!rl_rule_opt_parse(o, "on", &v, err, sizeof(err)) && v == 1, "on");
+	CHECK(!rl_rule_opt_parse(o, "off", &v, err, sizeof(err)) && v == 0, "off");
+	CHECK(rl_rule_opt_parse(o, "yes", &v, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "neither on nor off"), "yes refused: %s", err);
+	CHECK(!rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), "prefix");
+	rl_rule_init(&r, &p);
+	CHECK(!rl_rule_opt_set(&r, o), "off when made");
+	rl_rule_opt_text(&r, o, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "off"), "shown off: %s", buf);
+	rl_rule_apply(&r, &(struct rl_rule_change){ .have_cookies = true, .cookies = 1,
+		      .have_pps = true, .pps = 5 }, RL_NSEC_PER_SEC);
+	CHECK((r.flags & RL_RULE_F_COOKIES) && (r.flags & RL_RULE_F_USED) &&
+	      rl_rule_opt_set(&r, o) && r.pps == 5, "on, the rule's other flags kept");
+	rl_rule_opt_text(&r, o, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "on"), "shown on: %s", buf);
+	rl_rule_apply(&r, &(struct rl_rule_change){ .have_pps = true, .pps = 6 },
+		      RL_NSEC_PER_SEC);
+	CHECK(r.flags & RL_RULE_F_COOKIES, "kept by a change not naming it");
+	rl_rule_apply(&r, &(struct rl_rule_change){ .have_cookies = true, .cookies = 0 },
+		      RL_NSEC_PER_SEC);
+	CHECK(!(r.flags & RL_RULE_F_COOKIES) && (r.flags & RL_RULE_F_USED) && r.pps == 6,
+	      "off again, nothing else changed");
+}
+
 TEST(rule_scope_opts_on_quota_del)
 {
 	const struct rl_cmd *del = quota_sub("del");
@@ -160,7 +198,8 @@ TEST(save_lines_read_back_as_the_same_rules)
 	add_rule(rules, &n, "198.18.64.0/18", &(struct rl_rule_change){
 		.have_pps = true, .pps = 20, .have_new_pps = true, .new_pps = 100,
 		.have_new_bps = true, .new_bps = 1000000, .have_ban = true,
-		.ban_ns = 30 * RL_NSEC_PER_SEC }, s.window_ns);
+		.ban_ns = 30 * RL_NSEC_PER_SEC, .have_cookies = true,
+		.cookies = 1 }, s.window_ns);
 	struct rl_scope syn = rl_scope_of(6, RL_SCOPE_F_SYN, 0, 0),
 		dns = rl_scope_of(17, RL_SCOPE_F_DPORT, 53, 53),
 		range = rl_scope_of(6, RL_SCOPE_F_DPORT | RL_SCOPE_F_SYN, 1000, 2000),
@@ -184,7 +223,7 @@ TEST(save_lines_read_back_as_the_same_rules)
 	CHECK(strstr(doc, "quota set 0.0.0.0/0 --pps 100 --iface eth0\n") &&
 	      strstr(doc, "quota set ::/0 --pps 100 --bps 5000 --iface eth0\n") &&
 	      strstr(doc, "quota set 198.18.0.7/32 --pps unlimited --iface eth0\n") &&
-	      strstr(doc, "quota set 198.18.64.0/18 --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --iface eth0\n") &&
+	      strstr(doc, "quota set 198.18.64.0/18 --pps 20 --new-pps 100 --new-bps 1000000 --ban 30s --syn-cookies on --iface eth0\n") &&
 	      strstr(doc, "quota set default --pps 20 --burst 5 --proto tcp --syn --iface eth0\n") &&
 	      strstr(doc, "quota set 198.18.0.0/15 --pps 50 --proto udp --dport 53 --iface eth0\n") &&
 	      strstr(doc, "quota set 2001:db8::/32 --burst 3 --proto tcp --dport 1000-2000 --syn --iface eth0\n") &&

@@ -94,6 +94,31 @@ result nft/reached_stack "$([ "$seen" = 100 ] && echo 0 || echo 1)" \
 in_rx xdp-ratelimit detach vmrxb >/tmp/detach.log 2>&1
 result detach $? "$(cat /tmp/detach.log)"
 
+# SYN cookies, the whole path: busybox httpd behind the program, every
+# newcomer refused (--new-pps 0) but its SYN answered with a cookie at the
+# driver, the ACK passed to SYNPROXY (the CLI's nft table), an HTTP
+# request by nc served (busybox's wget crashes in this guest).
+# The client's end runs an XDP_PASS program: a veth delivers its peer's
+# XDP_TX only then.
+mkdir -p /tmp/www && echo served >/tmp/www/index.html
+in_rx iproute2 link set lo up && in_rx iproute2 addr add 198.18.5.1/24 dev vmrxb &&
+	nsenter --net=$tx iproute2 addr add 198.18.5.2/24 dev vmtxa &&
+	nsenter --net=$tx iproute2 link set dev vmtxa xdp obj /rl/baselines.bpf.o \
+		sec xdp program xdp_pass &&
+	in_rx httpd -p 198.18.5.1:8080 -h /tmp/www &&
+	in_rx xdp-ratelimit attach vmrxb --mode native >/tmp/ck.log 2>&1 &&
+	in_rx xdp-ratelimit quota set default --new-pps 0 --syn-cookies on >>/tmp/ck.log 2>&1
+result cookies/setup $? "$(cat /tmp/ck.log)"
+got=$(printf 'GET /index.html HTTP/1.0\r\n\r\n' |
+	nsenter --net=$tx nc -w 8 198.18.5.1 8080 2>&1 | tail -n 1)
+in_rx xdp-ratelimit stats --json >/tmp/stats.json 2>&1
+valid=$(jqjson '.interfaces[0].totals.syn_cookies_valid' /tmp/stats.json)
+[ "$got" = served ] && [ "$valid" -ge 1 ] 2>/dev/null
+result cookies/served $? "nc got '$got'; $(jqjson -c '.interfaces[0].totals' /tmp/stats.json); $(in_rx cat /proc/net/stat/synproxy | tr '\n' ' ')"
+in_rx xdp-ratelimit detach vmrxb >/tmp/detach.log 2>&1 &&
+	! in_rx nftables list table inet xdp_ratelimit_vmrxb >/dev/null 2>&1
+result cookies/detach $? "$(cat /tmp/detach.log)"
+
 # beside xdp-filter under libxdp's dispatcher
 . /multi.sh
 guest_finish

@@ -115,13 +115,14 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 		add "$root" /usr/sbin/bpftool /sbin/bpftool &&
 		add "$root" /usr/sbin/xdp-filter /sbin/xdp-filter &&
 		add "$root" /usr/sbin/xdp-loader /sbin/xdp-loader &&
-		add "$root" /usr/bin/strace /sbin/strace || return 1
+		add "$root" /usr/bin/strace /sbin/strace &&
+		add "$root" /usr/sbin/nft /usr/sbin/nft || return 1	# as the CLI runs it
 	# libxdp's BPF objects (its dispatcher, xdp-filter's programs), where
 	# libxdp and xdp-tools look for them
 	for b in /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_*.o; do
 		add "$root" "$b" || return 1
 	done
-	for b in xdp-ratelimit test_prog trafficgen ratelimit-bench; do
+	for b in xdp-ratelimit test_prog trafficgen ratelimit-bench baselines.bpf.o; do
 		add "$root" "$out/$b" "/rl/$b" || return 1
 	done
 	# without it, multi.sh fails its tests of the previous build's
@@ -132,9 +133,10 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 		echo "vm: cannot build the CLI of $prev_commit (a full clone has it): $(tail -n 3 "$work/prev/make.log" 2>/dev/null)" >&2
 	fi
 	# modules (6.1 cloud: veth, nftables and its limit, the egress hook's
-	# clsact and cls_bpf are), after what they depend on
+	# clsact and cls_bpf, SYNPROXY and connection tracking are), after what
+	# they depend on
 	: >"$root/modules/order"
-	for m in veth nf_tables nft_objref nft_limit sch_ingress cls_bpf; do
+	for m in veth nf_tables nft_objref nft_limit sch_ingress cls_bpf nft_synproxy; do
 		module "$kdir" "$m" "$root/modules" || return 1
 	done
 	cp "$here/guest-lib.sh" "$root/guest-lib.sh" &&

@@ -146,6 +146,13 @@ int rl_iface_arg(const char *cmd, const char *name);
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 
+/* --syn-cookies (cli/cookies.c): the host's SYNPROXY table of interface
+ * `name`, added (and said) unless there: RL_EXIT_OK or rl_fail()'s status. */
+int rl_cookies_ensure(const char *name);
+struct rl_rule;
+/* Does any rule of these have --syn-cookies on? */
+bool rl_rules_want_cookies(const struct rl_rule *rules, int n);
+
 /*
  * A listing per interface (quota list, ban list): `iface` alone when
  * given, else every attached interface. For each, read() (an exit status),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "lib/cookie_host.h"
 #include "lib/attach_txn.h"
 #include "lib/iface.h"
 #include "lib/pin.h"
@@ -80,6 +81,12 @@ static int detach_run(void *cfg)
 	if (ret)
 		return rl_fail("detach: cannot remove the egress hook of %s (%s): see 'tc filter show dev IFACE egress' for priority %u",
 			       name, strerror(-ret), RL_TC_PRIORITY);
+	ret = rl_cookie_host_del(name, err, sizeof(err));
+	if (ret < 0)
+		return rl_fail("detach: cannot remove the SYN cookies' table of %s (%s): 'nft list tables' shows it",
+			       name, err);
+	if (ret == 0)
+		printf("%s: removed the SYN cookies' nft table\n", name);
 	ret = rl_pin_dir_remove(name);
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",

@@ -38,7 +38,7 @@ enum { OPT_VERBOSE = 'v' };
 	{ OPT_SYN, "syn", NULL, \
 	  "scope it to new connections: SYN without ACK (with --proto tcp)" }
 
-#define FIELD_OPT(id, opt, field, kind, json, column, help) \
+#define FIELD_OPT(id, opt, field, kind, bit, json, column, help) \
 	{ OPT_FIELD + RL_RULE_FIELD_##id, opt, RL_RULE_ARG_##kind, help },
 static const struct rl_opt set_opts[] = {
 	RL_RULE_FIELDS(FIELD_OPT)
@@ -175,6 +175,13 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 		rl_iface_close(&ifc);
 		return rl_fail("quota %s: %s", verb, err);
 	}
+	/* the host's side first: a rule with cookies and no SYNPROXY would
+	 * answer SYNs whose connections never complete */
+	if (!strcmp(verb, "set") && a->change.have_cookies && a->change.cookies &&
+	    rl_cookies_ensure(name)) {
+		rl_iface_close(&ifc);
+		return RL_EXIT_FAIL;
+	}
 	if (!strcmp(verb, "set"))
 		ret = rl_rule_set_scoped(&ifc.m, &ifc.cfg.set, &a->prefix,
 					 &a->scope, &a->change, err, sizeof(err));
@@ -213,6 +220,10 @@ static void field_json(struct rl_json *j, const struct rl_rule *r,
 {
 	__u64 v = rl_rule_opt_value(r, o);
 
+	if (o->kind == RL_RULE_OPT_SWITCH) {
+		rl_json_bool_field(j, o->json, v);
+		return;
+	}
 	if (o->kind == RL_RULE_OPT_DURATION)
 		v /= RL_NSEC_PER_MSEC;
 	rl_json_uint_or_null_field(j, o->json, rl_rule_opt_set(r, o), v);

@@ -45,6 +45,7 @@
 #include "lib/attach_txn.h"
 #include "cli/cmd_args.h"
 #include "lib/egress.h"
+#include "lib/cookie_host.h"
 #include "lib/iface.h"
 #include "lib/loader.h"
 #include "lib/pin.h"
@@ -308,6 +309,8 @@ static int finish(const struct reload_args *r, const char *iface, int ifindex,
 		cfg.set = *s;
 		cfg.set.mode = mode;
 		cfg.set.ifindex = at;
+		/* the MTU or the receive buffers may have changed since */
+		rl_cookie_opts((int)at, &cfg.cookie_mss, &cfg.cookie_wscale);
 		ret = rl_config_write(m, &cfg);
 	}
 	if (ret)

@@ -503,6 +503,9 @@ static int apply(const struct plan *pl)
 		int ret;
 
 		rl_rules_file_where(pl->rf, t->first);
+		/* the host's side of SYN cookies before any rule asks for it */
+		if (rl_rules_want_cookies(t->rules, t->n) && rl_cookies_ensure(t->name))
+			return RL_EXIT_FAIL;
 		if (t->attach) {
 			ret = rl_attach_run(t->attach, t->rules, t->n);
 			if (ret)

@@ -183,6 +183,8 @@ void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len)
 			continue;
 		if (o->kind == RL_RULE_OPT_DURATION)
 			rl_format_duration(v, d, sizeof(d));
+		else if (o->kind == RL_RULE_OPT_SWITCH)
+			snprintf(d, sizeof(d), "on");
 		else	/* RATE, COUNT */
 			snprintf(d, sizeof(d), "%" PRIu64, (uint64_t)v);
 		off += (size_t)snprintf(buf + off, len - off, "%s--%s %s",

@@ -68,7 +68,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 /* Every limit of a rule as the options of quota set that give it
  * ("--pps 100 --ban 1m"; "--pps unlimited" for none), as save writes them
  * and quota list shows them. */
-#define RL_RULE_LIMITS_STRLEN	256
+#define RL_RULE_LIMITS_STRLEN	320
 void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len);
 /* The same, each after a blank, to f: as save writes them and restore
  * prints a change. */

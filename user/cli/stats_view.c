@@ -277,6 +277,9 @@ static void print_iface(FILE *f, const struct rl_stats_view *v,
 		   " evicted; %" PRIu64 " segments of established connections seen",
 		   (uint64_t)s->verified_sources, (uint64_t)s->tot.verified_new,
 		   (uint64_t)s->verified_evicted, (uint64_t)s->tot.replies);
+	print_line(f, v, "SYN cookies: %" PRIu64 " sent, %" PRIu64 " valid (their ACKs passed), %"
+		   PRIu64 " bad (judged as any packet)", (uint64_t)s->tot.cookies_sent,
+		   (uint64_t)s->tot.cookies_valid, (uint64_t)s->tot.cookies_bad);
 	print_line(f, v, "events: %" PRIu64 " lost (not reported to 'xdp-ratelimit events')",
 		   (uint64_t)s->tot.events_lost);
 	fputc('\n', f);

@@ -18,6 +18,11 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
+	/* layout 11: the counters ended before SYN cookies' */
+	if (layout == 11)
+		return i == RL_MAP_IDX_counters ?
+		       (int)offsetof(struct rl_counters, cookies_sent) :
+		       (int)rl_map_defs[i].value_size;
 	/* layouts 8 to 10: `answered` held only when the host last answered,
 	 * the counters ended before verified_inserts; no `synacks` (layout 11) */
 	switch (i) {

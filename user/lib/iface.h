@@ -34,7 +34,8 @@ int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
 /* The oldest layout whose pins reload carries into this one's maps (8:
  * no rule_counters; 8 and 9: the sync state without its rejected fields;
  * 8 to 10: `answered` without the window, the counters without
- * verified_inserts, no `synacks`). */
+ * verified_inserts, no `synacks`; 11: the counters without SYN
+ * cookies'). */
 #define RL_LAYOUT_OLDEST_CARRIED	8
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`

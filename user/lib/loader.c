@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "lib/cookie_host.h"
 #include "lib/loader.h"
 #include "lib/rule.h"
 #include "lib/rule_store.h"
@@ -62,8 +63,11 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 				.layout = RL_LAYOUT_VERSION };
 	struct rl_prefix def = { .is_default = true };
 	struct rl_rule_change c;
-	int ret = rl_config_write(m, &cfg);
 	char why[RL_ERR_LEN];
+	int ret;
+
+	rl_cookie_opts((int)s->ifindex, &cfg.cookie_mss, &cfg.cookie_wscale);
+	ret = rl_config_write(m, &cfg);
 
 	if (ret) {
 		snprintf(err, errlen, "cannot write the config map: %s",

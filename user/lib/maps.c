@@ -145,6 +145,9 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 		sum->replies += c->replies;
 		sum->verified_new += c->verified_new;
 		sum->verified_inserts += c->verified_inserts;
+		sum->cookies_sent += c->cookies_sent;
+		sum->cookies_valid += c->cookies_valid;
+		sum->cookies_bad += c->cookies_bad;
 	}
 out:
 	free(v);

@@ -54,11 +54,17 @@ bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps)
 	return rl_rule_change_any(c);
 }
 
-#define RULE_OPT(id, opt, field, kind, json, column, help) \
-	{ opt, offsetof(struct rl_rule, field), \
+/* Where a field lives in struct rl_rule, by kind: a switch in flags. */
+#define RULE_HOLDER_RATE(field)		field
+#define RULE_HOLDER_DURATION(field)	field
+#define RULE_HOLDER_COUNT(field)	field
+#define RULE_HOLDER_SWITCH(field)	flags
+
+#define RULE_OPT(id, opt, field, kind, bit, json, column, help) \
+	{ opt, offsetof(struct rl_rule, RULE_HOLDER_##kind(field)), \
 	  offsetof(struct rl_rule_change, field), \
 	  offsetof(struct rl_rule_change, have_##id), RL_RULE_OPT_##kind, \
-	  json, column, help },
+	  bit, json, column, help },
 
 const struct rl_rule_opt rl_rule_opts[] = {
 	RL_RULE_FIELDS(RULE_OPT)
@@ -77,6 +83,8 @@ static __u64 *opt_field(struct rl_rule *r, const struct rl_rule_opt *o)
 
 __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o)
 {
+	if (o->kind == RL_RULE_OPT_SWITCH)
+		return !!(r->flags & o->bit);
 	return *opt_field((struct rl_rule *)r, o);
 }
 
@@ -104,6 +112,8 @@ const char *rl_rule_opt_arg(const struct rl_rule_opt *o)
 		return RL_RULE_ARG_RATE;
 	case RL_RULE_OPT_DURATION:
 		return RL_RULE_ARG_DURATION;
+	case RL_RULE_OPT_SWITCH:
+		return RL_RULE_ARG_SWITCH;
 	default:
 		return RL_RULE_ARG_COUNT;
 	}
@@ -138,6 +148,13 @@ int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
 			return -ERANGE;
 		}
 		return 0;
+	case RL_RULE_OPT_SWITCH:
+		if (!strcmp(s, "on") || !strcmp(s, "off")) {
+			*v = !strcmp(s, "on");
+			return 0;
+		}
+		snprintf(err, errlen, "'%s' is neither on nor off: give on or off", s);
+		return -EINVAL;
 	default:	/* RL_RULE_OPT_COUNT */
 		if (!strcmp(s, "unlimited")) {
 			*v = 0;
@@ -157,7 +174,9 @@ void rl_rule_opt_text(const struct rl_rule *r, const struct rl_rule_opt *o,
 {
 	__u64 v = rl_rule_opt_value(r, o);
 
-	if (!rl_rule_opt_set(r, o))
+	if (o->kind == RL_RULE_OPT_SWITCH)
+		snprintf(buf, len, "%s", v ? "on" : "off");
+	else if (!rl_rule_opt_set(r, o))
 		snprintf(buf, len, "-");
 	else if (o->kind == RL_RULE_OPT_DURATION)
 		rl_format_duration(v, buf, len);
@@ -169,7 +188,8 @@ void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
 {
 	memset(r, 0, sizeof(*r));
 	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
-		*opt_field(r, o) = opt_unset(o);
+		if (o->kind != RL_RULE_OPT_SWITCH)
+			*opt_field(r, o) = opt_unset(o);
 	r->flags = RL_RULE_F_USED | (p->v6 ? RL_RULE_F_V6 : 0);
 	r->prefixlen = p->len;
 	memcpy(r->addr, p->addr, p->v6 ? 16 : 4);
@@ -178,9 +198,16 @@ void rl_rule_init(struct rl_rule *r, const struct rl_prefix *p)
 void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 		   __u64 window_ns)
 {
-	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++)
-		if (*(const bool *)((const char *)c + o->have_offset))
-			*opt_field(r, o) = *(const __u64 *)((const char *)c + o->change_offset);
+	for (const struct rl_rule_opt *o = rl_rule_opts; o->name; o++) {
+		__u64 v = *(const __u64 *)((const char *)c + o->change_offset);
+
+		if (!*(const bool *)((const char *)c + o->have_offset))
+			continue;
+		if (o->kind == RL_RULE_OPT_SWITCH)
+			r->flags = v ? r->flags | o->bit : r->flags & ~o->bit;
+		else
+			*opt_field(r, o) = v;
+	}
 	r->new_pkt_budget = rl_budget(r->new_pps, window_ns);
 	r->new_byte_budget = rl_budget(r->new_bps, window_ns);
 	r->pkt_budget = rl_budget(r->pps, window_ns);

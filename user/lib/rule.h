@@ -17,43 +17,50 @@
 
 /*
  * Every limit of a rule that `quota set` sets, one row each:
- * X(id, option, field, kind, JSON name, column, help). `field` is the
- * __u64 of struct rl_rule (and of struct rl_rule_change) that holds it;
- * `kind` says how it parses, prints and what "unset" is
+ * X(id, option, field, kind, bit, JSON name, column, help). `field` is the
+ * __u64 of struct rl_rule_change that holds it, and of struct rl_rule but
+ * for a SWITCH, which is `bit` (an RL_RULE_F_*; 0 for the other kinds) of
+ * rl_rule.flags; `kind` says how it parses, prints and what "unset" is
  * (enum rl_rule_opt_kind). The change struct, rl_rule_apply(), the
  * options of quota set and their help, the JSON and the table of quota
  * list, save and restore are all made from this list: a new knob is one
  * row here plus what the program does with it.
  */
 #define RL_RULE_FIELDS(X) \
-	X(pps, "pps", pps, RATE, "pps", "PPS", \
+	X(pps, "pps", pps, RATE, 0, "pps", "PPS", \
 	  "packets per second each source in PREFIX may pass") \
-	X(bps, "bps", bps, RATE, "bps", "BPS", \
+	X(bps, "bps", bps, RATE, 0, "bps", "BPS", \
 	  "bytes per second each source in PREFIX may pass") \
-	X(agg_pps, "aggregate-pps", agg_pps, RATE, "aggregate_pps", "AGGREGATE_PPS", \
+	X(agg_pps, "aggregate-pps", agg_pps, RATE, 0, "aggregate_pps", "AGGREGATE_PPS", \
 	  "packets per second all of PREFIX may pass together") \
-	X(agg_bps, "aggregate-bps", agg_bps, RATE, "aggregate_bps", "AGGREGATE_BPS", \
+	X(agg_bps, "aggregate-bps", agg_bps, RATE, 0, "aggregate_bps", "AGGREGATE_BPS", \
 	  "bytes per second all of PREFIX may pass together") \
-	X(new_pps, "new-pps", new_pps, RATE, "new_pps", "NEW_PPS", \
+	X(new_pps, "new-pps", new_pps, RATE, 0, "new_pps", "NEW_PPS", \
 	  "packets per second the new sources of PREFIX may pass together") \
-	X(new_bps, "new-bps", new_bps, RATE, "new_bps", "NEW_BPS", \
+	X(new_bps, "new-bps", new_bps, RATE, 0, "new_bps", "NEW_BPS", \
 	  "bytes per second the new sources of PREFIX may pass together") \
-	X(ban, "ban", ban_ns, DURATION, "ban_ms", "BAN", \
+	X(ban, "ban", ban_ns, DURATION, 0, "ban_ms", "BAN", \
 	  "ban a source whose in-window packets of connections the host " \
 	  "established exceed its own --pps/--bps, for DURATION " \
 	  "(1ms to 24h; 0: no bans)") \
-	X(burst, "burst", burst, COUNT, "burst", "BURST", \
-	  "packets a source may pass in one bucket of the window at most")
+	X(burst, "burst", burst, COUNT, 0, "burst", "BURST", \
+	  "packets a source may pass in one bucket of the window at most") \
+	X(cookies, "syn-cookies", cookies, SWITCH, RL_RULE_F_COOKIES, \
+	  "syn_cookies", "SYN_COOKIES", \
+	  "answer a refused SYN of an unverified source with a SYN cookie " \
+	  "(default off)")
 
 /* Each kind of rule field: what it parses (the option's ARG, as help shows
  * it) and its unset value. */
 #define RL_RULE_ARG_RATE	"RATE|unlimited"
 #define RL_RULE_ARG_DURATION	"DURATION|0"
 #define RL_RULE_ARG_COUNT	"N|unlimited"
+#define RL_RULE_ARG_SWITCH	"on|off"
 enum rl_rule_opt_kind {
 	RL_RULE_OPT_RATE,	/* RATE|unlimited; unset: RL_UNLIMITED */
 	RL_RULE_OPT_DURATION,	/* DURATION|0 (at most a day); unset: 0 */
 	RL_RULE_OPT_COUNT,	/* N|unlimited; unset: 0 */
+	RL_RULE_OPT_SWITCH,	/* on|off (1|0), a bit of flags; unset: off */
 };
 
 /* The fields, numbered in the list's order. */
@@ -63,7 +70,7 @@ enum rl_rule_field { RL_RULE_FIELDS(RL_RULE_FIELD_ENUM) RL_RULE_NFIELDS };
 
 /* Fields of `quota set`: only those with have_* are changed. A rate of
  * RL_UNLIMITED removes that limit; a ban of 0 ends bans; a burst of 0 is
- * none. */
+ * none; a switch of 0 is off. */
 #define RL_RULE_CHANGE_FIELD(id, opt, field, ...) bool have_##id; __u64 field;
 struct rl_rule_change {
 	RL_RULE_FIELDS(RL_RULE_CHANGE_FIELD)
@@ -80,10 +87,11 @@ bool rl_rule_change_default(struct rl_rule_change *c, __u64 pps, __u64 bps);
 /* A rule field as the `quota set` option that sets it (from the list). */
 struct rl_rule_opt {
 	const char *name;		/* "aggregate-pps" */
-	size_t offset;			/* of its __u64 in struct rl_rule */
+	size_t offset;			/* of its __u64 in struct rl_rule (SWITCH: flags) */
 	size_t change_offset;		/* and in struct rl_rule_change */
 	size_t have_offset;		/* of its have_* in struct rl_rule_change */
 	enum rl_rule_opt_kind kind;
+	__u32 bit;			/* SWITCH: its RL_RULE_F_* (offset: none) */
 	const char *json;		/* "aggregate_pps" */
 	const char *column;		/* "AGGREGATE_PPS" */
 	const char *help;
@@ -108,7 +116,8 @@ const char *rl_rule_opt_arg(const struct rl_rule_opt *o);
  * with what is allowed in err. */
 int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
 		      char *err, size_t errlen);
-/* A rule's value of `o` as quota list shows it ("-" when unset). */
+/* A rule's value of `o` as quota list shows it ("-" when unset; a
+ * switch "on" or "off"). */
 void rl_rule_opt_text(const struct rl_rule *r, const struct rl_rule_opt *o,
 		      char *buf, size_t len);
 
