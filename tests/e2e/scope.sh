@@ -43,13 +43,14 @@ test_scope_set_list_del() {
 		<<<"$json" >/dev/null
 	result scope_json_fields $? "$json"
 	out=$(rl quota list --iface "$vrx" --wide)
-	[[ $out == "$vrx: 9 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BAN "*" BURST"$'\n'* ]] &&
-		grep -Eq '^0\.0\.0\.0/0 +tcp syn +20 .* 5$' <<<"$out" &&
+	# the last column is SYN_COOKIES (off), BURST the one before it
+	[[ $out == "$vrx: 9 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BAN "*" BURST "*" SYN_COOKIES"$'\n'* ]] &&
+		grep -Eq '^0\.0\.0\.0/0 +tcp syn +20 .* 5 +off$' <<<"$out" &&
 		grep -Eq '^198\.18\.30\.0/24 +udp dport 53 +50 ' <<<"$out" &&
 		grep -Eq '^198\.18\.30\.0/24 +tcp dport 1000-2000 +30 ' <<<"$out" &&
 		grep -Eq '^198\.18\.30\.7/32 +proto 47 +0 ' <<<"$out" &&
-		grep -Eq '^198\.18\.30\.8/32 +- +100 .* 7$' <<<"$out" &&
-		grep -Eq '^0\.0\.0\.0/0 +- +1000 .* -$' <<<"$out"
+		grep -Eq '^198\.18\.30\.8/32 +- +100 .* 7 +off$' <<<"$out" &&
+		grep -Eq '^0\.0\.0\.0/0 +- +1000 .* - +off$' <<<"$out"
 	result scope_list_table $? "quota list printed:"$'\n'"$out"
 	# set again changes the limits of that rule only: same prefix and scope
 	quota default --proto tcp --syn --pps 25 --burst unlimited &&
