@@ -563,7 +563,7 @@ n21=$(settled_seen 21)
 	[ "$(stages)" = 1 ] && [ -e "$(pins_here)/$mdev reloading "*/prog ] &&
 	[ "$n21" -ge 20 ] && [ "$n21" -le 45 ] &&
 	[ "$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')" = ok ]
-result multi/new_maps_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], window $(win), staging directories $(stages); 198.18.0.21 sent 300: $n21 passed (want 20 to 45)"
+result multi/new_maps_killed_at_swap/old_enforces $? "swap at bpf call $swap; ids [$ids0] -> [$(slot_id)], window $(win), staging directories $(stages) [$(ls "$(pins_here)"/*reloading*/ 2>&1 | tr '\n' ' ')]; state: $(mrx_ xdp-ratelimit status --json | jqjson -c '.interfaces[0] | [.state, .problem]'); 198.18.0.21 sent 300: $n21 passed (want 20 to 45)"
 mrx_ xdp-ratelimit reload $mdev >/tmp/m.log 2>&1; rc=$?
 [ $rc = 0 ] && [ "$(stages)" = 0 ] && [ "$(win)" = 2s ] && [ "$(slot_id)" != "$ids0" ]
 result multi/new_maps_killed_at_swap/reload_removes_stage $? "exit $rc: $(cat /tmp/m.log); staging directories $(stages), window $(win)"
