@@ -130,24 +130,11 @@ int rl_counters_sum(const struct rl_maps *m, struct rl_counters *sum)
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
 		const struct rl_counters *c = RL_PERCPU_VAL(v, sizeof(*v), cpu);
 
-		sum->passed_pkts += c->passed_pkts;
-		sum->passed_bytes += c->passed_bytes;
-		sum->dropped_pkts += c->dropped_pkts;
-		sum->dropped_bytes += c->dropped_bytes;
-		sum->malformed_pkts += c->malformed_pkts;
-		sum->non_ip_pkts += c->non_ip_pkts;
-		sum->encap_pkts += c->encap_pkts;
-		sum->new_sources += c->new_sources;
-		sum->untracked_pkts += c->untracked_pkts;
-		sum->refused_unlisted_pkts += c->refused_unlisted_pkts;
-		sum->banned_pkts += c->banned_pkts;
-		sum->events_lost += c->events_lost;
-		sum->replies += c->replies;
-		sum->verified_new += c->verified_new;
-		sum->verified_inserts += c->verified_inserts;
-		sum->cookies_sent += c->cookies_sent;
-		sum->cookies_valid += c->cookies_valid;
-		sum->cookies_bad += c->cookies_bad;
+		/* every row of RL_COUNTERS (a bookkeeping row's sum, a
+		 * period or a count within one, is read by nobody) */
+#define COUNTER_SUM(field, ...) sum->field += c->field;
+		RL_COUNTERS(COUNTER_SUM)
+#undef COUNTER_SUM
 	}
 out:
 	free(v);
