@@ -38,18 +38,21 @@ done
 in_rt() { nsenter --net="/run/netns/$rt" "$@"; }
 in_at() { nsenter --net="/run/netns/$at" "$@"; }
 cleanup() {
-	[ -e "$(pin_dir "$rc")" ] && [ -e "/run/netns/$rt" ] &&
-		in_rt "$cli" detach "$rc" >/dev/null 2>&1
+	local d
+	# the router's namespace has a pin directory of its own
+	d=$([ -e "/run/netns/$rt" ] && pin_dir "$rc" "$rt" 2>/dev/null)
+	[ -n "$d" ] && [ -e "$d" ] && in_rt "$cli" detach "$rc" >/dev/null 2>&1
 	lib_cleanup
 	ip netns del "$rt" 2>/dev/null
 	ip netns del "$at" 2>/dev/null
-	rm -rf "$(pin_dir "$rc")" 2>/dev/null
+	[ -z "$d" ] || rm -rf "$d" "${d%/*}" 2>/dev/null
 }
 trap cleanup EXIT
 
 setup() {
 	local n
 	for n in "$tx" "$rx" "$rt" "$at"; do ip netns add "$n" || return 1; done
+	pins=$(ns_pins) && [ -n "$pins" ] || return 1	# for lib_cleanup
 	ip link add "$vrx" netns "$rx" type veth peer name "$rs" netns "$rt" &&
 		ip link add "$vtx" netns "$tx" type veth peer name "$rc" netns "$rt" &&
 		ip link add "$va" netns "$at" type veth peer name "$ra" netns "$rt" || return 1
