@@ -88,7 +88,9 @@ BENCH := $(if $(BENCH_OBJS),$(OUTPUT)/ratelimit-bench)
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS)
+# the VM's multi.sh kills reloads at their commit point with it
+KILL_SO := $(OUTPUT)/kill_at_swap.so
+BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS) $(KILL_SO)
 
 # make install: PREFIX (default /usr/local) and DESTDIR (a staging root)
 PREFIX ?= /usr/local
@@ -252,6 +254,11 @@ $(GEN): $(GEN_OBJS) $(HOLD_OBJ) $(LIB)
 $(OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c user/lib/%.c user/lib/%.h include/ratelimit.h | $(OUTPUT)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# a preload shim: no sanitizers (they would have to come first)
+$(KILL_SO): tests/vm/kill_at_swap.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -shared -fPIC $< -ldl -o $@
 
 $(OUTPUT)/ratelimit-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)

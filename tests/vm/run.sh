@@ -122,7 +122,7 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 	for b in /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_*.o; do
 		add "$root" "$b" || return 1
 	done
-	for b in xdp-ratelimit test_prog trafficgen ratelimit-bench baselines.bpf.o; do
+	for b in xdp-ratelimit test_prog trafficgen ratelimit-bench baselines.bpf.o kill_at_swap.so; do
 		add "$root" "$out/$b" "/rl/$b" || return 1
 	done
 	# without it, multi.sh fails its tests of the previous build's
