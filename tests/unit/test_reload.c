@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* reload takes every attach setting, and the layouts it carries. */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -48,7 +49,7 @@ TEST(reload_takes_every_attach_option)
 TEST(reload_layout8_shapes)
 {
 	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 8, "oldest layout carried");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -1,
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -ENOENT,
 		 "no rule_counters in layout 8");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_answered), 8, "layout-8 answered");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_counters),
@@ -56,7 +57,7 @@ TEST(reload_layout8_shapes)
 	CHECK_EQ(offsetof(struct rl_counters, cookies_sent),
 		 offsetof(struct rl_counters, verified_inserts) + 8,
 		 "layout 11's counters grew by verified_inserts");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_synacks), -1, "no synacks in layout 8");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_synacks), -ENOENT, "no synacks in layout 8");
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
 		    i != RL_MAP_IDX_answered && i != RL_MAP_IDX_counters &&
@@ -85,7 +86,7 @@ TEST(reload_layout9_shapes)
 				 rl_map_defs[i].name);
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
 		 (int)sizeof(struct rl_sync_state), "layout-10 sync state");
-	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_synacks), -1, "no synacks in layout 10");
+	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_synacks), -ENOENT, "no synacks in layout 10");
 }
 
 /* Layout 12 only added SYN cookies' counters at the end of the counters,
