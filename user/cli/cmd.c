@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Commands as tables (cli.h): getopt_long's options and the `--help` text
- * both come from a command's struct rl_opt array; the dispatcher checks
- * root and holds the lock around the commands that change pins.
+ * Commands as tables (cli.h): getopt_long's options, each value's parse
+ * into the command's config (opt.c) and the `--help` text all come from a
+ * command's struct rl_opt array; the dispatcher checks root and holds the
+ * lock around the commands that change pins.
  */
 #include <getopt.h>
 #include <stdio.h>
