@@ -15,11 +15,11 @@
 #include "lib/values.h"
 
 struct sync_args {
-	bool have_redis;
+	struct rl_sync_opts o;
+	bool have_redis;	/* --redis given: it is required */
 	const char *iface;
 	const char *password_file;
 	const char *fleet_key_file;
-	struct rl_sync_opts o;
 };
 
 static void sync_defaults(void *cfg)
