@@ -21,6 +21,8 @@
 #include "cli/text.h"
 #include "lib/values.h"
 
+/* --proto and --dport as typed options: scope_opts.h's parsers; the two
+ * together are checked once the operands are (rl_scope_check). */
 static int parse_proto(const char *arg, void *proto, char *err, size_t len)
 {
 	return rl_scope_parse_proto(arg, proto, err, len);
