@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* reload takes every attach setting, and the layouts it carries. */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -16,7 +17,8 @@ static const struct rl_opt *opt_named(const struct rl_opt *opts, const char *nam
 
 /* `reload IFACE [any attach setting]` (xdp-ratelimit(8)): an option of attach that
  * reload lacks could be set at attach and never changed without a
- * detach. Same id (parsed by rl_attach_opt) and same argument. */
+ * detach. The same kind and range into a field of the same size
+ * (RL_ATTACH_OPT_*), and the same argument. */
 TEST(reload_takes_every_attach_option)
 {
 	int n = 0;
@@ -27,7 +29,11 @@ TEST(reload_takes_every_attach_option)
 		n++;
 		if (!CHECK(r, "attach --%s is not an option of reload", o->name))
 			continue;
-		CHECK_EQ(r->id, o->id, o->name);
+		CHECK_EQ(r->kind, o->kind, o->name);
+		CHECK_EQ(r->size, o->size, o->name);
+		CHECK(r->min == o->min && r->max == o->max && r->bits == o->bits &&
+		      r->words == o->words && r->parse == o->parse,
+		      "reload --%s is parsed as attach's", o->name);
 		CHECK((!r->arg && !o->arg) || (r->arg && o->arg && !strcmp(r->arg, o->arg)),
 		      "reload --%s takes '%s', attach '%s'", o->name,
 		      r->arg ? r->arg : "nothing", o->arg ? o->arg : "nothing");
@@ -43,7 +49,7 @@ TEST(reload_takes_every_attach_option)
 TEST(reload_layout8_shapes)
 {
 	CHECK_EQ(RL_LAYOUT_OLDEST_CARRIED, 8, "oldest layout carried");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -1,
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_rule_counters), -ENOENT,
 		 "no rule_counters in layout 8");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_answered), 8, "layout-8 answered");
 	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_counters),
@@ -51,7 +57,7 @@ TEST(reload_layout8_shapes)
 	CHECK_EQ(offsetof(struct rl_counters, cookies_sent),
 		 offsetof(struct rl_counters, verified_inserts) + 8,
 		 "layout 11's counters grew by verified_inserts");
-	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_synacks), -1, "no synacks in layout 8");
+	CHECK_EQ(rl_layout_value_size(8, RL_MAP_IDX_synacks), -ENOENT, "no synacks in layout 8");
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
 		    i != RL_MAP_IDX_answered && i != RL_MAP_IDX_counters &&
@@ -80,7 +86,7 @@ TEST(reload_layout9_shapes)
 				 rl_map_defs[i].name);
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
 		 (int)sizeof(struct rl_sync_state), "layout-10 sync state");
-	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_synacks), -1, "no synacks in layout 10");
+	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_synacks), -ENOENT, "no synacks in layout 10");
 }
 
 /* Layout 12 only added SYN cookies' counters at the end of the counters,

@@ -5,6 +5,7 @@
  * grids are out of phase, the lease protocol with a remote share, and the
  * sync command's values (user/lib/sync_conf.c).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "remote.h"
@@ -155,7 +156,7 @@ TEST(sync_redis_urls)
 	      u.unix_socket && !strcmp(u.path, "/run/redis/r.sock") && u.db == 2,
 	      "a Unix socket");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CHECK(rl_redis_url_parse(bad[i], &u, err, sizeof(err)) == -1 &&
+		CHECK(rl_redis_url_parse(bad[i], &u, err, sizeof(err)) == -EINVAL &&
 		      strstr(err, "redis://HOST:PORT"), "'%s' refused, naming the forms", bad[i]);
 }
 
@@ -166,15 +167,15 @@ TEST(sync_fleet_names_and_intervals)
 	memset(long_name, 'a', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	CHECK(!rl_sync_fleet_check("web-1_eu.prod", err, sizeof(err)), "allowed characters");
-	CHECK(rl_sync_fleet_check("", err, sizeof(err)) == -1, "empty");
-	CHECK(rl_sync_fleet_check("a{b}", err, sizeof(err)) == -1, "a hash tag");
-	CHECK(rl_sync_fleet_check("a b", err, sizeof(err)) == -1, "a space");
-	CHECK(rl_sync_fleet_check("a:b", err, sizeof(err)) == -1, "a colon");
-	CHECK(rl_sync_fleet_check(long_name, err, sizeof(err)) == -1, "too long");
+	CHECK(rl_sync_fleet_check("", err, sizeof(err)) == -EINVAL, "empty");
+	CHECK(rl_sync_fleet_check("a{b}", err, sizeof(err)) == -EINVAL, "a hash tag");
+	CHECK(rl_sync_fleet_check("a b", err, sizeof(err)) == -EINVAL, "a space");
+	CHECK(rl_sync_fleet_check("a:b", err, sizeof(err)) == -EINVAL, "a colon");
+	CHECK(rl_sync_fleet_check(long_name, err, sizeof(err)) == -EINVAL, "too long");
 	CHECK(!rl_sync_interval_check(1000000, 1000000000, err, sizeof(err)), "1ms");
 	CHECK(!rl_sync_interval_check(1000000000, 1000000000, err, sizeof(err)), "the window");
-	CHECK(rl_sync_interval_check(999999, 1000000000, err, sizeof(err)) == -1, "under 1ms");
-	CHECK(rl_sync_interval_check(1000000001, 1000000000, err, sizeof(err)) == -1 &&
+	CHECK(rl_sync_interval_check(999999, 1000000000, err, sizeof(err)) == -ERANGE, "under 1ms");
+	CHECK(rl_sync_interval_check(1000000001, 1000000000, err, sizeof(err)) == -ERANGE &&
 	      strstr(err, "1s"), "over the window, naming it");
 }
 

@@ -58,15 +58,24 @@ TEST(rule_switch_syn_cookies)
 	struct rl_prefix p;
 	struct rl_rule r;
 	char err[RL_ERR_LEN], buf[16];
-	__u64 v = 7;
+	const struct rl_opt *set = quota_sub("set")->opts;
+	struct rl_quota_args a = { 0 };
 
 	CHECK_EQ(o->kind, RL_RULE_OPT_SWITCH, "--syn-cookies is a switch");
 	CHECK_EQ(o->bit, RL_RULE_F_COOKIES, "its bit");
-	CHECK(!strcmp(rl_rule_opt_arg(o), "on|off"), "its ARG");
-	CHECK(!rl_rule_opt_parse(o, "on", &v, err, sizeof(err)) && v == 1, "on");
-	CHECK(!rl_rule_opt_parse(o, "off", &v, err, sizeof(err)) && v == 0, "off");
-	CHECK(rl_rule_opt_parse(o, "yes", &v, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "neither on nor off"), "yes refused: %s", err);
+	while (set->name && strcmp(set->name, "syn-cookies"))
+		set++;
+	if (!CHECK(set->name, "quota set --syn-cookies"))
+		return;
+	CHECK(!strcmp(set->arg, "on|off"), "its ARG");
+	CHECK(!rl_opt_store(set, &a, "on", err, sizeof(err)) && a.change.cookies == 1 &&
+	      a.change.have_cookies, "on");
+	CHECK(!rl_opt_store(set, &a, "off", err, sizeof(err)) && a.change.cookies == 0,
+	      "off");
+	a.change.cookies = 7;
+	CHECK(rl_opt_store(set, &a, "yes", err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "--syn-cookies: 'yes' is neither on nor off") &&
+	      a.change.cookies == 7, "yes refused, nothing stored: %s", err);
 	CHECK(!rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), "prefix");
 	rl_rule_init(&r, &p);
 	CHECK(!rl_rule_opt_set(&r, o), "off when made");

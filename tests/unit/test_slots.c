@@ -4,6 +4,7 @@
  * Redis computes them (values from the cluster specification and CLUSTER
  * KEYSLOT), a CLUSTER SLOTS reply made into a slot map, redirections.
  */
+#include <errno.h>
 #include <string.h>
 #include "lib/sync_slots.h"
 #include "harness.h"
@@ -86,13 +87,13 @@ TEST(slot_map_from_cluster_slots)
 
 	/* malformed: refused with a reason, nothing routed */
 	hi0 = rep_int(16384);
-	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -1, "slot out of range");
+	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -EPROTO, "slot out of range");
 	CHECK(strstr(err, "malformed") != NULL, "err: %s", err);
 	hi0 = rep_int(5460);
 	pt1 = rep_str(h1);
-	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -1, "port not a number");
+	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -EPROTO, "port not a number");
 	all = rep_arr(top, 0);
-	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -1, "no slot served");
+	CHECK_EQ(rl_slot_map_parse(&m, &all, "seed", err, sizeof(err)), -EPROTO, "no slot served");
 	CHECK_EQ(m.owner[0], RL_SLOT_NONE, "nothing routed");
 }
 

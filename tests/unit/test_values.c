@@ -2,6 +2,7 @@
 /* The value parsers and formatters of user/lib/values.c: RATE, DURATION, PREFIX,
  * counts. Tables of accepted and refused text, edges, round-trips. */
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include "ratelimit.h"
 #include "lib/values.h"
@@ -19,7 +20,7 @@ struct u64_case {
 static void refused(int ret, const __u64 *out, const char *err, const char *in,
 		    const char *what)
 {
-	CHECK(ret == -1, "%s '%s' accepted", what, in);
+	CHECK(ret == -EINVAL, "%s '%s' accepted", what, in);
 	CHECK(*out == POISON, "%s '%s' refused but wrote its output", what, in);
 	CHECK(err[0] != '\0', "%s '%s' refused without a message", what, in);
 }
@@ -270,7 +271,7 @@ TEST(prefix_refused)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p = poison;
 		err[0] = '\0';
-		CHECK(rl_parse_prefix(bad[i].in, &p, err, sizeof(err)) == -1,
+		CHECK(rl_parse_prefix(bad[i].in, &p, err, sizeof(err)) == -EINVAL,
 		      "prefix '%s' accepted", bad[i].in);
 		CHECK(!memcmp(&p, &poison, sizeof(p)), "prefix '%s' refused but wrote its output",
 		      bad[i].in);
@@ -279,7 +280,7 @@ TEST(prefix_refused)
 	}
 	memset(long_in, '1', sizeof(long_in) - 1);
 	long_in[sizeof(long_in) - 1] = '\0';
-	CHECK(rl_parse_prefix(long_in, &p, err, sizeof(err)) == -1, "long input refused");
+	CHECK(rl_parse_prefix(long_in, &p, err, sizeof(err)) == -EINVAL, "long input refused");
 	CHECK(strlen(err) < sizeof(err) && strstr(err, "..."), "long input shortened: %s", err);
 }
 

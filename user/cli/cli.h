@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <linux/types.h>
 
 #define RL_EXIT_OK	0
 #define RL_EXIT_FAIL	1
@@ -36,25 +37,88 @@ int rl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- options ---------------------------------------------------------- */
 
 /*
- * One option of a command. `id` is what the command's opt() receives: a
- * letter for an option with a short form (-h), else a value from
- * RL_OPT_FIRST up. `arg` names its value in the help ("RATE"), in
+ * Typed options, after xdp-tools' DEFINE_OPTION: a row names the option,
+ * its value's kind and the field of the command's config it goes to
+ * (RL_OPT_FIELD: offsetof and size), and the parser (cmd.c, opt.c) checks
+ * and stores it; one row also makes its line of `--help`. A value that
+ * does not parse is refused as "CMD: --NAME: what is wrong: what to give"
+ * (exit 2). RL_OPT_CALL rows go to the command's opt() instead, for what
+ * no kind says (an optional value read from the next word).
+ */
+enum rl_opt_kind {
+	RL_OPT_CALL,		/* the command's opt() takes it */
+	RL_OPT_SWITCH,		/* no value: a bool made true, or with .bits
+				 * those bits set in an unsigned field */
+	RL_OPT_STRING,		/* const char *: the value as given */
+	RL_OPT_IFACE,		/* const char *: an interface name the kernel
+				 * would take (rl_iface_name_check) */
+	RL_OPT_ENUM,		/* one word of .names: its value, in an int */
+	RL_OPT_RATE,		/* RATE, a __u64 (.unlimited: the word too,
+				 * as RL_UNLIMITED) */
+	RL_OPT_DURATION,	/* DURATION in ns, a __u64, .min to .max (0:
+				 * no bound; .zero: 0 too, meaning none) */
+	RL_OPT_COUNT,		/* a whole number .min to .max in an unsigned
+				 * field of 1 to 8 bytes (.unlimited: the
+				 * word too, as 0) */
+	RL_OPT_PARSE,		/* .parse() fills the field */
+};
+
+/* A word of an RL_OPT_ENUM and its value; a table ends with { NULL }. */
+struct rl_opt_word {
+	const char *word;
+	int value;
+};
+extern const struct rl_opt_word rl_opt_on_off[];	/* on 1, off 0 */
+
+/*
+ * One option of a command. `arg` names its value in the help ("RATE"), in
  * brackets when it may be left out ("[SECONDS]"); NULL when it takes
- * none. `help` may have several lines ('\n').
+ * none. `help` may have several lines ('\n'). `id` is a letter for an
+ * option with a short form (-v), and for an RL_OPT_CALL row without one
+ * a value from RL_OPT_FIRST up, which opt() receives; 0 otherwise.
  */
 struct rl_opt {
 	int id;
 	const char *name;
 	const char *arg;
 	const char *help;
+	enum rl_opt_kind kind;
+	size_t offset, size;		/* its field in the config */
+	size_t have;			/* RL_OPT_HAVE: a bool made true when given */
+	__u64 min, max;			/* COUNT, DURATION */
+	__u64 bits;			/* SWITCH */
+	bool unlimited;			/* RATE, COUNT */
+	bool zero;			/* DURATION */
+	const struct rl_opt_word *words;	/* ENUM */
+	/* PARSE: 0, or -EINVAL with what is wrong and what to give in err */
+	int (*parse)(const char *arg, void *field, char *err, size_t errlen);
+	const char *note;		/* after its errors, in parentheses */
 };
 
-#define RL_OPT_FIRST	256	/* ids of options without a short form */
+/* The field of `type` an option fills, and the bool saying it was given
+ * (stored one past its offset, so that 0 is none). */
+#define RL_OPT_FIELD(type, member) \
+	.offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define RL_OPT_HAVE(type, member)	.have = offsetof(type, member) + 1
+
+#define RL_OPT_FIRST	256	/* ids of RL_OPT_CALL options without a short form */
 #define RL_MAX_OPTS	24	/* per command, with its siblings' */
 
 /* --iface and --json, as every command that has them words them. */
-#define RL_OPT_IFACE(id, help)	{ id, "iface", "IFACE", help }
-#define RL_OPT_JSON(id, help)	{ id, "json", NULL, help }
+#define RL_OPT_IFACE(type, member, text) \
+	{ .name = "iface", .arg = "IFACE", .help = text, .kind = RL_OPT_IFACE, \
+	  RL_OPT_FIELD(type, member) }
+#define RL_OPT_JSON(type, member, text) \
+	{ .name = "json", .help = text, .kind = RL_OPT_SWITCH, \
+	  RL_OPT_FIELD(type, member) }
+
+/*
+ * Parse `arg` as option `o` into the config `cfg`: 0, or -EINVAL with
+ * "--NAME: what is wrong: what to give" in err (nothing stored). A
+ * RL_OPT_CALL row is not for it.
+ */
+int rl_opt_store(const struct rl_opt *o, void *cfg, const char *arg,
+		 char *err, size_t errlen);
 
 /* ---- commands --------------------------------------------------------- */
 
@@ -73,10 +137,12 @@ struct rl_cmd {
 	const char *notes;		/* after the options: syntax, examples */
 	unsigned int flags;		/* RL_CMD_* */
 
-	/* A command: its config (zeroed, then defaults()), filled by opt()
-	 * per option and operands() with what follows, then run(). opt()
-	 * and operands() return 0 or an exit status; defaults() may be
-	 * NULL, and operands() for a command that takes none. */
+	/* A command: its config (zeroed, then defaults()), filled per
+	 * option by its row (opt() for an RL_OPT_CALL row) and by
+	 * operands() with what follows, then run(). opt() and operands()
+	 * return 0 or an exit status; defaults() may be NULL, opt() for a
+	 * table without RL_OPT_CALL rows, operands() for a command that
+	 * takes none. */
 	size_t cfg_size;
 	void (*defaults)(void *cfg);
 	int (*opt)(struct rl_parser *p, void *cfg, int id, const char *arg);
@@ -114,9 +180,6 @@ struct rl_parser {
 	char **argv;			/* argv[optind] is the next word */
 	struct rl_parsed *parsed;	/* parse only, into this (no --help) */
 };
-
-/* The long name of option `id` of the command being parsed. */
-const char *rl_opt_name(const struct rl_parser *p, int id);
 
 /*
  * Run `cmd` with argv[0] its name: parse, check root, take the lock, run.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Commands as tables (cli.h): getopt_long's options and the `--help` text
- * both come from a command's struct rl_opt array; the dispatcher checks
- * root and holds the lock around the commands that change pins.
+ * Commands as tables (cli.h): getopt_long's options, each value's parse
+ * into the command's config (opt.c) and the `--help` text all come from a
+ * command's struct rl_opt array; the dispatcher checks root and holds the
+ * lock around the commands that change pins.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 #define HELP_WIDTH	80	/* usage lines wrap here */
 #define LONG_BASE	1024	/* getopt value of the long option k */
 
-static const struct rl_opt help_opt = { 'h', "help", NULL, "show this help" };
+static const struct rl_opt help_opt = {
+	.id = 'h', .name = "help", .help = "show this help",
+};
 
 /* Options of one or more commands, each name once, with the command
  * whose table it is in. */
@@ -69,7 +72,7 @@ static void opt_spec(const struct rl_opt *o, char *buf, size_t len)
 {
 	int n = 0;
 
-	if (o->id < RL_OPT_FIRST)
+	if (o->id > 0 && o->id < RL_OPT_FIRST)
 		n = snprintf(buf, len, "-%c, ", o->id);
 	snprintf(buf + n, len - n, o->arg ? "--%s %s" : "--%s", o->name, o->arg);
 }
@@ -226,7 +229,7 @@ static int parse_opts(struct rl_parser *p, void *cfg)
 			o->name, !o->arg ? no_argument : o->arg[0] == '[' ?
 			optional_argument : required_argument, NULL, LONG_BASE + k,
 		};
-		if (o->id < RL_OPT_FIRST && s.owner[k] == cmd) {
+		if (o->id > 0 && o->id < RL_OPT_FIRST && s.owner[k] == cmd) {
 			n = (int)strlen(optstring);
 			optstring[n] = (char)o->id;
 			strcpy(optstring + n + 1, !o->arg ? "" : o->arg[0] == '[' ? "::" : ":");
@@ -237,6 +240,7 @@ static int parse_opts(struct rl_parser *p, void *cfg)
 	opterr = 0;
 	while ((c = getopt_long(p->argc, p->argv, optstring, longopts, NULL)) != -1) {
 		const struct rl_opt *o = NULL;
+		char err[RL_ERR_LEN];
 		int ret;
 
 		if (c == 'h' && p->parsed)
@@ -248,27 +252,23 @@ static int parse_opts(struct rl_parser *p, void *cfg)
 		}
 		if (c == '?' || c == ':')
 			return bad_option(p, c);
-		if (c >= LONG_BASE) {
-			if (s.owner[c - LONG_BASE] != cmd)
-				return rl_usage_err("%s: --%s is for '%s %s'", p->path,
-						    s.opt[c - LONG_BASE]->name,
-						    p->group->name,
-						    s.owner[c - LONG_BASE]->name);
-			o = s.opt[c - LONG_BASE];
+		if (c >= LONG_BASE && s.owner[c - LONG_BASE] != cmd)
+			return rl_usage_err("%s: --%s is for '%s %s'", p->path,
+					    s.opt[c - LONG_BASE]->name,
+					    p->group->name,
+					    s.owner[c - LONG_BASE]->name);
+		for (int k = 0; k < s.n && !o; k++)	/* a short form: its row */
+			if (c >= LONG_BASE ? k == c - LONG_BASE : s.opt[k]->id == c)
+				o = s.opt[k];
+		if (o->kind == RL_OPT_CALL) {
+			ret = cmd->opt(p, cfg, o->id, optarg);
+			if (ret)
+				return ret;
+		} else if (rl_opt_store(o, cfg, optarg, err, sizeof(err))) {
+			return rl_usage_err("%s: %s", p->path, err);
 		}
-		ret = cmd->opt(p, cfg, o ? o->id : c, optarg);
-		if (ret)
-			return ret;
 	}
 	return 0;
-}
-
-const char *rl_opt_name(const struct rl_parser *p, int id)
-{
-	for (const struct rl_opt *o = p->cmd->opts; o && o->name; o++)
-		if (o->id == id)
-			return o->name;
-	return "?";
 }
 
 /* "set, del or list" */

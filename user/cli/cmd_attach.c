@@ -40,36 +40,50 @@ _Static_assert(RL_MAX_BUCKETS == 16 && RL_DEFAULT_BUCKETS == 10 &&
 	       RL_RUN_PRIO == 20 && RL_MIN_PRIO == 1 && RL_MAX_PRIO == 1000,
 	       "attach --help states these values");
 
+#define T struct rl_attach_args
 static const struct rl_opt attach_opts[] = {
-	{ OPT_MODE, "mode", "auto|native|generic",
-	  "XDP mode; auto tries native, then generic (default auto)" },
-	{ OPT_WINDOW, "window", "DURATION",
-	  "sliding window, e.g. 500ms, 1s, 1m (default 1s, at most 1m)" },
-	{ OPT_BUCKETS, "buckets", "N",
-	  "buckets per window, 1 to 16 (default 10); each at least 1ms" },
-	{ OPT_DEF_PPS, "default-pps", "RATE",
-	  "packets per second per source for the default rule" },
-	{ OPT_DEF_BPS, "default-bps", "RATE",
-	  "bytes per second per source for the default rule\n"
-	  "(without either, sources without a rule are only counted)" },
-	{ OPT_MAX_SOURCES, "max-sources", "N",
-	  "tracked sources, 16 to 16777216 (default 65536)" },
-	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN",
-	  "track IPv6 sources per /LEN, 1 to 128 (default 64)" },
-	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
-	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
-	  "pass frames too short or bad to read (default: drop)" },
-	{ OPT_REPLIES_VIA, "replies-via", "IFACE[,IFACE]",
-	  "interfaces the host's answers leave by, up to 4\n"
-	  "(asymmetric routing; default: IFACE itself)" },
-	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
-	  "how long one answer keeps a source verified,\n"
-	  "1s to 24h (default 10m)" },
-	{ OPT_PRIORITY, "priority", "N",
-	  "run at N, 1 to 1000, among other XDP programs under libxdp's\n"
-	  "dispatcher; lower runs first (default 20)" },
+	{ RL_ATTACH_OPT_MODE(T, ),
+	  .help = "XDP mode; auto tries native, then generic (default auto)" },
+	{ RL_ATTACH_OPT_WINDOW(T, ),
+	  .help = "sliding window, e.g. 500ms, 1s, 1m (default 1s, at most 1m)" },
+	{ RL_ATTACH_OPT_BUCKETS(T, ),
+	  .help = "buckets per window, 1 to 16 (default 10); each at least 1ms" },
+	{ RL_ATTACH_OPT_DEF_PPS(T, ),
+	  .help = "packets per second per source for the default rule" },
+	{ RL_ATTACH_OPT_DEF_BPS(T, ),
+	  .help = "bytes per second per source for the default rule\n"
+		  "(without either, sources without a rule are only counted)" },
+	{ RL_ATTACH_OPT_MAX_SOURCES(T, ),
+	  .help = "tracked sources, 16 to 16777216 (default 65536)" },
+	{ RL_ATTACH_OPT_V6_PREFIX(T, ),
+	  .help = "track IPv6 sources per /LEN, 1 to 128 (default 64)" },
+	{ RL_ATTACH_OPT_DRY_RUN(T, ),
+	  .help = "count what would be dropped, drop nothing" },
+	{ RL_ATTACH_OPT_PASS_MALFORMED(T, ),
+	  .help = "pass frames too short or bad to read (default: drop)" },
+	{ RL_ATTACH_OPT_REPLIES_VIA(T, ),
+	  .help = "interfaces the host's answers leave by, up to 4\n"
+		  "(asymmetric routing; default: IFACE itself)" },
+	{ RL_ATTACH_OPT_VERIFIED_TTL(T, ),
+	  .help = "how long one answer keeps a source verified,\n"
+		  "1s to 24h (default 10m)" },
+	{ RL_ATTACH_OPT_PRIORITY(T, ),
+	  .help = "run at N, 1 to 1000, among other XDP programs under libxdp's\n"
+		  "dispatcher; lower runs first (default 20)" },
 	{ 0 }
 };
+#undef T
+
+const struct rl_opt_word rl_xdp_mode_words[] = {
+	{ "auto", RL_XDP_AUTO }, { "native", RL_XDP_NATIVE },
+	{ "generic", RL_XDP_GENERIC }, { NULL, 0 },
+};
+
+int rl_attach_parse_replies_via(const char *arg, void *via, char *err,
+				size_t errlen)
+{
+	return rl_parse_replies_via(arg, via, err, errlen);
+}
 
 static void attach_defaults(void *cfg)
 {
@@ -78,76 +92,6 @@ static void attach_defaults(void *cfg)
 	rl_attach_req_defaults(&a->req);
 	a->mode = RL_XDP_AUTO;
 	a->def_pps = a->def_bps = RL_UNLIMITED;
-}
-
-int rl_attach_opt(const char *cmd, struct rl_attach_args *a, int id,
-		  const char *arg)
-{
-	char err[RL_ERR_LEN];
-	int ret = 0;
-	__u64 v;
-
-	switch (id) {
-	case OPT_MODE:
-		if (!strcmp(arg, "auto"))
-			a->mode = RL_XDP_AUTO;
-		else if (!strcmp(arg, "native"))
-			a->mode = RL_XDP_NATIVE;
-		else if (!strcmp(arg, "generic"))
-			a->mode = RL_XDP_GENERIC;
-		else
-			return rl_usage_err("%s: bad --mode '%s': use auto, native or generic",
-					    cmd, arg);
-		break;
-	case OPT_WINDOW:
-		ret = rl_parse_duration(arg, &a->req.window_ns, err, sizeof(err));
-		break;
-	case OPT_BUCKETS:
-		ret = rl_parse_uint(arg, "--buckets", 1, RL_MAX_BUCKETS, &v,
-				    err, sizeof(err));
-		a->req.nbuckets = (__u32)v;
-		break;
-	case OPT_DEF_PPS:
-		ret = rl_parse_rate(arg, false, &a->def_pps, err, sizeof(err));
-		break;
-	case OPT_DEF_BPS:
-		ret = rl_parse_rate(arg, false, &a->def_bps, err, sizeof(err));
-		break;
-	case OPT_MAX_SOURCES:
-		ret = rl_parse_uint(arg, "--max-sources", RL_MIN_MAX_SOURCES,
-				    RL_MAX_MAX_SOURCES, &a->req.max_sources,
-				    err, sizeof(err));
-		break;
-	case OPT_V6_PREFIX:
-		ret = rl_parse_uint(arg, "--ipv6-prefix", 1, 128, &v, err,
-				    sizeof(err));
-		a->req.v6_prefix = (__u32)v;
-		break;
-	case OPT_DRY_RUN:
-		a->req.flags |= RL_F_DRY_RUN;
-		break;
-	case OPT_PASS_MALFORMED:
-		a->req.flags |= RL_F_PASS_MALFORMED;
-		break;
-	case OPT_REPLIES_VIA:
-		ret = rl_parse_replies_via(arg, a->req.replies_via, err, sizeof(err));
-		break;
-	case OPT_VERIFIED_TTL:
-		ret = rl_parse_duration(arg, &a->req.verified_ttl_ns, err, sizeof(err));
-		break;
-	case OPT_PRIORITY:
-		ret = rl_parse_uint(arg, "--priority", RL_MIN_PRIO, RL_MAX_PRIO,
-				    &v, err, sizeof(err));
-		a->priority = (unsigned int)v;
-		break;
-	}
-	return ret ? rl_usage_err("%s: %s", cmd, err) : 0;
-}
-
-static int attach_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	(void)p;
-	return rl_attach_opt("attach", cfg, id, arg);
 }
 
 static int attach_operands(struct rl_parser *p, void *cfg, int argc,
@@ -302,7 +246,6 @@ const struct rl_cmd rl_cmd_attach = {
 	.flags = RL_CMD_LOCK,
 	.cfg_size = sizeof(struct rl_attach_args),
 	.defaults = attach_defaults,
-	.opt = attach_opt,
 	.operands = attach_operands,
 	.run = attach_run,
 };

@@ -16,28 +16,14 @@
 #include "cli/stats_view.h"
 #include "cli/text.h"
 
-enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON };
-
-#define OPT_BAN_IFACE RL_OPT_IFACE(OPT_IFACE, \
-	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
-
 struct ban_args {
 	const char *iface;
 	const char *address;	/* del: ADDRESS or "all" */
 	bool json;
 };
 
-static int ban_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct ban_args *a = cfg;
-
-	if (id == OPT_JSON) {
-		a->json = true;
-		return 0;
-	}
-	a->iface = arg;		/* OPT_IFACE */
-	return rl_iface_arg(p->path, arg);
-}
+#define OPT_BAN_IFACE RL_OPT_IFACE(struct ban_args, iface, \
+	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
 
 /* del: ADDRESS or all. Whether ADDRESS is one source needs the tracked
  * IPv6 prefix of the interface, so only its syntax is checked here. */
@@ -174,18 +160,18 @@ static const struct rl_cmd ban_list_cmd = {
 	.name = "list",
 	.opts = (const struct rl_opt[]){
 		OPT_BAN_IFACE,
-		RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
+		RL_OPT_JSON(struct ban_args, json, "'list': print one JSON object on one line instead of tables"),
 		{ 0 }
 	},
 	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct ban_args),
-	.opt = ban_opt, .run = ban_list_run,
+	.run = ban_list_run,
 };
 
 static const struct rl_cmd ban_del_cmd = {
 	.name = "del", .args = "ADDRESS|all",
 	.opts = (const struct rl_opt[]){ OPT_BAN_IFACE, { 0 } },
 	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct ban_args),
-	.opt = ban_opt, .operands = del_operand, .run = ban_del_run,
+	.operands = del_operand, .run = ban_del_run,
 };
 
 const struct rl_cmd rl_cmd_ban = {

@@ -37,8 +37,6 @@
  * (RL_EVENTS_WAKEUPS), a signal or a detach waits to be seen. */
 #define POLL_MS		100
 
-enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON };
-
 _Static_assert(RL_EVENTS_PER_PERIOD * RL_NSEC_PER_SEC / RL_EVENTS_PERIOD_NS == 953,
 	       "events --help states ~950 events per second per CPU");
 
@@ -64,19 +62,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static int events_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct events_args *a = cfg;
-
-	(void)p;
-	if (id == OPT_JSON) {
-		a->json = true;
-		return 0;
-	}
-	a->iface = arg;		/* OPT_IFACE */
-	return rl_iface_arg("events", arg);
 }
 
 static int events_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
@@ -415,8 +400,8 @@ const struct rl_cmd rl_cmd_events = {
 		"at most ~950 events per second per CPU; what it could not report is counted\n"
 		"in 'stats' as events lost. One follower per interface at a time.\n",
 	.opts = (const struct rl_opt[]){
-		RL_OPT_IFACE(OPT_IFACE, "the interface; may be left out when one is attached"),
-		RL_OPT_JSON(OPT_JSON, "one JSON object per line: time, ifname, event,\n"
+		RL_OPT_IFACE(struct events_args, iface, "the interface; may be left out when one is attached"),
+		RL_OPT_JSON(struct events_args, json, "one JSON object per line: time, ifname, event,\n"
 			    "address, rule (and ban_ms for banned)"),
 		{ 0 }
 	},
@@ -426,7 +411,6 @@ const struct rl_cmd rl_cmd_events = {
 		"  xdp-ratelimit events --json | jq -c 'select(.event == \"banned\")'\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct events_args),
-	.opt = events_opt,
 	.operands = events_operands,
 	.run = events_run,
 };

@@ -41,12 +41,15 @@
 #define METRICS_PATH		"/metrics"
 #define CONTENT_TYPE		"text/plain; version=0.0.4; charset=utf-8"
 
-enum { OPT_LISTEN = RL_OPT_FIRST, OPT_TOP };
+/* --listen: as given, and the address it names. */
+struct listen_addr {
+	const char *text;
+	struct sockaddr_storage addr;
+	socklen_t len;
+};
 
 struct exporter_args {
-	const char *listen;
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
+	struct listen_addr listen;
 	__u64 top;
 };
 
@@ -61,12 +64,13 @@ struct exporter {
 
 /* "198.18.0.1:9567", "[2001:db8::1]:9567": numeric only (no name to
  * resolve at boot), port 1 to 65535. */
-static int parse_listen(const char *s, struct exporter_args *a)
+static int parse_listen(const char *s, void *field, char *err, size_t errlen)
 {
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&a->addr;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a->addr;
+	struct listen_addr *l = field;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&l->addr;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&l->addr;
 	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2], err[RL_ERR_LEN];
+	char host[INET6_ADDRSTRLEN + 2], why[RL_ERR_LEN];
 	size_t hlen = colon ? (size_t)(colon - s) : 0;
 	__u64 port;
 
@@ -74,48 +78,36 @@ static int parse_listen(const char *s, struct exporter_args *a)
 		goto bad;
 	memcpy(host, s, hlen);
 	host[hlen] = '\0';
-	if (rl_parse_uint(colon + 1, "port", 1, 65535, &port, err, sizeof(err)))
-		return rl_usage_err("exporter: --listen '%s': %s", s, err);
-	memset(&a->addr, 0, sizeof(a->addr));
+	if (rl_parse_uint(colon + 1, "port", 1, 65535, &port, why, sizeof(why))) {
+		snprintf(err, errlen, "'%s': %s", s, why);
+		return -EINVAL;
+	}
+	memset(&l->addr, 0, sizeof(l->addr));
+	l->text = s;
 	if (host[0] == '[' && host[hlen - 1] == ']') {
 		host[hlen - 1] = '\0';
 		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
 			goto bad;
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons((uint16_t)port);
-		a->addr_len = sizeof(*v6);
+		l->len = sizeof(*v6);
 		return 0;
 	}
 	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
 		goto bad;
 	v4->sin_family = AF_INET;
 	v4->sin_port = htons((uint16_t)port);
-	a->addr_len = sizeof(*v4);
+	l->len = sizeof(*v4);
 	return 0;
 bad:
-	return rl_usage_err("exporter: bad --listen '%s': use ADDR:PORT with a numeric address, e.g. 127.0.0.1:9567 or [::1]:9567",
-			    s);
+	snprintf(err, errlen, "bad address '%s': use ADDR:PORT with a numeric address, e.g. 127.0.0.1:9567 or [::1]:9567",
+		 s);
+	return -EINVAL;
 }
 
 static void exporter_defaults(void *cfg)
 {
 	((struct exporter_args *)cfg)->top = DEFAULT_TOP;
-}
-
-static int exporter_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct exporter_args *a = cfg;
-	char err[RL_ERR_LEN];
-
-	(void)p;
-	if (id == OPT_LISTEN) {
-		a->listen = arg;
-		return parse_listen(arg, a);
-	}
-	if (rl_parse_uint(arg, "--top", 0, RL_MAX_MAX_SOURCES, &a->top, err,
-			  sizeof(err)))	/* OPT_TOP */
-		return rl_usage_err("exporter: %s (0: every source)", err);
-	return 0;
 }
 
 static int exporter_operands(struct rl_parser *p, void *cfg, int argc,
@@ -125,7 +117,7 @@ static int exporter_operands(struct rl_parser *p, void *cfg, int argc,
 	if (argc)
 		return rl_usage_err("exporter: unexpected '%s': see 'xdp-ratelimit exporter --help'",
 				    argv[0]);
-	if (!((struct exporter_args *)cfg)->listen)
+	if (!((struct exporter_args *)cfg)->listen.text)
 		return rl_usage_err("exporter: give the address to serve on: --listen ADDR:PORT, e.g. 127.0.0.1:9567");
 	return 0;
 }
@@ -133,7 +125,7 @@ static int exporter_operands(struct rl_parser *p, void *cfg, int argc,
 /* The bound, listening socket, or -1 after saying why. */
 static int listen_on(const struct exporter_args *a)
 {
-	int fd = socket(a->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(a->listen.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int one = 1;
 
 	if (fd < 0) {
@@ -144,14 +136,14 @@ static int listen_on(const struct exporter_args *a)
 	 * makes bind fail (EADDRINUSE) */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* [::]:PORT is IPv6 only: the address given, nothing more */
-	if (a->addr.ss_family == AF_INET6)
+	if (a->listen.addr.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) ||
+	if (bind(fd, (const struct sockaddr *)&a->listen.addr, a->listen.len) ||
 	    listen(fd, LISTEN_BACKLOG)) {
 		int e = errno;
 
 		close(fd);
-		rl_err("exporter: cannot listen on %s: %s%s", a->listen, strerror(e),
+		rl_err("exporter: cannot listen on %s: %s%s", a->listen.text, strerror(e),
 		       e == EADDRINUSE ? " (is another exporter running? pick another port)" :
 		       e == EADDRNOTAVAIL ? " (no interface here has that address: see 'ip addr')" : "");
 		return -1;
@@ -339,9 +331,9 @@ static int exporter_run(void *cfg)
 			     MHD_OPTION_END);
 	if (!d) {
 		close(fd);
-		return rl_fail("exporter: cannot start the HTTP server on %s", a->listen);
+		return rl_fail("exporter: cannot start the HTTP server on %s", a->listen.text);
 	}
-	printf("serving http://%s%s\n", a->listen, METRICS_PATH);
+	printf("serving http://%s%s\n", a->listen.text, METRICS_PATH);
 	fflush(stdout);
 	while (sigwait(&stop, &sig))
 		;
@@ -365,11 +357,13 @@ const struct rl_cmd rl_cmd_exporter = {
 		"source addresses among them: listen on loopback, or restrict who connects.\n"
 		"Reads only, through read-only map fds.\n",
 	.opts = (const struct rl_opt[]){
-		{ OPT_LISTEN, "listen", "ADDR:PORT",
-		  "where to serve: a numeric IPv4 address, or IPv6 in\n"
+		{ .name = "listen", .arg = "ADDR:PORT", .kind = RL_OPT_PARSE,
+		  .parse = parse_listen, RL_OPT_FIELD(struct exporter_args, listen),
+		  .help = "where to serve: a numeric IPv4 address, or IPv6 in\n"
 		  "brackets, and a port (required)" },
-		{ OPT_TOP, "top", "N",
-		  "series for the N busiest sources per interface\n"
+		{ .name = "top", .arg = "N", .kind = RL_OPT_COUNT,
+		  .max = RL_MAX_MAX_SOURCES, .note = "0: every source",
+		  RL_OPT_FIELD(struct exporter_args, top), .help = "series for the N busiest sources per interface\n"
 		  "(default 10; 0: every source, unbounded)" },
 		{ 0 }
 	},
@@ -381,7 +375,6 @@ const struct rl_cmd rl_cmd_exporter = {
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct exporter_args),
 	.defaults = exporter_defaults,
-	.opt = exporter_opt,
 	.operands = exporter_operands,
 	.run = exporter_run,
 };

@@ -21,25 +21,53 @@
 #include "cli/text.h"
 #include "lib/values.h"
 
-/* OPT_FIELD + n: the rule field n of RL_RULE_FIELDS (lib/rule.h) */
-enum { OPT_PROTO = RL_OPT_FIRST, OPT_DPORT, OPT_SYN, OPT_IFACE, OPT_JSON,
-       OPT_WIDE, OPT_FIELD };
-enum { OPT_VERBOSE = 'v' };
+/* --proto and --dport as typed options: scope_opts.h's parsers; the two
+ * together are checked once the operands are (rl_scope_check). */
+static int parse_proto(const char *arg, void *proto, char *err, size_t len)
+{
+	return rl_scope_parse_proto(arg, proto, err, len);
+}
 
-#define OPT_QUOTA_IFACE RL_OPT_IFACE(OPT_IFACE, \
+static int parse_dport(const char *arg, void *field, char *err, size_t len)
+{
+	struct rl_scope_opts *so = field;
+
+	return rl_scope_parse_dport(arg, &so->dport_lo, &so->dport_hi, err, len);
+}
+
+#define T struct rl_quota_args
+
+#define OPT_QUOTA_IFACE RL_OPT_IFACE(T, iface, \
 	"the interface; may be left out when one is attached ('list': only IFACE, default every one)")
 
 /* The scope of a rule: set and del name a rule by PREFIX and these. */
 #define OPT_QUOTA_SCOPE \
-	{ OPT_PROTO, "proto", "PROTO", \
-	  "scope the rule to one protocol: tcp, udp, icmp, icmpv6 or a number 0-255" }, \
-	{ OPT_DPORT, "dport", "PORT[-PORT]", \
-	  "scope it to destination ports 1-65535 (with --proto tcp or udp)" }, \
-	{ OPT_SYN, "syn", NULL, \
-	  "scope it to new connections: SYN without ACK (with --proto tcp)" }
+	{ .name = "proto", .arg = "PROTO", .kind = RL_OPT_PARSE, \
+	  .parse = parse_proto, RL_OPT_FIELD(T, scope_opts.proto), \
+	  RL_OPT_HAVE(T, scope_opts.proto_set), \
+	  .help = "scope the rule to one protocol: tcp, udp, icmp, icmpv6 or a number 0-255" }, \
+	{ .name = "dport", .arg = "PORT[-PORT]", .kind = RL_OPT_PARSE, \
+	  .parse = parse_dport, RL_OPT_FIELD(T, scope_opts), \
+	  RL_OPT_HAVE(T, scope_opts.dport_set), \
+	  .help = "scope it to destination ports 1-65535 (with --proto tcp or udp)" }, \
+	{ .name = "syn", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(T, scope_opts.syn), \
+	  .help = "scope it to new connections: SYN without ACK (with --proto tcp)" }
 
-#define FIELD_OPT(id, opt, field, kind, bit, json, column, help) \
-	{ OPT_FIELD + RL_RULE_FIELD_##id, opt, RL_RULE_ARG_##kind, help },
+/* How each kind of rule field (lib/rule.h) parses: a rate or "unlimited",
+ * a ban's duration (0: none), a count or "unlimited" (0), on or off. */
+#define KIND_RATE	.kind = RL_OPT_RATE, .unlimited = true
+#define KIND_DURATION	.kind = RL_OPT_DURATION, .zero = true, \
+			.min = RL_NSEC_PER_MSEC, .max = RL_MAX_BAN_NS
+#define KIND_COUNT	.kind = RL_OPT_COUNT, .min = 1, .max = RL_MAX_BUDGET, \
+			.unlimited = true
+#define KIND_SWITCH	.kind = RL_OPT_ENUM, .words = rl_opt_on_off
+
+/* A rule field as an option of quota set: parsed by its kind into the
+ * change's field, its have_* made true. */
+#define FIELD_OPT(id, opt, field, kind, bit, json, column, text) \
+	{ .name = opt, .arg = RL_RULE_ARG_##kind, .help = text, \
+	  KIND_##kind, RL_OPT_FIELD(T, change.field), \
+	  RL_OPT_HAVE(T, change.have_##id) },
 static const struct rl_opt set_opts[] = {
 	RL_RULE_FIELDS(FIELD_OPT)
 	OPT_QUOTA_SCOPE,
@@ -56,72 +84,17 @@ static const struct rl_opt del_opts[] = {
 
 static const struct rl_opt list_opts[] = {
 	OPT_QUOTA_IFACE,
-	RL_OPT_JSON(OPT_JSON, "'list': print one JSON object on one line instead of tables"),
-	{ OPT_VERBOSE, "verbose", NULL,
-	  "'list': add what each rule judged: packets passed and dropped\n"
-	  "(with --wide, bytes too; in JSON both), counted since the rule\n"
-	  "was made" },
-	{ OPT_WIDE, "wide", NULL,
-	  "'list': every column, each limit in its own, numbers exact\n"
-	  "(default: the view fits the terminal, at least 80 columns)" },
+	RL_OPT_JSON(T, json, "'list': print one JSON object on one line instead of tables"),
+	{ .id = 'v', .name = "verbose", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(T, verbose),
+	  .help = "'list': add what each rule judged: packets passed and dropped\n"
+		  "(with --wide, bytes too; in JSON both), counted since the rule\n"
+		  "was made" },
+	{ .name = "wide", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(T, wide),
+	  .help = "'list': every column, each limit in its own, numbers exact\n"
+		  "(default: the view fits the terminal, at least 80 columns)" },
 	{ 0 }
 };
-
-/* --proto, --dport, --syn: each on its own; together in scope_operand. */
-static int scope_opt(struct rl_parser *p, struct rl_scope_opts *so, int id,
-		     const char *arg)
-{
-	char err[RL_ERR_LEN];
-
-	switch (id) {
-	case OPT_PROTO:
-		so->proto_set = true;
-		if (rl_scope_parse_proto(arg, &so->proto, err, sizeof(err)))
-			return rl_usage_err("%s: --proto: %s", p->path, err);
-		return 0;
-	case OPT_DPORT:
-		so->dport_set = true;
-		if (rl_scope_parse_dport(arg, &so->dport_lo, &so->dport_hi,
-					 err, sizeof(err)))
-			return rl_usage_err("%s: --dport: %s", p->path, err);
-		return 0;
-	default:	/* OPT_SYN */
-		so->syn = true;
-		return 0;
-	}
-}
-
-static int quota_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct rl_quota_args *a = cfg;
-	const struct rl_rule_opt *o;
-	char err[RL_ERR_LEN];
-	__u64 v;
-
-	switch (id) {
-	case OPT_IFACE:
-		a->iface = arg;
-		return rl_iface_arg(p->path, arg);
-	case OPT_JSON:
-		a->json = true;
-		return 0;
-	case OPT_VERBOSE:
-		a->verbose = true;
-		return 0;
-	case OPT_WIDE:
-		a->wide = true;
-		return 0;
-	case OPT_PROTO:
-	case OPT_DPORT:
-	case OPT_SYN:
-		return scope_opt(p, &a->scope_opts, id, arg);
-	}
-	o = &rl_rule_opts[id - OPT_FIELD];
-	if (rl_rule_opt_parse(o, arg, &v, err, sizeof(err)))
-		return rl_usage_err("%s: --%s: %s", p->path, o->name, err);
-	rl_rule_change_put(&a->change, o, v);
-	return 0;
-}
+#undef T
 
 /* set and del: PREFIX */
 static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
@@ -440,19 +413,19 @@ static int quota_del(void *cfg)
 static const struct rl_cmd quota_set_cmd = {
 	.name = "set", .args = "PREFIX", .opts = set_opts,
 	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct rl_quota_args),
-	.opt = quota_opt, .operands = prefix_operand, .run = quota_set,
+	.operands = prefix_operand, .run = quota_set,
 };
 
 static const struct rl_cmd quota_del_cmd = {
 	.name = "del", .args = "PREFIX", .opts = del_opts,
 	.flags = RL_CMD_LOCK, .cfg_size = sizeof(struct rl_quota_args),
-	.opt = quota_opt, .operands = prefix_operand, .run = quota_del,
+	.operands = prefix_operand, .run = quota_del,
 };
 
 static const struct rl_cmd quota_list_cmd = {
 	.name = "list", .opts = list_opts,
 	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct rl_quota_args),
-	.opt = quota_opt, .run = quota_list,
+	.run = quota_list,
 };
 
 const struct rl_cmd rl_cmd_quota = {

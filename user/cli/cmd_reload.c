@@ -58,46 +58,61 @@
 #include "lib/xdp_multi.h"
 #include "ratelimit.skel.h"
 
-enum { OPT_NO_DRY_RUN = OPT_ATTACH_LAST, OPT_NO_PASS_MALFORMED, OPT_IF_ATTACHED };
-
-static const struct rl_opt reload_opts[] = {
-	{ OPT_MODE, "mode", "auto|native|generic",
-	  "XDP mode; must be the running one (default: it)" },
-	{ OPT_WINDOW, "window", "DURATION",
-	  "sliding window (new maps: see below)" },
-	{ OPT_BUCKETS, "buckets", "N", "buckets per window (new maps)" },
-	{ OPT_DEF_PPS, "default-pps", "RATE",
-	  "packets per second per source for the default rule" },
-	{ OPT_DEF_BPS, "default-bps", "RATE",
-	  "bytes per second per source for the default rule" },
-	{ OPT_MAX_SOURCES, "max-sources", "N", "tracked sources (new maps)" },
-	{ OPT_V6_PREFIX, "ipv6-prefix", "LEN", "IPv6 source prefix (new maps)" },
-	{ OPT_DRY_RUN, "dry-run", NULL, "count what would be dropped, drop nothing" },
-	{ OPT_NO_DRY_RUN, "no-dry-run", NULL, "drop again (end a dry run)" },
-	{ OPT_PASS_MALFORMED, "pass-malformed", NULL,
-	  "pass frames too short or bad to read" },
-	{ OPT_NO_PASS_MALFORMED, "no-pass-malformed", NULL,
-	  "drop frames too short or bad to read again" },
-	{ OPT_REPLIES_VIA, "replies-via", "IFACE[,IFACE]",
-	  "interfaces the host's answers leave by, up to 4\n"
-	  "(name IFACE itself to hook it alone again)" },
-	{ OPT_VERIFIED_TTL, "verified-ttl", "DURATION",
-	  "how long one answer keeps a source verified,\n"
-	  "1s to 24h" },
-	{ OPT_PRIORITY, "priority", "N",
-	  "priority under libxdp's dispatcher, 1 to 1000" },
-	{ OPT_IF_ATTACHED, "if-attached", NULL,
-	  "when IFACE is not attached, do nothing and exit 0\n"
-	  "(the systemd unit's start, before restore attaches it)" },
-	{ 0 }
+/* Which options were given (RL_OPT_HAVE); the switches only reload has
+ * are their own field here. */
+struct reload_given {
+	bool mode, window, buckets, def_pps, def_bps, max_sources, v6_prefix,
+	     dry_run, no_dry_run, pass_malformed, no_pass_malformed,
+	     replies_via, verified_ttl, priority, if_attached;
 };
 
 struct reload_args {
 	struct rl_attach_args a;	/* the options given, parsed as attach does */
-	unsigned int given;		/* 1 << (id - OPT_MODE) of each given */
+	struct reload_given given;
 };
 
-#define GIVEN(r, id)	((r)->given & (1U << ((id) - OPT_MODE)))
+#define T struct reload_args
+#define GIVEN(field)	RL_OPT_HAVE(T, given.field)
+static const struct rl_opt reload_opts[] = {
+	{ RL_ATTACH_OPT_MODE(T, a.), GIVEN(mode),
+	  .help = "XDP mode; must be the running one (default: it)" },
+	{ RL_ATTACH_OPT_WINDOW(T, a.), GIVEN(window),
+	  .help = "sliding window (new maps: see below)" },
+	{ RL_ATTACH_OPT_BUCKETS(T, a.), GIVEN(buckets),
+	  .help = "buckets per window (new maps)" },
+	{ RL_ATTACH_OPT_DEF_PPS(T, a.), GIVEN(def_pps),
+	  .help = "packets per second per source for the default rule" },
+	{ RL_ATTACH_OPT_DEF_BPS(T, a.), GIVEN(def_bps),
+	  .help = "bytes per second per source for the default rule" },
+	{ RL_ATTACH_OPT_MAX_SOURCES(T, a.), GIVEN(max_sources),
+	  .help = "tracked sources (new maps)" },
+	{ RL_ATTACH_OPT_V6_PREFIX(T, a.), GIVEN(v6_prefix),
+	  .help = "IPv6 source prefix (new maps)" },
+	{ RL_ATTACH_OPT_DRY_RUN(T, a.), GIVEN(dry_run),
+	  .help = "count what would be dropped, drop nothing" },
+	{ .name = "no-dry-run", .kind = RL_OPT_SWITCH,
+	  RL_OPT_FIELD(T, given.no_dry_run), .help = "drop again (end a dry run)" },
+	{ RL_ATTACH_OPT_PASS_MALFORMED(T, a.), GIVEN(pass_malformed),
+	  .help = "pass frames too short or bad to read" },
+	{ .name = "no-pass-malformed", .kind = RL_OPT_SWITCH,
+	  RL_OPT_FIELD(T, given.no_pass_malformed),
+	  .help = "drop frames too short or bad to read again" },
+	{ RL_ATTACH_OPT_REPLIES_VIA(T, a.), GIVEN(replies_via),
+	  .help = "interfaces the host's answers leave by, up to 4\n"
+		  "(name IFACE itself to hook it alone again)" },
+	{ RL_ATTACH_OPT_VERIFIED_TTL(T, a.), GIVEN(verified_ttl),
+	  .help = "how long one answer keeps a source verified,\n"
+		  "1s to 24h" },
+	{ RL_ATTACH_OPT_PRIORITY(T, a.), GIVEN(priority),
+	  .help = "priority under libxdp's dispatcher, 1 to 1000" },
+	{ .name = "if-attached", .kind = RL_OPT_SWITCH,
+	  RL_OPT_FIELD(T, given.if_attached),
+	  .help = "when IFACE is not attached, do nothing and exit 0\n"
+		  "(the systemd unit's start, before restore attaches it)" },
+	{ 0 }
+};
+#undef GIVEN
+#undef T
 
 static void reload_defaults(void *cfg)
 {
@@ -106,22 +121,6 @@ static void reload_defaults(void *cfg)
 	rl_attach_req_defaults(&r->a.req);
 	r->a.mode = RL_XDP_AUTO;
 	r->a.def_pps = r->a.def_bps = RL_UNLIMITED;
-}
-
-static int reload_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct reload_args *r = cfg;
-
-	(void)p;
-	r->given |= 1U << (id - OPT_MODE);
-	switch (id) {
-	case OPT_NO_DRY_RUN:
-	case OPT_NO_PASS_MALFORMED:
-	case OPT_IF_ATTACHED:
-		return 0;
-	default:
-		return rl_attach_opt("reload", &r->a, id, arg);
-	}
 }
 
 static int reload_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
@@ -140,15 +139,15 @@ static int reload_operands(struct rl_parser *p, void *cfg, int argc, char **argv
 	 * interface is looked at; a window or bucket count given alone is
 	 * checked against the running other half later */
 	check = r->a.req;
-	if (!GIVEN(r, OPT_BUCKETS))
+	if (!r->given.buckets)
 		check.nbuckets = 1;
-	if (!GIVEN(r, OPT_WINDOW))
+	if (!r->given.window)
 		check.window_ns = RL_MAX_WINDOW_NS;
 	if (rl_settings_build(&r->a.s, &check, rl_cpu_ids(), err, sizeof(err)))
 		return rl_usage_err("reload: %s", err);
-	if (GIVEN(r, OPT_DRY_RUN) && GIVEN(r, OPT_NO_DRY_RUN))
+	if (r->given.dry_run && r->given.no_dry_run)
 		return rl_usage_err("reload: --dry-run and --no-dry-run contradict each other: give one");
-	if (GIVEN(r, OPT_PASS_MALFORMED) && GIVEN(r, OPT_NO_PASS_MALFORMED))
+	if (r->given.pass_malformed && r->given.no_pass_malformed)
 		return rl_usage_err("reload: --pass-malformed and --no-pass-malformed contradict each other: give one");
 	return rl_iface_arg("reload", r->a.iface);
 }
@@ -162,22 +161,22 @@ static void new_request(const struct reload_args *r, const struct rl_settings *r
 	__u32 flags = run->flags & (RL_F_DRY_RUN | RL_F_PASS_MALFORMED);
 
 	*req = (struct rl_attach_req){
-		.window_ns = GIVEN(r, OPT_WINDOW) ? g->window_ns : run->window_ns,
-		.nbuckets = GIVEN(r, OPT_BUCKETS) ? g->nbuckets : run->nbuckets,
-		.v6_prefix = GIVEN(r, OPT_V6_PREFIX) ? g->v6_prefix : run->v6_prefix,
-		.max_sources = GIVEN(r, OPT_MAX_SOURCES) ? g->max_sources : run->max_sources,
-		.verified_ttl_ns = GIVEN(r, OPT_VERIFIED_TTL) ? g->verified_ttl_ns :
+		.window_ns = r->given.window ? g->window_ns : run->window_ns,
+		.nbuckets = r->given.buckets ? g->nbuckets : run->nbuckets,
+		.v6_prefix = r->given.v6_prefix ? g->v6_prefix : run->v6_prefix,
+		.max_sources = r->given.max_sources ? g->max_sources : run->max_sources,
+		.verified_ttl_ns = r->given.verified_ttl ? g->verified_ttl_ns :
 				   run->verified_ttl_ns,
 	};
-	if (GIVEN(r, OPT_DRY_RUN))
+	if (r->given.dry_run)
 		flags |= RL_F_DRY_RUN;
-	if (GIVEN(r, OPT_NO_DRY_RUN))
+	if (r->given.no_dry_run)
 		flags &= ~RL_F_DRY_RUN;
-	if (GIVEN(r, OPT_PASS_MALFORMED))
+	if (r->given.pass_malformed)
 		flags |= RL_F_PASS_MALFORMED;
-	if (GIVEN(r, OPT_NO_PASS_MALFORMED))
+	if (r->given.no_pass_malformed)
 		flags &= ~RL_F_PASS_MALFORMED;
-	memcpy(req->replies_via, GIVEN(r, OPT_REPLIES_VIA) ? g->replies_via :
+	memcpy(req->replies_via, r->given.replies_via ? g->replies_via :
 	       run->replies_via, sizeof(req->replies_via));
 	/* the qdiscs attach made stay detach's to remove while the hooks
 	 * stay where they are */
@@ -322,10 +321,10 @@ static int finish(const struct reload_args *r, const char *iface, int ifindex,
 static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
 		       const struct rl_settings *s, bool dispatcher)
 {
-	if (GIVEN(r, OPT_PRIORITY) && !dispatcher && r->a.priority != RL_RUN_PRIO)
+	if (r->given.priority && !dispatcher && r->a.priority != RL_RUN_PRIO)
 		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
 			ifc->name);
-	else if (GIVEN(r, OPT_PRIORITY) && dispatcher &&
+	else if (r->given.priority && dispatcher &&
 		 r->a.priority != rl_xdp_multi_prio(ifc->name))
 		fprintf(stderr, "%s: --priority kept at %u: a reload swaps the program behind the dispatcher's entry, whose place libxdp fixed at attach (detach and attach to move it)\n",
 			ifc->name, rl_xdp_multi_prio(ifc->name));
@@ -501,7 +500,7 @@ static int reload_iface(const struct reload_args *r, const char *iface, int ifin
 	int ret;
 
 	rl_pin_path(dir, sizeof(dir), iface, NULL);
-	if (stat(dir, &st) && GIVEN(r, OPT_IF_ATTACHED)) {
+	if (stat(dir, &st) && r->given.if_attached) {
 		printf("%s is not attached: nothing to reload\n", iface);
 		return RL_EXIT_OK;
 	}
@@ -535,7 +534,7 @@ static int reload_iface(const struct reload_args *r, const char *iface, int ifin
 		rl_iface_close(&ifc);
 		return rl_usage_err("reload: %s", err);
 	}
-	if (GIVEN(r, OPT_MODE) && r->a.mode != RL_XDP_AUTO &&
+	if (r->given.mode && r->a.mode != RL_XDP_AUTO &&
 	    (r->a.mode == RL_XDP_NATIVE) != (ifc.cfg.set.mode == RL_MODE_NATIVE)) {
 		rl_iface_close(&ifc);
 		return rl_fail("reload: %s runs in %s mode: a reload keeps the mode; to change it, detach and attach again (save and restore carry the rules); nothing changed",
@@ -576,7 +575,6 @@ const struct rl_cmd rl_cmd_reload = {
 	.flags = RL_CMD_LOCK,
 	.cfg_size = sizeof(struct reload_args),
 	.defaults = reload_defaults,
-	.opt = reload_opt,
 	.operands = reload_operands,
 	.run = reload_run,
 };

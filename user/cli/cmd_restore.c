@@ -524,29 +524,12 @@ static int apply(const struct plan *pl)
 	return RL_EXIT_OK;
 }
 
-enum { OPT_TEST = RL_OPT_FIRST, OPT_NOFLUSH, OPT_IFACE };
-
 struct restore_args {
 	const char *file;
 	const char *iface;
 	bool test, noflush;
 	struct rl_rules_file rf;	/* read by restore_prepare */
 };
-
-static int restore_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct restore_args *a = cfg;
-
-	if (id == OPT_TEST)
-		a->test = true;
-	else if (id == OPT_NOFLUSH)
-		a->noflush = true;
-	else {	/* OPT_IFACE */
-		a->iface = arg;
-		return rl_iface_arg(p->path, arg);
-	}
-	return 0;
-}
 
 static int restore_operands(struct rl_parser *p, void *cfg, int argc,
 			    char **argv)
@@ -632,12 +615,14 @@ const struct rl_cmd rl_cmd_restore = {
 		"the change as +N -M ~K (rules added, deleted, changed) and each rule\n"
 		"that changed.\n",
 	.opts = (const struct rl_opt[]){
-		{ OPT_TEST, "test", NULL,
+		{ .name = "test", .kind = RL_OPT_SWITCH,
+		  RL_OPT_FIELD(struct restore_args, test), .help =
 		  "check the file and print what it would change; change nothing" },
-		{ OPT_NOFLUSH, "noflush", NULL,
+		{ .name = "noflush", .kind = RL_OPT_SWITCH,
+		  RL_OPT_FIELD(struct restore_args, noflush), .help =
 		  "add and change rules, never delete: each line changes the live\n"
 		  "rules as the command would (no 'quota del' lines)" },
-		RL_OPT_IFACE(OPT_IFACE,
+		RL_OPT_IFACE(struct restore_args, iface,
 			     "the file is IFACE's alone: lines without --iface are its,\n"
 			     "lines for another interface are refused (the systemd unit)"),
 		{ 0 }
@@ -657,7 +642,6 @@ const struct rl_cmd rl_cmd_restore = {
 		"  xdp-ratelimit save | xdp-ratelimit restore -    # changes nothing\n",
 	.flags = RL_CMD_LOCK,
 	.cfg_size = sizeof(struct restore_args),
-	.opt = restore_opt,
 	.operands = restore_operands,
 	.prepare = restore_prepare,
 	.release = restore_release,

@@ -19,24 +19,10 @@
 #include "lib/rule_txn.h"
 #include "lib/xdp_multi.h"
 
-enum { OPT_IFACE = RL_OPT_FIRST, OPT_TO_UNIT };
-
 struct save_args {
 	const char *iface;
 	bool to_unit;
 };
-
-static int save_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct save_args *a = cfg;
-
-	if (id == OPT_TO_UNIT) {
-		a->to_unit = true;
-		return 0;
-	}
-	a->iface = arg;	/* OPT_IFACE */
-	return rl_iface_arg(p->path, arg);
-}
 
 /* `doc` as RL_CONF_DIR/IFACE.rules: written beside it, then renamed over
  * it, so that the unit never reads half a file (a shell's '>' would
@@ -140,8 +126,9 @@ const struct rl_cmd rl_cmd_save = {
 		"applies such a file. Reads only; prints nothing unless every interface\n"
 		"could be read.\n",
 	.opts = (const struct rl_opt[]){
-		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
-		{ OPT_TO_UNIT, "to-unit", NULL,
+		RL_OPT_IFACE(struct save_args, iface, "only IFACE (default: every attached interface)"),
+		{ .name = "to-unit", .kind = RL_OPT_SWITCH,
+		  RL_OPT_FIELD(struct save_args, to_unit), .help =
 		  "write " RL_CONF_DIR "/IFACE.rules, the file the systemd unit\n"
 		  "xdp-ratelimit@IFACE applies, instead of printing (whole or not\n"
 		  "at all; IFACE: --iface, or the only attached interface)" },
@@ -153,6 +140,5 @@ const struct rl_cmd rl_cmd_save = {
 		"  xdp-ratelimit save | ssh other-host xdp-ratelimit restore -\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct save_args),
-	.opt = save_opt,
 	.run = save_run,
 };

@@ -17,26 +17,15 @@
 #define MIN_INTERVAL_NS		(100 * RL_NSEC_PER_MSEC)
 #define MAX_INTERVAL_NS		(3600 * RL_NSEC_PER_SEC)
 
-enum { OPT_IFACE = RL_OPT_FIRST, OPT_JSON, OPT_PROMETHEUS, OPT_TOP,
-       OPT_WATCH, OPT_SORT, OPT_WIDE };
+enum { OPT_WATCH = RL_OPT_FIRST };
 
-/* --sort's words, by enum rl_stats_sort; "unset" until one is given. */
+/* --sort's words, as the help and its error list them; "unset" until one
+ * is given. */
 #define SORT_UNSET	(-1)
-static const char *const sort_names[] = {
-	[RL_SORT_DROPPED] = "dropped", [RL_SORT_PASSED] = "passed",
-	[RL_SORT_DROPPED_RATE] = "dropped-rate", [RL_SORT_RATE] = "rate",
+static const struct rl_opt_word sort_words[] = {
+	{ "dropped-rate", RL_SORT_DROPPED_RATE }, { "dropped", RL_SORT_DROPPED },
+	{ "passed", RL_SORT_PASSED }, { "rate", RL_SORT_RATE }, { NULL, 0 },
 };
-
-static int parse_sort(const char *s, enum rl_stats_sort *sort)
-{
-	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
-		if (!strcmp(s, sort_names[i])) {
-			*sort = (enum rl_stats_sort)i;
-			return 0;
-		}
-	return rl_usage_err("stats: --sort: unknown order '%s': use dropped-rate, dropped, passed or rate",
-			    s);
-}
 
 /* --watch's SECONDS: "2" or a DURATION ("500ms", "1m"). */
 static int parse_interval(const char *s, __u64 *ns)
@@ -68,41 +57,19 @@ static void stats_defaults(void *cfg)
 	o->sort = (enum rl_stats_sort)SORT_UNSET;
 }
 
+/* --watch, whose SECONDS may be the next word. */
 static int stats_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
 {
 	struct rl_stats_opts *o = cfg;
-	char err[RL_ERR_LEN];
 
-	switch (id) {
-	case OPT_IFACE:
-		o->iface = arg;
-		return rl_iface_arg("stats", arg);
-	case OPT_JSON:
-	case OPT_PROMETHEUS:
-		if (o->json || o->prometheus)
-			return rl_usage_err("stats: give one of --json and --prometheus");
-		o->json = id == OPT_JSON;
-		o->prometheus = id == OPT_PROMETHEUS;
-		return 0;
-	case OPT_TOP:
-		if (rl_parse_uint(arg, "--top", 0, RL_MAX_MAX_SOURCES, &o->top,
-				  err, sizeof(err)))
-			return rl_usage_err("stats: %s (0 shows every source)", err);
-		return 0;
-	case OPT_SORT:
-		return parse_sort(arg, &o->sort);
-	case OPT_WIDE:
-		o->wide = true;
-		return 0;
-	default:	/* OPT_WATCH */
-		o->watch = true;
-		/* "--watch 2" as well as "--watch=2": stats takes no operands,
-		 * so a following number is the interval */
-		if (!arg && optind < p->argc && p->argv[optind][0] >= '0' &&
-		    p->argv[optind][0] <= '9')
-			arg = p->argv[optind++];
-		return arg ? parse_interval(arg, &o->interval_ns) : 0;
-	}
+	(void)id;	/* OPT_WATCH */
+	o->watch = true;
+	/* "--watch 2" as well as "--watch=2": stats takes no operands, so a
+	 * following number is the interval */
+	if (!arg && optind < p->argc && p->argv[optind][0] >= '0' &&
+	    p->argv[optind][0] <= '9')
+		arg = p->argv[optind++];
+	return arg ? parse_interval(arg, &o->interval_ns) : 0;
 }
 
 static int stats_operands(struct rl_parser *p, void *cfg, int argc,
@@ -113,6 +80,8 @@ static int stats_operands(struct rl_parser *p, void *cfg, int argc,
 	if (argc)
 		return rl_usage_err("stats: unexpected '%s': see 'xdp-ratelimit stats --help'",
 				    argv[0]);
+	if (o->json && o->prometheus)
+		return rl_usage_err("stats: give one of --json and --prometheus");
 	if (o->prometheus && o->watch)
 		return rl_usage_err("stats: --prometheus is one reading: leave out --watch (or scrape 'xdp-ratelimit exporter')");
 	if ((int)o->sort == SORT_UNSET)
@@ -158,6 +127,7 @@ static int stats_run(void *cfg)
 /* The numbers the help below gives. */
 _Static_assert(DEFAULT_TOP == 10, "stats --help states it");
 
+#define T struct rl_stats_opts
 const struct rl_cmd rl_cmd_stats = {
 	.name = "stats",
 	.summary = "show counters and the busiest sources",
@@ -167,30 +137,32 @@ const struct rl_cmd rl_cmd_stats = {
 		"The tables fit the terminal (at least 80 columns); --wide shows every\n"
 		"column. Reads the pinned maps; changes nothing.\n",
 	.opts = (const struct rl_opt[]){
-		RL_OPT_IFACE(OPT_IFACE, "only IFACE (default: every attached interface)"),
-		RL_OPT_JSON(OPT_JSON,
+		RL_OPT_IFACE(T, iface, "only IFACE (default: every attached interface)"),
+		RL_OPT_JSON(T, json,
 			    "print one JSON object on one line instead of tables;\n"
 			    "with --watch, one object per line per interval, with\n"
 			    "\"rates\" (null when there is no previous reading)"),
-		{ OPT_PROMETHEUS, "prometheus", NULL,
-		  "print the Prometheus text format instead of tables\n"
+		{ .name = "prometheus", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(T, prometheus),
+		  .help = "print the Prometheus text format instead of tables\n"
 		  "(what 'xdp-ratelimit exporter' serves)" },
-		{ OPT_TOP, "top", "N",
-		  "show the N busiest sources (default 10; 0: all of them)" },
-		{ OPT_WATCH, "watch", "[SECONDS]",
-		  "redraw every SECONDS (default 1) until Ctrl-C, with\n"
+		{ .name = "top", .arg = "N", .kind = RL_OPT_COUNT,
+		  .max = RL_MAX_MAX_SOURCES, .note = "0 shows every source",
+		  RL_OPT_FIELD(T, top), .help = "show the N busiest sources (default 10; 0: all of them)" },
+		{ .id = OPT_WATCH, .name = "watch", .arg = "[SECONDS]",
+		  .help = "redraw every SECONDS (default 1) until Ctrl-C, with\n"
 		  "per-second rates of the last interval; SECONDS is a\n"
 		  "whole number or a DURATION such as 500ms (100ms to 1h).\n"
 		  "When stdout is not a terminal, frames follow one\n"
 		  "another, separated by a blank line" },
-		{ OPT_SORT, "sort", "ORDER",
+		{ .name = "sort", .arg = "ORDER", .kind = RL_OPT_ENUM,
+		  .words = sort_words, RL_OPT_FIELD(T, sort), .help =
 		  "the busiest first by ORDER: dropped (then passed packets,\n"
 		  "since attach; the default), passed, dropped-rate (packets\n"
 		  "dropped per second now, then all; the default of --watch)\n"
 		  "or rate (packets per second now). Without --watch a rate\n"
 		  "order reads twice, one second apart, and shows the rates" },
-		{ OPT_WIDE, "wide", NULL,
-		  "every column (bytes too), numbers exact; default: the\n"
+		{ .name = "wide", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(T, wide),
+		  .help = "every column (bytes too), numbers exact; default: the\n"
 		  "columns that fit the terminal, at least 80, counts from\n"
 		  "100000 up as 123k, 1.23M, 12.3G" },
 		{ 0 }
@@ -218,4 +190,5 @@ const struct rl_cmd rl_cmd_stats = {
 	.operands = stats_operands,
 	.run = stats_run,
 };
+#undef T
 

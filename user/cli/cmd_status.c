@@ -542,24 +542,10 @@ static int print_json(const struct status *st)
 	return rl_json_end(&j);
 }
 
-enum { OPT_JSON = RL_OPT_FIRST, OPT_WIDE };
-
 struct status_args {
 	bool json;
 	bool wide;
 };
-
-static int status_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
-{
-	struct status_args *a = cfg;
-
-	(void)p, (void)arg;
-	if (id == OPT_WIDE)
-		a->wide = true;
-	else	/* OPT_JSON */
-		a->json = true;
-	return 0;
-}
 
 static int status_run(void *cfg)
 {
@@ -608,14 +594,15 @@ const struct rl_cmd rl_cmd_status = {
 		"command that repairs it. Other namespaces' attachments are named\n"
 		"as such, never judged from here.\n",
 	.opts = (const struct rl_opt[]){
-		RL_OPT_JSON(OPT_JSON, "print one JSON object on one line instead of a table"),
-		{ OPT_WIDE, "wide", NULL,
+		RL_OPT_JSON(struct status_args, json,
+			    "print one JSON object on one line instead of a table"),
+		{ .name = "wide", .kind = RL_OPT_SWITCH,
+		  RL_OPT_FIELD(struct status_args, wide), .help =
 		  "every column, and each problem in the table (default: the\n"
 		  "view fits the terminal, at least 80 columns, problems below)" },
 		{ 0 }
 	},
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct status_args),
-	.opt = status_opt,
 	.run = status_run,
 };

@@ -6,6 +6,7 @@
  * agent is sync_agent.c). Every value is checked, and Redis reached,
  * before anything on the host changes.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -13,15 +14,12 @@
 #include "cli/sync_agent.h"
 #include "lib/values.h"
 
-enum { OPT_REDIS = RL_OPT_FIRST, OPT_IFACE, OPT_FLEET, OPT_INTERVAL,
-	OPT_PASSWORD_FILE, OPT_REDIS_USER, OPT_FLEET_KEY_FILE };
-
 struct sync_args {
-	const char *redis;
+	struct rl_sync_opts o;
+	bool have_redis;	/* --redis given: it is required */
 	const char *iface;
 	const char *password_file;
 	const char *fleet_key_file;
-	struct rl_sync_opts o;
 };
 
 static void sync_defaults(void *cfg)
@@ -30,47 +28,32 @@ static void sync_defaults(void *cfg)
 		 "%s", RL_SYNC_DEFAULT_FLEET);
 }
 
-static int sync_opt(struct rl_parser *p, void *cfg, int id, const char *arg)
+static int parse_redis(const char *arg, void *url, char *err, size_t errlen)
 {
-	struct sync_args *a = cfg;
-	char err[RL_ERR_LEN];
+	return rl_redis_url_parse(arg, url, err, errlen);
+}
 
-	(void)p;
-	switch (id) {
-	case OPT_REDIS:
-		a->redis = arg;
-		if (rl_redis_url_parse(arg, &a->o.url, err, sizeof(err)))
-			return rl_usage_err("sync: %s", err);
-		return 0;
-	case OPT_IFACE:
-		a->iface = arg;
-		return rl_iface_arg("sync", arg);
-	case OPT_FLEET:
-		if (rl_sync_fleet_check(arg, err, sizeof(err)))
-			return rl_usage_err("sync: %s", err);
-		snprintf(a->o.fleet, sizeof(a->o.fleet), "%s", arg);
-		return 0;
-	case OPT_INTERVAL:
-		if (rl_parse_duration(arg, &a->o.interval_ns, err, sizeof(err)))
-			return rl_usage_err("sync: --interval: %s", err);
-		if (a->o.interval_ns < RL_SYNC_MIN_INTERVAL_NS)
-			return rl_usage_err("sync: --interval %s is shorter than 1ms: give 1ms to the window",
-					    arg);
-		return 0;
-	case OPT_REDIS_USER:
-		if (!*arg || strlen(arg) > RL_SYNC_USER_MAX ||
-		    strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@-") != strlen(arg))
-			return rl_usage_err("sync: bad --redis-user '%s': use 1 to %d of A-Z a-z 0-9 _ . @ -",
-					    arg, RL_SYNC_USER_MAX);
-		snprintf(a->o.user, sizeof(a->o.user), "%s", arg);
-		return 0;
-	case OPT_FLEET_KEY_FILE:
-		a->fleet_key_file = arg;
-		return 0;
-	default:	/* OPT_PASSWORD_FILE */
-		a->password_file = arg;
-		return 0;
+/* --fleet into rl_sync_opts.fleet */
+static int parse_fleet(const char *arg, void *fleet, char *err, size_t errlen)
+{
+	int ret = rl_sync_fleet_check(arg, err, errlen);
+
+	if (!ret)
+		snprintf(fleet, RL_SYNC_FLEET_MAX + 1, "%s", arg);
+	return ret;
+}
+
+/* --redis-user into rl_sync_opts.user: what Redis ACL names allow. */
+static int parse_user(const char *arg, void *user, char *err, size_t errlen)
+{
+	if (!*arg || strlen(arg) > RL_SYNC_USER_MAX ||
+	    strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@-") != strlen(arg)) {
+		snprintf(err, errlen, "bad name '%s': use 1 to %d of A-Z a-z 0-9 _ . @ -",
+			 arg, RL_SYNC_USER_MAX);
+		return -EINVAL;
 	}
+	snprintf(user, RL_SYNC_USER_MAX + 1, "%s", arg);
+	return 0;
 }
 
 static int sync_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
@@ -79,7 +62,7 @@ static int sync_operands(struct rl_parser *p, void *cfg, int argc, char **argv)
 	if (argc)
 		return rl_usage_err("sync: unexpected '%s': see 'xdp-ratelimit sync --help'",
 				    argv[0]);
-	if (!((struct sync_args *)cfg)->redis)
+	if (!((struct sync_args *)cfg)->have_redis)
 		return rl_usage_err("sync: give the Redis server: --redis redis://HOST:PORT or unix:///PATH");
 	if (!((struct sync_args *)cfg)->fleet_key_file)
 		return rl_usage_err("sync: give the fleet key: --fleet-key-file FILE (the same 32 bytes or more on every host, root-only: head -c 32 /dev/urandom > FILE)");
@@ -105,6 +88,7 @@ static int sync_run(void *cfg)
 	return rl_sync_run(&a->o);
 }
 
+#define T struct sync_args
 const struct rl_cmd rl_cmd_sync = {
 	.name = "sync",
 	.summary = "share per-source windows with a fleet through Redis",
@@ -123,22 +107,29 @@ const struct rl_cmd rl_cmd_sync = {
 		"back to their local quota. For TLS, run a local TLS tunnel (stunnel4)\n"
 		"and give its socket as --redis.\n",
 	.opts = (const struct rl_opt[]){
-		{ OPT_REDIS, "redis", "URL",
-		  "redis://HOST:PORT[/DB] or unix:///PATH[?db=N] (required)" },
-		RL_OPT_IFACE(OPT_IFACE, "the interface (may be left out when one is attached)"),
-		{ OPT_FLEET, "fleet", "NAME",
-		  "the fleet's name: A-Z a-z 0-9 _ . - (default: default)" },
-		{ OPT_INTERVAL, "interval", "DURATION",
-		  "how often to exchange: 1ms to the window (default:\n"
-		  "one bucket width)" },
-		{ OPT_PASSWORD_FILE, "password-file", "FILE",
-		  "read the Redis password from FILE's first line\n"
-		  "(else REDISCLI_AUTH); FILE root's, mode 600 or less" },
-		{ OPT_REDIS_USER, "redis-user", "NAME",
-		  "authenticate as this Redis ACL user (AUTH NAME PASSWORD)" },
-		{ OPT_FLEET_KEY_FILE, "fleet-key-file", "FILE",
-		  "the fleet key (required): 32 to 1024 bytes, the same on\n"
-		  "every host; FILE root's, mode 600 or less" },
+		{ .name = "redis", .arg = "URL", .kind = RL_OPT_PARSE,
+		  .parse = parse_redis, RL_OPT_FIELD(T, o.url), RL_OPT_HAVE(T, have_redis),
+		  .help = "redis://HOST:PORT[/DB] or unix:///PATH[?db=N] (required)" },
+		RL_OPT_IFACE(T, iface, "the interface (may be left out when one is attached)"),
+		{ .name = "fleet", .arg = "NAME", .kind = RL_OPT_PARSE,
+		  .parse = parse_fleet, RL_OPT_FIELD(T, o.fleet),
+		  .help = "the fleet's name: A-Z a-z 0-9 _ . - (default: default)" },
+		{ .name = "interval", .arg = "DURATION", .kind = RL_OPT_DURATION,
+		  .min = RL_SYNC_MIN_INTERVAL_NS, .note = "at most the window",
+		  RL_OPT_FIELD(T, o.interval_ns),
+		  .help = "how often to exchange: 1ms to the window (default:\n"
+			  "one bucket width)" },
+		{ .name = "password-file", .arg = "FILE", .kind = RL_OPT_STRING,
+		  RL_OPT_FIELD(T, password_file),
+		  .help = "read the Redis password from FILE's first line\n"
+			  "(else REDISCLI_AUTH); FILE root's, mode 600 or less" },
+		{ .name = "redis-user", .arg = "NAME", .kind = RL_OPT_PARSE,
+		  .parse = parse_user, RL_OPT_FIELD(T, o.user),
+		  .help = "authenticate as this Redis ACL user (AUTH NAME PASSWORD)" },
+		{ .name = "fleet-key-file", .arg = "FILE", .kind = RL_OPT_STRING,
+		  RL_OPT_FIELD(T, fleet_key_file),
+		  .help = "the fleet key (required): 32 to 1024 bytes, the same on\n"
+			  "every host; FILE root's, mode 600 or less" },
 		{ 0 }
 	},
 	.notes =
@@ -148,7 +139,7 @@ const struct rl_cmd rl_cmd_sync = {
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct sync_args),
 	.defaults = sync_defaults,
-	.opt = sync_opt,
 	.operands = sync_operands,
 	.run = sync_run,
 };
+#undef T

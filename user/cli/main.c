@@ -39,8 +39,9 @@ static const struct rl_cmd root = {
 		"Per-source-IP packet and byte rate limits, enforced in XDP with a\n"
 		"sliding window; state is pinned under /sys/fs/bpf/xdp-ratelimit/.\n",
 	.opts = (const struct rl_opt[]){
-		{ OPT_VERBOSE, "verbose", NULL, "show libbpf's debug messages on stderr" },
-		{ OPT_VERSION, "version", NULL, "print the version" },
+		{ .id = OPT_VERBOSE, .name = "verbose",
+		  .help = "show libbpf's debug messages on stderr" },
+		{ .id = OPT_VERSION, .name = "version", .help = "print the version" },
 		{ 0 }
 	},
 	.notes =

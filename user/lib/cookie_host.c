@@ -154,16 +154,18 @@ int rl_cookie_host_del(const char *iface, char *err, size_t errlen)
 	return 0;
 }
 
+/* The number `field` (from 0) of a file, or -errno (-ENOENT: no such
+ * number). */
 static long read_long(const char *path, int field)
 {
-	long v = -1;
 	FILE *f = fopen(path, "r");
+	long v = -ENOENT;
 
 	if (!f)
-		return -1;
+		return -errno;
 	for (int i = 0; i <= field; i++)
 		if (fscanf(f, "%ld", &v) != 1) {
-			v = -1;
+			v = -ENOENT;
 			break;
 		}
 	fclose(f);

@@ -31,7 +31,7 @@ int rl_layout_value_size(__u32 layout, int i)
 	case RL_MAP_IDX_counters:
 		return offsetof(struct rl_counters, verified_inserts);
 	case RL_MAP_IDX_synacks:
-		return -1;
+		return -ENOENT;
 	}
 	/* layouts 8 and 9: the sync state ended before the rejected fields
 	 * layout 10 added at its end */
@@ -39,7 +39,7 @@ int rl_layout_value_size(__u32 layout, int i)
 		return offsetof(struct rl_sync_state, rejected);
 	/* layout 8: no rule_counters */
 	if (layout < 9 && i == RL_MAP_IDX_rule_counters)
-		return -1;
+		return -ENOENT;
 	return (int)rl_map_defs[i].value_size;
 }
 

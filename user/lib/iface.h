@@ -39,8 +39,8 @@ int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
 #define RL_LAYOUT_OLDEST_CARRIED	8
 
 /* The value size a map of RL_MAPS index `i` has in pins of `layout`
- * (RL_LAYOUT_OLDEST_CARRIED to RL_LAYOUT_VERSION); -1 when that layout
- * has no such map. */
+ * (RL_LAYOUT_OLDEST_CARRIED to RL_LAYOUT_VERSION); -ENOENT when that
+ * layout has no such map. */
 int rl_layout_value_size(__u32 layout, int i);
 
 /*

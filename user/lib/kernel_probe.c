@@ -96,7 +96,7 @@ static int names_preempt_rt(const char *s)
 	return 0;
 }
 
-/* 1: the config at `path` sets CONFIG_PREEMPT_RT=y, 0: it does not, -1: it
+/* 1: the config at `path` sets CONFIG_PREEMPT_RT=y, 0: it does not, -errno: it
  * cannot be read. gzread() reads a plain file as it is. */
 static int config_preempt_rt(const char *path)
 {
@@ -105,7 +105,7 @@ static int config_preempt_rt(const char *path)
 	int rt = 0;
 
 	if (!f)
-		return -1;
+		return errno ? -errno : -ENOMEM;
 	while (gzgets(f, line, sizeof(line)))
 		if (!strcmp(line, "CONFIG_PREEMPT_RT=y\n") ||
 		    !strcmp(line, "CONFIG_PREEMPT_RT=y")) {

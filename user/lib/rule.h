@@ -27,18 +27,11 @@
  * row here plus what the program does with it.
  */
 #define RL_RULE_FIELDS(X) \
-	X(pps, "pps", pps, RATE, 0, "pps", "PPS", \
-	  "packets per second each source in PREFIX may pass") \
-	X(bps, "bps", bps, RATE, 0, "bps", "BPS", \
-	  "bytes per second each source in PREFIX may pass") \
-	X(agg_pps, "aggregate-pps", agg_pps, RATE, 0, "aggregate_pps", "AGGREGATE_PPS", \
-	  "packets per second all of PREFIX may pass together") \
-	X(agg_bps, "aggregate-bps", agg_bps, RATE, 0, "aggregate_bps", "AGGREGATE_BPS", \
-	  "bytes per second all of PREFIX may pass together") \
-	X(new_pps, "new-pps", new_pps, RATE, 0, "new_pps", "NEW_PPS", \
-	  "packets per second the new sources of PREFIX may pass together") \
-	X(new_bps, "new-bps", new_bps, RATE, 0, "new_bps", "NEW_BPS", \
-	  "bytes per second the new sources of PREFIX may pass together") \
+	RL_RULE_RATES(X, , "", "", "", "each source in PREFIX may pass") \
+	RL_RULE_RATES(X, agg_, "aggregate-", "aggregate_", "AGGREGATE_", \
+		      "all of PREFIX may pass together") \
+	RL_RULE_RATES(X, new_, "new-", "new_", "NEW_", \
+		      "the new sources of PREFIX may pass together") \
 	X(ban, "ban", ban_ns, DURATION, 0, "ban_ms", "BAN", \
 	  "ban a source whose in-window packets of connections the host " \
 	  "established exceed its own --pps/--bps, for DURATION " \
@@ -50,8 +43,17 @@
 	  "answer a refused SYN of an unverified source with a SYN cookie " \
 	  "(default off)")
 
+/* The rows of a budget's two rates, packets and bytes per second: id and
+ * field PFXpps and PFXbps, the option OPTpps, ... */
+#define RL_RULE_RATES(X, pfx, opt, json, column, whose) \
+	X(pfx##pps, opt "pps", pfx##pps, RATE, 0, json "pps", column "PPS", \
+	  "packets per second " whose) \
+	X(pfx##bps, opt "bps", pfx##bps, RATE, 0, json "bps", column "BPS", \
+	  "bytes per second " whose)
+
 /* Each kind of rule field: what it parses (the option's ARG, as help shows
- * it) and its unset value. */
+ * it; quota set parses it as a typed option of the CLI) and its unset
+ * value. */
 #define RL_RULE_ARG_RATE	"RATE|unlimited"
 #define RL_RULE_ARG_DURATION	"DURATION|0"
 #define RL_RULE_ARG_COUNT	"N|unlimited"
@@ -107,15 +109,6 @@ extern const char *const rl_rule_scope_opts[];
 /* A rule's value for an option, and whether the option would be given. */
 __u64 rl_rule_opt_value(const struct rl_rule *r, const struct rl_rule_opt *o);
 bool rl_rule_opt_set(const struct rl_rule *r, const struct rl_rule_opt *o);
-/* Set field `o` of a change to v (and its have_*). */
-void rl_rule_change_put(struct rl_rule_change *c, const struct rl_rule_opt *o,
-			__u64 v);
-/* The option's ARG in help ("RATE|unlimited"). */
-const char *rl_rule_opt_arg(const struct rl_rule_opt *o);
-/* Parse an option's value as its kind takes it: 0, or -EINVAL / -ERANGE
- * with what is allowed in err. */
-int rl_rule_opt_parse(const struct rl_rule_opt *o, const char *s, __u64 *v,
-		      char *err, size_t errlen);
 /* A rule's value of `o` as quota list shows it ("-" when unset; a
  * switch "on" or "off"). */
 void rl_rule_opt_text(const struct rl_rule *r, const struct rl_rule_opt *o,

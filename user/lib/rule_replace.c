@@ -14,7 +14,7 @@ struct live {
 	__u32 *id;
 	int *sidx;		/* its scope's index in the maps */
 	bool *kept;		/* wanted as it is, or rewritten in place */
-	int *match;		/* per wanted rule: its live rule, or -1 */
+	int *match;		/* per wanted rule: its live rule, or -ENOENT */
 	int n;
 };
 
@@ -23,7 +23,7 @@ int rl_rule_find(const struct rl_rule *rules, int n, const struct rl_rule *r)
 	for (int i = 0; i < n; i++)
 		if (rl_rule_same_key(&rules[i], r))
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 void rl_rule_diff(const struct rl_rule *have, int nhave,

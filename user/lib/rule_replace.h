@@ -10,13 +10,13 @@ struct rl_rule_diff {
 	int added, deleted, changed;
 };
 
-/* The rule of rules[n] with the prefix and scope of r, or -1. */
+/* The rule of rules[n] with the prefix and scope of r, or -ENOENT. */
 int rl_rule_find(const struct rl_rule *rules, int n, const struct rl_rule *r);
 
 /*
  * How `want` differs from `have` (rule sets as userspace holds them, each
  * prefix and scope once): match[i] is the rule of `have` with the key of
- * want[i] (-1: want[i] is added; changed when they differ), kept[j] whether
+ * want[i] (-ENOENT: want[i] is added; changed when they differ), kept[j] whether
  * want keeps have[j]'s key (false: deleted). restore prints it,
  * rl_rule_replace applies it.
  */

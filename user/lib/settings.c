@@ -37,7 +37,7 @@ int rl_parse_replies_via(const char *arg, __u32 via[RL_MAX_REPLIES_VIA],
 
 	memset(via, 0, RL_MAX_REPLIES_VIA * sizeof(*via));
 	if (strlen(arg) >= sizeof(buf)) {
-		snprintf(err, errlen, "--replies-via '%s' is too long: name at most %d interfaces, separated by commas",
+		snprintf(err, errlen, "'%s' is too long: name at most %d interfaces, separated by commas",
 			 arg, RL_MAX_REPLIES_VIA);
 		return -EINVAL;
 	}
@@ -46,25 +46,25 @@ int rl_parse_replies_via(const char *arg, __u32 via[RL_MAX_REPLIES_VIA],
 		unsigned int idx = if_nametoindex(name);
 
 		if (n == RL_MAX_REPLIES_VIA) {
-			snprintf(err, errlen, "--replies-via names more than %d interfaces: use at most %d, separated by commas",
+			snprintf(err, errlen, "more than %d interfaces: name at most %d, separated by commas",
 				 RL_MAX_REPLIES_VIA, RL_MAX_REPLIES_VIA);
 			return -EINVAL;
 		}
 		if (!idx) {
-			snprintf(err, errlen, "--replies-via: no interface named '%s' here: name interfaces from 'ip link', separated by commas",
+			snprintf(err, errlen, "no interface named '%s' here: name interfaces from 'ip link', separated by commas",
 				 name);
 			return -ENODEV;
 		}
 		for (int i = 0; i < n; i++)
 			if (via[i] == idx) {
-				snprintf(err, errlen, "--replies-via names '%s' twice: name each interface once",
+				snprintf(err, errlen, "'%s' is named twice: name each interface once",
 					 name);
 				return -EINVAL;
 			}
 		via[n++] = idx;
 	}
 	if (!n) {
-		snprintf(err, errlen, "--replies-via needs an interface: IFACE[,IFACE]");
+		snprintf(err, errlen, "no interface: name one or more, IFACE[,IFACE]");
 		return -EINVAL;
 	}
 	return 0;

@@ -16,7 +16,7 @@
 static int bad(char *err, size_t errlen, const char *s, const char *what)
 {
 	snprintf(err, errlen, "bad Redis URL '%s' (%s): " URL_FORMS, s, what);
-	return -1;
+	return -EINVAL;
 }
 
 /* A decimal in [min, max] that ends the string. */
@@ -26,11 +26,11 @@ static int parse_num(const char *s, long min, long max, int *out)
 	long v;
 
 	if (*s < '0' || *s > '9')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || *end || v < min || v > max)
-		return -1;
+		return -EINVAL;
 	*out = (int)v;
 	return 0;
 }
@@ -103,7 +103,7 @@ int rl_sync_fleet_check(const char *name, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "bad fleet name '%s': use 1 to %d of A-Z a-z 0-9 _ . -",
 			 name, RL_SYNC_FLEET_MAX);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -126,12 +126,12 @@ int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 	snprintf(err, errlen,
 		 "--interval must be at least 1ms and at most the window (%s): a longer one would publish passes after they left the window",
 		 w);
-	return -1;
+	return -ERANGE;
 }
 
 /*
  * FILE's bytes (at most max; *len), when only root may read or change
- * it: a secret readable by others is no secret. 0, or -1 with err naming
+ * it: a secret readable by others is no secret. 0, or -errno with err naming
  * the fix. `what` names the option. Opened once, checked on what was
  * opened (no race with a rename).
  */
@@ -144,10 +144,12 @@ static int read_private(const char *file, const char *what, char *buf, size_t ma
 	size_t got = 0;
 
 	if (fd < 0 || fstat(fd, &st)) {
-		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(e));
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return -e;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IRWXG | S_IRWXO))) {
 		snprintf(err, errlen,
@@ -156,16 +158,19 @@ static int read_private(const char *file, const char *what, char *buf, size_t ma
 			 st.st_uid ? "is not owned by root" : "is open to group or others",
 			 file, file);
 		close(fd);
-		return -1;
+		return -EPERM;
 	}
 	/* one byte more than max: to tell a file that does not fit */
 	while (got <= max && (n = read(fd, buf + got, max + 1 - got)) > 0)
 		got += (size_t)n;
-	close(fd);
 	if (n < 0 && got <= max) {
-		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(errno));
-		return -1;
+		int e = errno;
+
+		close(fd);
+		snprintf(err, errlen, "cannot read %s %s: %s", what, file, strerror(e));
+		return -e;
 	}
+	close(fd);
 	*len = got;
 	return 0;
 }
@@ -176,30 +181,32 @@ int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 	const char *env = getenv("REDISCLI_AUTH");
 	char buf[RL_SYNC_PASSWORD_MAX + 3];	/* the line, its end, one more, NUL */
 	size_t n, line;
+	int ret;
 
 	out[0] = '\0';
 	if (!file) {
 		if (env && strlen(env) >= outlen) {
 			snprintf(err, errlen, "REDISCLI_AUTH is too long (at most %zu characters)",
 				 outlen - 1);
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(out, outlen, "%s", env ? env : "");
 		return 0;
 	}
-	if (read_private(file, "--password-file", buf, sizeof(buf) - 2, &n, err, errlen))
-		return -1;
+	ret = read_private(file, "--password-file", buf, sizeof(buf) - 2, &n, err, errlen);
+	if (ret)
+		return ret;
 	buf[n] = '\0';
 	line = strcspn(buf, "\r\n");
 	if (line >= outlen || line > RL_SYNC_PASSWORD_MAX) {
 		snprintf(err, errlen, "the password in --password-file %s is longer than %zu bytes: use a shorter one",
 			 file, (outlen - 1 < RL_SYNC_PASSWORD_MAX ? outlen - 1 : RL_SYNC_PASSWORD_MAX));
-		return -1;
+		return -EINVAL;
 	}
 	if (!line) {
 		snprintf(err, errlen, "--password-file %s is empty: its first line is the password",
 			 file);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(out, buf, line);
 	out[line] = '\0';
@@ -212,20 +219,23 @@ int rl_sync_fleet_key(const char *file, unsigned char *out, size_t outlen, size_
 	char buf[RL_FLEET_KEY_MAX + 2];	/* a key, its newline, one more */
 	size_t n, max = outlen < RL_FLEET_KEY_MAX ? outlen : RL_FLEET_KEY_MAX;
 
-	if (read_private(file, "--fleet-key-file", buf, sizeof(buf) - 1, &n, err, errlen))
-		return -1;
+	int ret = read_private(file, "--fleet-key-file", buf, sizeof(buf) - 1, &n,
+			       err, errlen);
+
+	if (ret)
+		return ret;
 	if (n && buf[n - 1] == '\n')	/* as `echo` or an editor ends it */
 		n--;
 	if (n > max) {
 		snprintf(err, errlen, "--fleet-key-file %s is longer than %zu bytes: use a key of %d to %zu bytes",
 			 file, max, RL_FLEET_KEY_MIN, max);
-		return -1;
+		return -EINVAL;
 	}
 	if (n < RL_FLEET_KEY_MIN) {
 		snprintf(err, errlen,
 			 "--fleet-key-file %s holds %zu bytes: a fleet key is at least %d (head -c 32 /dev/urandom > %s)",
 			 file, n, RL_FLEET_KEY_MIN, file);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(out, buf, n);
 	*len = n;

@@ -29,17 +29,17 @@ struct rl_redis_url {
 	int db;
 };
 
-/* Parse a Redis URL: 0, or -1 with what is wrong and the accepted forms
+/* Parse a Redis URL: 0, or -EINVAL with what is wrong and the accepted forms
  * in err. */
 int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err,
 		       size_t errlen);
 
 /* A fleet name: 1 to RL_SYNC_FLEET_MAX of [A-Za-z0-9_.-] (it is part of
- * every Redis key). 0, or -1 with err. */
+ * every Redis key). 0, or -EINVAL with err. */
 int rl_sync_fleet_check(const char *name, char *err, size_t errlen);
 
 /* --interval against the attached window: at least 1 ms, at most the
- * window. 0, or -1 with err. */
+ * window. 0, or -ERANGE with err. */
 int rl_sync_interval_check(__u64 interval_ns, __u64 window_ns, char *err,
 			   size_t errlen);
 
@@ -57,7 +57,7 @@ void rl_sync_window_key(const char *fleet, const char *source,
  * The password: the first line of `file` when given (owned by root, no
  * permission for group or others; a longer line than outlen - 1 is
  * refused, never cut), else the REDISCLI_AUTH environment variable (as
- * redis-cli reads it), else none (*out empty). 0, or -1 with err.
+ * redis-cli reads it), else none (*out empty). 0, or -errno with err.
  */
 int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 		     size_t errlen);
@@ -65,7 +65,7 @@ int rl_sync_password(const char *file, char *out, size_t outlen, char *err,
 /*
  * The fleet key (sync_value.h): FILE's bytes, 32 to outlen, any bytes,
  * one trailing newline dropped; FILE owned by root, no permission for
- * group or others. 0 and *len, or -1 with err.
+ * group or others. 0 and *len, or -errno with err (-EPERM: not root's alone).
  */
 int rl_sync_fleet_key(const char *file, unsigned char *out, size_t outlen, size_t *len,
 		      char *err, size_t errlen);

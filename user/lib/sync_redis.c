@@ -71,7 +71,8 @@ static __u64 due(const struct rl_redis *r)
 
 /*
  * Wait until c's socket is ready for `events`, at most until `until`
- * (monotonic ms), in slices that look at *r->stop: 0, or -1 with r->err.
+ * (monotonic ms), in slices that look at *r->stop: 0, or -errno with
+ * r->err (-EINTR: stopped, -ETIMEDOUT: no reply in time).
  * hiredis's own timeout bounds one read(), not a reply a server trickles.
  */
 static int wait_io(struct rl_redis *r, redisContext *c, short events, __u64 until)
@@ -83,34 +84,37 @@ static int wait_io(struct rl_redis *r, redisContext *c, short events, __u64 unti
 
 		if (r->stop && *r->stop) {
 			fail(r, "redis: stopped");
-			return -1;
+			return -EINTR;
 		}
 		if (now >= until) {
 			fail(r, "redis: no reply in time (slow or stopped)");
-			return -1;
+			return -ETIMEDOUT;
 		}
 		ms = until - now > SLICE_MS ? SLICE_MS : (int)(until - now);
 		n = poll(&p, 1, ms);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR) {
-			fail(r, "redis: poll: %s", strerror(errno));
-			return -1;
+			int e = errno;
+
+			fail(r, "redis: poll: %s", strerror(e));
+			return -e;
 		}
 	}
 }
 
-/* Send what c has queued, by `until`: 0, or -1 (r->err). */
+/* Send what c has queued, by `until`: 0, or -errno (r->err). */
 static int send_queued(struct rl_redis *r, redisContext *c, __u64 until)
 {
-	int done = 0;
+	int done = 0, ret;
 
 	while (!done) {
-		if (wait_io(r, c, POLLOUT, until))
-			return -1;
+		ret = wait_io(r, c, POLLOUT, until);
+		if (ret)
+			return ret;
 		if (redisBufferWrite(c, &done) != REDIS_OK) {
 			fail(r, "redis: %s", ctx_err(c));
-			return -1;
+			return -EIO;
 		}
 	}
 	return 0;
@@ -190,7 +194,7 @@ static int cmd_ok(struct rl_redis *r, redisContext *c, const char *what,
 	redisReply *rep = cmd(r, c, what, argc, argv);
 
 	if (!rep)
-		return -1;
+		return -EIO;
 	freeReplyObject(rep);
 	return 0;
 }
@@ -250,7 +254,8 @@ void rl_redis_close(struct rl_redis *r)
 
 /*
  * CLUSTER SLOTS on c: 1 (a cluster: r->map filled), 0 (not a cluster:
- * the command is refused), -1 (the connection failed).
+ * the command is refused), -EIO (the connection failed), -EPROTO or
+ * -ENOSPC (a slot map rl_slot_map_parse refuses).
  */
 static int ask_slots(struct rl_redis *r, redisContext *c, const char *seed_host)
 {
@@ -261,13 +266,13 @@ static int ask_slots(struct rl_redis *r, redisContext *c, const char *seed_host)
 
 	if (redisAppendCommandArgv(c, 2, argv, NULL) != REDIS_OK) {
 		fail(r, "redis: %s", c->errstr);
-		return -1;
+		return -EIO;
 	}
 	if (!send_queued(r, c, due(r)))
 		rep = get_reply(r, c, due(r));
 	if (!rep) {
 		about(r, "CLUSTER SLOTS");
-		return -1;
+		return -EIO;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		/* "cluster support disabled" (or NOAUTH: PING says it) */
@@ -278,7 +283,7 @@ static int ask_slots(struct rl_redis *r, redisContext *c, const char *seed_host)
 	freeReplyObject(rep);
 	if (ret) {
 		fail(r, "redis: %s", err);
-		return -1;
+		return ret;
 	}
 	return 1;
 }
@@ -311,15 +316,17 @@ static int open_seed(struct rl_redis *r)
 {
 	const char *ping[] = { "PING" }, *host;
 	redisContext *c;
-	int cl;
+	int cl, ret = 0;
 
 	rl_redis_close(r);
 	c = seed(r, &host);
 	if (!c)
-		return -1;
+		return -EIO;
 	cl = ask_slots(r, c, host);
-	if (cl < 0)
-		goto fail;
+	if (cl < 0) {
+		redisFree(c);
+		return cl;
+	}
 	r->cluster = cl;
 	if (!cl) {
 		rl_slot_map_init(&r->map);
@@ -332,33 +339,27 @@ static int open_seed(struct rl_redis *r)
 
 			snprintf(db, sizeof(db), "%d", r->url->db);
 			argv[1] = db;
-			if (cmd_ok(r, c, "SELECT", 2, argv))
-				goto fail_all;
+			ret = cmd_ok(r, c, "SELECT", 2, argv);
 		}
-		if (cmd_ok(r, c, "PING", 1, ping))
-			goto fail_all;
-		r->open = true;
-		return 0;
+		if (!ret)
+			ret = cmd_ok(r, c, "PING", 1, ping);
+		if (ret)
+			rl_redis_close(r);
+		r->open = !ret;
+		return ret;
 	}
 	redisFree(c);
 	if (r->url->db) {
 		fail(r, "redis: a Redis Cluster has database 0 only: drop /%d from the URL",
 		     r->url->db);
-		return -1;
+		return -EINVAL;
 	}
 	r->known = r->map;
 	r->open = true;
-	if (rl_redis_ping(r)) {
+	ret = rl_redis_ping(r);
+	if (ret)
 		rl_redis_close(r);
-		return -1;
-	}
-	return 0;
-fail:
-	redisFree(c);
-	return -1;
-fail_all:
-	rl_redis_close(r);
-	return -1;
+	return ret;
 }
 
 int rl_redis_open(struct rl_redis *r)
@@ -377,14 +378,14 @@ int rl_redis_route(struct rl_redis *r, const char *key, size_t len)
 
 	if (r->map.owner[slot] == RL_SLOT_NONE) {
 		fail(r, "redis cluster: no master serves slot %u (of %s)", slot, key);
-		return -1;
+		return -ENOENT;
 	}
 	return r->map.owner[slot];
 }
 
 int rl_redis_node(struct rl_redis *r, const char *host, int port)
 {
-	int i = r->cluster ? rl_slot_map_find(&r->map, host, port) : -1;
+	int i = r->cluster ? rl_slot_map_find(&r->map, host, port) : -EPERM;
 
 	/* the password goes to the cluster's own masters only */
 	if (!r->cluster)
@@ -410,14 +411,14 @@ int rl_redis_refresh(struct rl_redis *r)
 	}
 	if (!c) {
 		fail(r, "redis cluster: no master connected to ask for slots");
-		return -1;
+		return -ENOTCONN;
 	}
 	got = ask_slots(r, c, host);
 	if (got != 1) {
 		if (!got)
 			fail(r, "redis cluster: %s refused CLUSTER SLOTS", host);
 		r->map = was;
-		return -1;
+		return got ? got : -EOPNOTSUPP;
 	}
 	/* keep the connections of masters that stay */
 	memcpy(old, r->ctx, sizeof(old));
@@ -453,20 +454,23 @@ int rl_redis_append(struct rl_redis *r, int node, int argc, const char **argv)
 	redisContext *c = node_ctx(r, node);
 
 	if (!c)
-		return -1;
+		return -EIO;
 	if (redisAppendCommandArgv(c, argc, argv, NULL) == REDIS_OK)
 		return 0;
 	fail(r, "redis: %s", c->errstr);
-	return -1;
+	return -ENOMEM;
 }
 
 int rl_redis_flush(struct rl_redis *r)
 {
-	for (int i = 0; i < r->map.nnodes; i++)
-		if (r->ctx[i] && send_queued(r, r->ctx[i], due(r))) {
+	for (int i = 0; i < r->map.nnodes; i++) {
+		int ret = r->ctx[i] ? send_queued(r, r->ctx[i], due(r)) : 0;
+
+		if (ret) {
 			about(r, "%s:%d", r->map.node[i].host, r->map.node[i].port);
-			return -1;
+			return ret;
 		}
+	}
 	return 0;
 }
 
@@ -498,7 +502,7 @@ int rl_redis_ping(struct rl_redis *r)
 			continue;	/* a redirection's target, not a master */
 		c = node_ctx(r, i);
 		if (!c || cmd_ok(r, c, "PING", 1, argv))
-			return -1;
+			return -EIO;
 	}
 	return 0;
 }

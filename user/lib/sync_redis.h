@@ -45,27 +45,30 @@ struct rl_redis {
 	char err[RL_ERR_LEN];		/* what failed last */
 };
 
-/* Connect (AUTH, cluster or SELECT, PING): 0, or -1 with r->err. */
+/* Connect (AUTH, cluster or SELECT, PING): 0, or -errno with r->err
+ * (-ETIMEDOUT: no reply in time, -EINTR: stopped, -EIO: the server failed
+ * or refused, -EINVAL: a database with a cluster). Every function here
+ * returns -errno so with r->err. */
 int rl_redis_open(struct rl_redis *r);
 void rl_redis_close(struct rl_redis *r);
 
-/* The node serving `key`: its index, or -1 (r->err). */
+/* The node serving `key`: its index, or -ENOENT (r->err). */
 int rl_redis_route(struct rl_redis *r, const char *key, size_t len);
 /* The node at HOST:PORT (an ASK redirection's target) when it is a
- * master of the cluster's slot map: its index, or -1 (r->err: not a
- * cluster, or not one of its masters). */
+ * master of the cluster's slot map: its index, or -EPERM (r->err: not a
+ * cluster) or -ENOENT (not one of its masters). */
 int rl_redis_node(struct rl_redis *r, const char *host, int port);
-/* Ask the cluster for its slot map again (after a MOVED): 0, or -1. */
+/* Ask the cluster for its slot map again (after a MOVED): 0, or -errno. */
 int rl_redis_refresh(struct rl_redis *r);
 
 /* Queue a command to node `node` (connecting it first if need be): 0, or
- * -1 (r->err). */
+ * -errno (r->err). */
 int rl_redis_append(struct rl_redis *r, int node, int argc, const char **argv);
 /* Send what every node has queued, so that they all work at once. */
 int rl_redis_flush(struct rl_redis *r);
 /* Node `node`'s next reply (an error reply is a reply), or NULL (r->err). */
 redisReply *rl_redis_reply(struct rl_redis *r, int node);
-/* PING every master serving slots: 0, or -1 (r->err). */
+/* PING every master serving slots: 0, or -errno (r->err). */
 int rl_redis_ping(struct rl_redis *r);
 
 #endif /* RL_SYNC_REDIS_H */

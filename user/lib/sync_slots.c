@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Redis Cluster's key slots, slot map and redirections (sync_slots.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ int rl_slot_map_find(const struct rl_slot_map *m, const char *host, int port)
 	for (int i = 0; i < m->nnodes; i++)
 		if (m->node[i].port == port && !strcmp(m->node[i].host, host))
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
@@ -55,7 +56,7 @@ int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port)
 	if (i >= 0)
 		return i;
 	if (m->nnodes == RL_SLOT_NODES_MAX)
-		return -1;
+		return -ENOSPC;
 	snprintf(m->node[m->nnodes].host, sizeof(m->node[0].host), "%s", host);
 	m->node[m->nnodes].port = port;
 	return m->nnodes++;
@@ -85,7 +86,7 @@ int rl_slot_map_parse(struct rl_slot_map *m, const redisReply *r,
 	rl_slot_map_init(m);
 	if (r->type != REDIS_REPLY_ARRAY) {
 		snprintf(err, errlen, "CLUSTER SLOTS: not an array");
-		return -1;
+		return -EPROTO;
 	}
 	for (size_t i = 0; i < r->elements; i++) {
 		const redisReply *e = r->element[i], *n;
@@ -97,7 +98,7 @@ int rl_slot_map_parse(struct rl_slot_map *m, const redisReply *r,
 		    e->element[1]->type != REDIS_REPLY_INTEGER ||
 		    e->element[2]->type != REDIS_REPLY_ARRAY) {
 			snprintf(err, errlen, "CLUSTER SLOTS: range %zu is malformed", i);
-			return -1;
+			return -EPROTO;
 		}
 		lo = e->element[0]->integer;
 		hi = e->element[1]->integer;
@@ -108,20 +109,20 @@ int rl_slot_map_parse(struct rl_slot_map *m, const redisReply *r,
 		    n->element[1]->type != REDIS_REPLY_INTEGER ||
 		    n->element[1]->integer <= 0 || n->element[1]->integer > 65535) {
 			snprintf(err, errlen, "CLUSTER SLOTS: range %zu is malformed", i);
-			return -1;
+			return -EPROTO;
 		}
 		idx = rl_slot_map_node(m, endpoint(n->element[0], seed_host),
 				       (int)n->element[1]->integer);
 		if (idx < 0) {
 			snprintf(err, errlen, "CLUSTER SLOTS: more than %d masters",
 				 RL_SLOT_NODES_MAX);
-			return -1;
+			return -ENOSPC;
 		}
 		memset(m->owner + lo, idx, (size_t)(hi - lo + 1));
 	}
 	if (!m->nnodes) {
 		snprintf(err, errlen, "CLUSTER SLOTS: no slot is served");
-		return -1;
+		return -EPROTO;
 	}
 	return 0;
 }

@@ -36,16 +36,17 @@ unsigned int rl_key_slot(const char *key, size_t len);
 /* An empty map: no node, no slot served. */
 void rl_slot_map_init(struct rl_slot_map *m);
 
-/* The index of node HOST:PORT, added when new: -1 when the map is full. */
+/* The index of node HOST:PORT, added when new: -ENOSPC when the map is full. */
 int rl_slot_map_node(struct rl_slot_map *m, const char *host, int port);
-/* The index of node HOST:PORT, or -1 when the map has no such node. */
+/* The index of node HOST:PORT, or -ENOENT when the map has no such node. */
 int rl_slot_map_find(const struct rl_slot_map *m, const char *host, int port);
 
 /*
  * Fill `m` from a CLUSTER SLOTS reply (each element: first slot, last
  * slot, the master [host, port, ...], its replicas). A master announced
- * without an address ("" or "?") is `seed_host`, the one asked. 0, or -1
- * with what is wrong in err.
+ * without an address ("" or "?") is `seed_host`, the one asked. 0, or
+ * -EPROTO (a malformed reply) or -ENOSPC (too many masters) with what is
+ * wrong in err.
  */
 int rl_slot_map_parse(struct rl_slot_map *m, const redisReply *r,
 		      const char *seed_host, char *err, size_t errlen);

@@ -2,6 +2,7 @@
 /* The fleet's values in Redis: written with a MAC, judged on reading
  * (sync_value.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ int rl_fleet_mac_new(const unsigned char *key, size_t len, struct rl_fleet_mac *
 	if (!m || !m->ctx || !EVP_MAC_init(m->ctx, key, len, params)) {
 		snprintf(err, errlen, "libcrypto has no HMAC-SHA256");
 		rl_fleet_mac_free(m);
-		return -1;
+		return -ENOSYS;
 	}
 	*out = m;
 	return 0;
@@ -67,7 +68,7 @@ static int mac_hex(struct rl_fleet_mac *m, const char *key, const char *field,
 	    !EVP_MAC_update(m->ctx, &zero, 1) ||
 	    !EVP_MAC_update(m->ctx, (const unsigned char *)text, tlen) ||
 	    !EVP_MAC_final(m->ctx, md, &n, sizeof(md)) || n != MAC_LEN)
-		return -1;
+		return -EIO;
 	for (size_t i = 0; i < MAC_LEN; i++) {	/* not snprintf: it cost more than the MAC */
 		hex[2 * i] = "0123456789abcdef"[md[i] >> 4];
 		hex[2 * i + 1] = "0123456789abcdef"[md[i] & 15];
@@ -83,13 +84,13 @@ int rl_sync_value_write(struct rl_fleet_mac *m, const char *key, const char *fie
 			 (unsigned long long)bytes, (unsigned long long)start);
 
 	if (n < 0 || (size_t)n + 2 + 2 * MAC_LEN > outlen)
-		return -1;
+		return -ENOSPC;
 	out[n] = ' ';
 	return mac_hex(m, key, field, strlen(field), out, (size_t)n, out + n + 1);
 }
 
 /* A decimal of 1 to 20 digits at *p, ended by a space (consumed) or the
- * end: 0, or -1 (a sign, another character, or more than 2^64 - 1). */
+ * end: 0, or -EINVAL (a sign, another character, or more than 2^64 - 1). */
 static int number(const char **p, const char *end, __u64 *out)
 {
 	const char *s = *p;
@@ -98,11 +99,11 @@ static int number(const char **p, const char *end, __u64 *out)
 
 	for (; s < end && *s >= '0' && *s <= '9'; s++, n++) {
 		if (n == MAX_DIGITS || v > (~0ULL - (__u64)(*s - '0')) / 10)
-			return -1;
+			return -EINVAL;
 		v = v * 10 + (__u64)(*s - '0');
 	}
 	if (!n || (s < end && *s != ' '))
-		return -1;
+		return -EINVAL;
 	*p = s < end ? s + 1 : s;
 	*out = v;
 	return 0;

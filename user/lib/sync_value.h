@@ -30,13 +30,13 @@
 /* The fleet key, ready to MAC with (opaque: libcrypto's state). */
 struct rl_fleet_mac;
 
-/* 0 and *out, or -1 with err (libcrypto without HMAC-SHA256). */
+/* 0 and *out, or -ENOSYS with err (libcrypto without HMAC-SHA256). */
 int rl_fleet_mac_new(const unsigned char *key, size_t len, struct rl_fleet_mac **out,
 		     char *err, size_t errlen);
 void rl_fleet_mac_free(struct rl_fleet_mac *m);
 
-/* The value of this host's field `field` of Redis key `key`: 0, or -1
- * (libcrypto failed). */
+/* The value of this host's field `field` of Redis key `key`: 0, -ENOSPC
+ * (outlen is too short) or -EIO (libcrypto failed). */
 int rl_sync_value_write(struct rl_fleet_mac *m, const char *key, const char *field,
 			__u64 pkts, __u64 bytes, __u64 start, char *out, size_t outlen);
 

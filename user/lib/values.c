@@ -2,6 +2,7 @@
 /* The CLI's value syntax: RATE, DURATION, PREFIX (xdp-ratelimit(8)). */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,12 +21,12 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 /*
  * Leading decimal digits of s into *v; returns the count of digits (0 when
- * none) or -1 on overflow. No sign, no spaces: strtoull would take both.
+ * none) or -ERANGE on overflow. No sign, no spaces: strtoull would take both.
  */
 static int parse_digits(const char *s, __u64 *v)
 {
@@ -36,7 +37,7 @@ static int parse_digits(const char *s, __u64 *v)
 		__u64 d = (__u64)(s[n] - '0');
 
 		if (*v > (RL_UNLIMITED - d) / 10)
-			return -1;
+			return -ERANGE;
 		*v = *v * 10 + d;
 	}
 	return n;

@@ -2,7 +2,7 @@
 /*
  * Parsing and printing of the CLI's value syntax (xdp-ratelimit(8)):
  * RATE, DURATION, PREFIX and addresses. Parsers never exit: they return
- * 0, or -1 with a message in `err` that names the bad value and the fix,
+ * 0, or -EINVAL with a message in `err` that names the bad value and the fix,
  * ready to follow "xdp-ratelimit: ", leaving their output untouched.
  */
 #ifndef RL_VALUES_H
