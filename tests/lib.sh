@@ -3,10 +3,13 @@
 # namespace joined by veth pairs, the CLI run in the receiver's namespace,
 # stats --json readers, and cleanup on exit whatever happens.
 #
-# Usage: suite=NAME; . tests/lib.sh; lib_init BUILD_DIR TAG
+# Usage: suite=NAME; . "$(dirname "$0")/../lib.sh"; lib_init BUILD_DIR TAG
+# (or lib_args TAG "$@" for a suite that runs tests by name)
 # Then: lib_setup_ns && setup_link || lib_abort setup "why"; ...; lib_finish
 #
-# lib_init sets: out cli gen (absolute paths), id (TAG plus the shell's PID:
+# Sourcing sets repo (the repository's top folder, absolute).
+# lib_init sets: here (the running suite's folder), out cli gen (absolute
+# paths), id (TAG plus the shell's PID:
 # unique to the run), tx rx (namespaces), vtx vrx (the first veth pair's ends),
 # pins; passed failed (result counts); bg (PIDs to kill at exit), tmpfiles,
 # tmpdirs (removed at exit), extra_ns (namespaces deleted at exit, with
@@ -14,8 +17,10 @@
 # shellcheck shell=bash
 
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$lib_dir/.." && pwd)
 
 lib_init() {	# BUILD_DIR TAG
+	here=$(cd "$(dirname "$0")" && pwd)
 	out=$(cd "${1:-build}" && pwd) || exit 1
 	cli=$out/xdp-ratelimit
 	gen=$out/trafficgen
@@ -28,6 +33,60 @@ lib_init() {	# BUILD_DIR TAG
 	rx_ifaces=("$vrx")	# receiving ends whose pins cleanup removes
 	trap lib_cleanup EXIT
 	trap 'exit 130' INT TERM
+}
+
+# A suite's arguments, [BUILD_DIR] [NAME...] (BUILD_DIR when the first is a
+# folder, else build): lib_init BUILD_DIR TAG; build (its absolute path)
+# and only (the NAMEs: the tests to run, all when none is given).
+lib_args() {	# TAG ARGS...
+	local tag=$1 dir=build
+	shift
+	if [ $# -gt 0 ] && [ -d "$1" ]; then
+		dir=$1
+		shift
+	fi
+	only=("$@")
+	lib_init "$dir" "$tag"
+	build=$out
+}
+
+# The suite's test names ($tests) against those asked for ($only): an
+# unknown one is bad usage (exit 2), never an empty pass.
+check_test_names() {
+	local n
+	for n in "${only[@]}"; do
+		[[ " ${tests[*]} " == *" $n "* ]] ||
+			{ echo "$suite: no test named '$n' (${tests[*]})" >&2; exit 2; }
+	done
+}
+want() {	# NAME: is test NAME selected?
+	[ ${#only[@]} = 0 ] && return 0
+	[[ " ${only[*]} " == *" $1 "* ]]
+}
+
+# Each test of $tests that $only selects, as the function PREFIX+NAME, in
+# order, then the time they took.
+run_tests() {	# PREFIX
+	local t start
+	start=$(date +%s)
+	for t in "${tests[@]}"; do
+		if want "$t"; then
+			"$1$t"
+		fi
+	done
+	echo "  $suite took $(( $(date +%s) - start )) s"
+}
+
+# A privileged suite's first checks: root (without it the suite fails,
+# never skips), then each TOOL on the PATH.
+lib_require() {	# TOOL...
+	local t
+	if [ "$(id -u)" != 0 ]; then
+		result setup 1 "needs root"; lib_finish; exit 1
+	fi
+	for t in "$@"; do
+		command -v "$t" >/dev/null || lib_abort setup "$t is missing: run scripts/install-deps.sh"
+	done
 }
 
 lib_cleanup() {
@@ -122,6 +181,31 @@ setup_server_link() {
 		ip -n "$tx" addr add 198.19.1.2/24 dev "$vtx" &&
 		ip -n "$tx" addr add 198.19.1.3/24 dev "$vtx" &&
 		ip -n "$rx" addr add 198.19.1.1/24 dev "$vrx"
+}
+
+# True when grep FLAGS finds each PATTERN in TEXT: -xF, each is a whole
+# line as given; -E, each extended regular expression matches a line.
+has_each() {	# FLAGS TEXT PATTERN...
+	local flags=$1 text=$2 p
+	shift 2
+	for p in "$@"; do
+		grep -q "$flags" -- "$p" <<<"$text" || return 1
+	done
+}
+
+# The topology of the suites under a spoofed flood (tests/flood,
+# tests/cookies): namespaces, the server link (setup_server_link) with the
+# server's 2001:db8:ffff::1, and blackhole routes on the server for the
+# flood's ranges, 198.18.0.0/16 and 2001:db8::/33, so that no reply to a
+# spoofed source leaves its namespace. Sets pcap (the flood's frames) and
+# nginx_dir (the server's), both removed at exit.
+setup_flood_topology() {
+	pcap=/tmp/$id.pcap nginx_dir=/tmp/$id.nginx
+	tmpfiles+=("$pcap") tmpdirs+=("$nginx_dir")
+	lib_setup_ns && setup_server_link &&
+		ip -n "$rx" addr add 2001:db8:ffff::1/64 dev "$vrx" nodad &&
+		ip -n "$rx" route add blackhole 198.18.0.0/16 &&
+		ip -n "$rx" route add blackhole 2001:db8::/33
 }
 
 mac_of() {	# RXDEV: its MAC address

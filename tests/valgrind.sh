@@ -17,6 +17,8 @@
 # tests/valgrind.supp silences known reports inside libbpf 1.1 and libxdp 1.3 (see there).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# its bounded waits (within); this suite keeps its own result lines
+. "$here/lib.sh"
 out=${1:-build}
 out=$(cd "$out" && pwd) || exit 1
 cli=$out/xdp-ratelimit
@@ -82,6 +84,17 @@ run_cli() {
 	st=$?
 	[ "$st" = "$want" ] || echo "exit status $st, want $want (valgrind errors: $VG_ERR)" >>"$log"
 	result "$name" "$([ "$st" = "$want" ] && echo 1)"
+}
+
+# SIGNAL to the command of PID run under valgrind, which must end it
+# cleanly: true when it exited 0, else its status goes to the log.
+stopped_clean() {	# SIGNAL PID
+	local st
+	kill "-$1" "$2"
+	wait "$2"
+	st=$?
+	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
+	[ "$st" = 0 ]
 }
 
 if ! command -v valgrind >/dev/null; then
@@ -186,10 +199,7 @@ else
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" events --json \
 		--iface "$va" >"$evout" 2>"$log" &
 	w=$!
-	for _ in $(seq 1 300); do
-		grep -q '^following' "$log" && break
-		sleep 0.1
-	done
+	within 300 grep -q '^following' "$log"
 	# real frames (the generator is not under test): sources to list.
 	# 198.18.0.1 first, on a connection the host answered (its answer
 	# out of $va through the egress hook): at twice its quota it is banned
@@ -204,14 +214,9 @@ else
 	nsenter --net="/run/netns/$ns" "$gen" --dev "$vb" --src 2001:db8::1 \
 		--sources 4 --count 400 >/dev/null 2>&1 ||
 		echo "    (trafficgen failed: stats runs on empty tables)"
-	for _ in $(seq 1 300); do
-		grep -q '"banned"' "$evout" && break
-		sleep 0.1
-	done
-	kill -TERM "$w"
-	wait "$w"
+	within 300 grep -q '"banned"' "$evout"
+	stopped_clean TERM "$w"
 	st=$?
-	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
 	grep -q '"banned"' "$evout" || echo "no banned event: $(cat "$evout")" >>"$log"
 	result events "$([ "$st" = 0 ] && grep -q '"banned"' "$evout" && echo 1)"
 	rm -f "$evout"
@@ -227,15 +232,10 @@ else
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" stats --watch 200ms \
 		--top 2 --iface "$va" >"$log" 2>&1 &
 	w=$!
-	for _ in $(seq 1 300); do
-		[ "$(grep -c '^ADDRESS' "$log")" -ge 2 ] && break
-		sleep 0.1
-	done
-	kill -INT "$w"
-	wait "$w"
-	st=$?
-	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
-	result stats_watch "$([ "$st" = 0 ] && echo 1)"
+	drawn_twice() { [ "$(grep -c '^ADDRESS' "$log")" -ge 2 ]; }
+	within 300 drawn_twice
+	stopped_clean INT "$w"
+	result stats_watch "$([ $? = 0 ] && echo 1)"
 	run_cli stats_prometheus 0 --in-ns stats --prometheus --top 3 --iface "$va"
 	run_cli status 0 --in-ns status
 	run_cli status_json 0 --in-ns status --json
@@ -263,16 +263,11 @@ else
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" exporter \
 		--listen 127.0.0.1:9567 >"$log" 2>&1 &
 	w=$!
-	for _ in $(seq 1 300); do
-		grep -q '^serving' "$log" && break
-		sleep 0.1
-	done
+	within 300 grep -q '^serving' "$log"
 	nsenter --net="/run/netns/$ns" curl -sf --max-time 30 \
 		http://127.0.0.1:9567/metrics >/dev/null || echo "scrape failed" >>"$log"
-	kill -TERM "$w"
-	wait "$w"
+	stopped_clean TERM "$w"
 	st=$?
-	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
 	result exporter "$([ "$st" = 0 ] && ! grep -q "scrape failed" "$log" && echo 1)"
 	# the sync agent against a redis-server of ours: a few intervals,
 	# status while it runs, then SIGTERM ends it (exit 0)
@@ -280,7 +275,7 @@ else
 	redis-server --port 0 --unixsocket "$rdir/r.sock" --save '' --appendonly no \
 		--dir "$rdir" >/dev/null 2>&1 &
 	rpid=$!
-	for _ in $(seq 1 50); do [ -S "$rdir/r.sock" ] && break; sleep 0.1; done
+	within 50 test -S "$rdir/r.sock"
 	run_cli sync_unreachable 1 --in-ns sync --iface "$va" --redis "unix://$rdir/none.sock" \
 		--fleet-key-file "$vg_key"
 	nsenter --net="/run/netns/$ns" "${vg[@]}" "$cli" sync --iface "$va" \
@@ -288,18 +283,15 @@ else
 	w=$!
 	# until it has exchanged (status says ok; the plain CLI asks), at most
 	# 30 s under valgrind
-	synced=0
-	for _ in $(seq 1 300); do
+	sync_ok() {
 		[ "$(nsenter --net="/run/netns/$ns" "$cli" status --json 2>/dev/null |
-			jq -r --arg i "$va" '.interfaces[] | select(.ifname == $i) | .sync.state')" = ok ] &&
-			{ synced=1; break; }
-		sleep 0.1
-	done
+			jq -r --arg i "$va" '.interfaces[] | select(.ifname == $i) | .sync.state')" = ok ]
+	}
+	synced=0
+	within 300 sync_ok && synced=1
 	run_cli status_sync 0 --in-ns status --json
-	kill -TERM "$w"
-	wait "$w"
+	stopped_clean TERM "$w"
 	st=$?
-	[ "$st" = 0 ] || echo "exit status $st, want 0 (valgrind errors: $VG_ERR)" >>"$log"
 	[ "$synced" = 1 ] || echo "status never said ok within 30 s" >>"$log"
 	result sync_agent "$([ "$st" = 0 ] && [ "$synced" = 1 ] && echo 1)"
 	kill "$rpid" 2>/dev/null

@@ -22,32 +22,22 @@
 # dispatcher", or some of them)
 set -u
 suite=cookies
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 lib_init "${1:-build}" rlc
 
 new_pps=200				# the newcomer budget
 flood_pps=$((new_pps * 100))
 ncpus=$(nproc --all)
-pcap=/tmp/$id.pcap nginx_dir=/tmp/$id.nginx
-tmpfiles+=("$pcap" "/tmp/$id.replay" "/tmp/$id.est" "/tmp/$id.big")
+tmpfiles+=("/tmp/$id.replay" "/tmp/$id.est" "/tmp/$id.big")
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
-for t in nginx curl tcpreplay python3 nft jq ss; do
-	command -v "$t" >/dev/null || lib_abort setup "$t is missing: run scripts/install-deps.sh"
-done
+lib_require nginx curl tcpreplay python3 nft jq ss
 [ -x "$cli" ] && [ -f "$out/baselines.bpf.o" ] || lib_abort setup "build first: make OUTPUT=$1"
 
-lib_setup_ns && setup_server_link &&
+setup_flood_topology &&
 	ip -n "$rx" link set lo up &&
-	ip -n "$rx" addr add 2001:db8:ffff::1/64 dev "$vrx" nodad &&
 	ip netns exec "$tx" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
 		net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf."$vtx".disable_ipv6=0 &&
 	ip -n "$tx" addr add 2001:db8:ffff::10/64 dev "$vtx" nodad &&
-	ip -n "$rx" route add blackhole 198.18.0.0/16 &&
-	ip -n "$rx" route add blackhole 2001:db8::/33 &&
 	ip -n "$tx" link set dev "$vtx" xdp obj "$out/baselines.bpf.o" sec xdp program xdp_pass ||
 	lib_abort setup "cannot create namespaces and links"
 for i in $(seq 10 29); do
@@ -63,7 +53,6 @@ head -c 32000000 /dev/urandom >"/tmp/$id.big"
 start_nginx "$nginx_dir" "listen [2001:db8:ffff::1]:8080;
 	location = /big { alias /tmp/$id.big; }
 	location / { return 200 \"ok\\n\"; }" || lib_abort setup "nginx"
-trap 'lib_cleanup; rm -rf "$nginx_dir"' EXIT
 
 # What reached the server's stack (after XDP) from the flood's sources.
 in_rx nft -f - <<EOF || lib_abort setup "nftables"

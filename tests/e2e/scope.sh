@@ -45,12 +45,13 @@ test_scope_set_list_del() {
 	out=$(rl quota list --iface "$vrx" --wide)
 	# the last column is SYN_COOKIES (off), BURST the one before it
 	[[ $out == "$vrx: 9 rules"$'\n'"PREFIX "*" SCOPE "*" PPS "*" BAN "*" BURST "*" SYN_COOKIES"$'\n'* ]] &&
-		grep -Eq '^0\.0\.0\.0/0 +tcp syn +20 .* 5 +off$' <<<"$out" &&
-		grep -Eq '^198\.18\.30\.0/24 +udp dport 53 +50 ' <<<"$out" &&
-		grep -Eq '^198\.18\.30\.0/24 +tcp dport 1000-2000 +30 ' <<<"$out" &&
-		grep -Eq '^198\.18\.30\.7/32 +proto 47 +0 ' <<<"$out" &&
-		grep -Eq '^198\.18\.30\.8/32 +- +100 .* 7 +off$' <<<"$out" &&
-		grep -Eq '^0\.0\.0\.0/0 +- +1000 .* - +off$' <<<"$out"
+		has_each -E "$out" \
+			'^0\.0\.0\.0/0 +tcp syn +20 .* 5 +off$' \
+			'^198\.18\.30\.0/24 +udp dport 53 +50 ' \
+			'^198\.18\.30\.0/24 +tcp dport 1000-2000 +30 ' \
+			'^198\.18\.30\.7/32 +proto 47 +0 ' \
+			'^198\.18\.30\.8/32 +- +100 .* 7 +off$' \
+			'^0\.0\.0\.0/0 +- +1000 .* - +off$'
 	result scope_list_table $? "quota list printed:"$'\n'"$out"
 	# set again changes the limits of that rule only: same prefix and scope
 	quota default --proto tcp --syn --pps 25 --burst unlimited &&
@@ -88,11 +89,12 @@ test_scope_save_restore() {
 		{ result scope_save 1 "attach or quota set"; return; }
 	local saved before after out rc file
 	saved=$(rl save --iface "$vrx")
-	grep -qx "quota set default --pps 20 --burst 5 --proto tcp --syn --iface $vrx" <<<"$saved" &&
-		grep -qx "quota set 198.18.31.0/24 --pps 50 --proto udp --dport 53 --iface $vrx" <<<"$saved" &&
-		grep -qx "quota set 198.18.31.0/24 --pps 5 --proto tcp --dport 80-443 --syn --iface $vrx" <<<"$saved" &&
-		grep -qx "quota set 198.18.31.9/32 --pps 10 --burst 3 --iface $vrx" <<<"$saved" &&
-		grep -qx "quota set default --pps 1000 --iface $vrx" <<<"$saved"
+	has_each -xF "$saved" \
+		"quota set default --pps 20 --burst 5 --proto tcp --syn --iface $vrx" \
+		"quota set 198.18.31.0/24 --pps 50 --proto udp --dport 53 --iface $vrx" \
+		"quota set 198.18.31.0/24 --pps 5 --proto tcp --dport 80-443 --syn --iface $vrx" \
+		"quota set 198.18.31.9/32 --pps 10 --burst 3 --iface $vrx" \
+		"quota set default --pps 1000 --iface $vrx"
 	result scope_save_lines $? "save printed:"$'\n'"$saved"
 	before=$(scope_rules)
 	# the same file again changes nothing

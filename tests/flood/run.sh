@@ -23,33 +23,21 @@
 # Usage: tests/flood/run.sh BUILD_DIR
 set -u
 suite=flood
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 lib_init "${1:-build}" rlx
 
 new_pps=200				# the newcomer budget
 ncpus=$(nproc --all)
-pcap=/tmp/$id.pcap nginx_dir=/tmp/$id.nginx
-tmpfiles+=("$pcap" "/tmp/$id.curl" "/tmp/$id.replay" "/tmp/$id.err")
+tmpfiles+=("/tmp/$id.curl" "/tmp/$id.replay" "/tmp/$id.err")
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
-for t in nginx curl tcpreplay hping3 python3; do
-	command -v "$t" >/dev/null || lib_abort setup "$t is missing: run scripts/install-deps.sh"
-done
+lib_require nginx curl tcpreplay hping3 python3
 [ -x "$cli" ] && [ -x "$gen" ] || lib_abort setup "build first: make OUTPUT=$1"
 
-lib_setup_ns && setup_server_link &&
-	ip -n "$rx" addr add 2001:db8:ffff::1/64 dev "$vrx" nodad &&
-	ip -n "$rx" route add blackhole 198.18.0.0/16 &&
-	ip -n "$rx" route add blackhole 2001:db8::/33 ||
-	lib_abort setup "cannot create namespaces and links"
+setup_flood_topology || lib_abort setup "cannot create namespaces and links"
 mac=$(mac_of "$vrx")
 
 # nginx on the server: every request answered 200
 start_nginx "$nginx_dir" 'location / { return 200 "ok\n"; }' || lib_abort setup "nginx"
-trap 'lib_cleanup; rm -rf "$nginx_dir"' EXIT
 
 # What reached the server's stack (after XDP), by kind of source.
 in_rx nft -f - <<EOF || lib_abort setup "nftables"

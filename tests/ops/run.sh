@@ -5,13 +5,13 @@
 # [TEST...] (names as below, without t_).
 set -u
 suite=ops
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-. "$here/../lib.sh"
-lib_init "${1:-build}" rlo
-build=$out
-shift
-only=("$@")
+. "$(dirname "$0")/../lib.sh"
+lib_args rlo "$@"
+tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_test_noflush
+	restore_stdin_unlocked restore_killed
+	restore_attach_killed stats_prometheus exporter exporter_slow_clients exporter_reads
+	names install units)
+check_test_names
 
 vtx2=${id}c vrx2=${id}d			# a second pair, attached by restore
 rx_ifaces+=("$vrx2")
@@ -19,9 +19,7 @@ port=$((20000 + $$ % 30000))		# the exporter's, on the rx loopback
 tmp=$(mktemp -d)
 trap 'lib_cleanup; rm -rf "$tmp"' EXIT
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
+lib_require
 lib_setup_ns && setup_link && setup_link "$vtx2" "$vrx2" 201 &&
 	ip -n "$rx" link set lo up || lib_abort setup "cannot create namespaces and links"
 mac=$(mac_of "$vrx")
@@ -109,12 +107,13 @@ t_save_restore() {
 	send --src 198.18.20.1 --count 8
 	s1=$(rl save --iface "$vrx")
 	# every option of the attach and of each rule, as typed
-	grep -qx "attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --priority 20 --verified-ttl 10m --pass-malformed" <<<"$s1" &&
-		grep -qx "quota set 0.0.0.0/0 --pps 100 --iface $vrx" <<<"$s1" &&
-		grep -qx "quota set ::/0 --pps 200 --iface $vrx" <<<"$s1" &&
-		grep -qx "quota set 198.18.20.0/24 --pps 5 --bps 10000 --aggregate-pps 1000 --aggregate-bps 1000000 --iface $vrx" <<<"$s1" &&
-		grep -qx "quota set 198.18.21.1/32 --pps unlimited --iface $vrx" <<<"$s1" &&
-		grep -qx "quota set 2001:db8:1::/48 --pps 0 --iface $vrx" <<<"$s1"
+	has_each -xF "$s1" \
+		"attach $vrx --mode generic --window 500ms --buckets 5 --max-sources 1000 --ipv6-prefix 56 --priority 20 --verified-ttl 10m --pass-malformed" \
+		"quota set 0.0.0.0/0 --pps 100 --iface $vrx" \
+		"quota set ::/0 --pps 200 --iface $vrx" \
+		"quota set 198.18.20.0/24 --pps 5 --bps 10000 --aggregate-pps 1000 --aggregate-bps 1000000 --iface $vrx" \
+		"quota set 198.18.21.1/32 --pps unlimited --iface $vrx" \
+		"quota set 2001:db8:1::/48 --pps 0 --iface $vrx"
 	result save_prints_every_setting $? "$s1"
 	# on the live interface: nothing written, counters and windows as they were
 	g0=$(gen_of "$vrx")
@@ -848,15 +847,5 @@ $vrx2: +0 -0 ~0, 7 rules, unchanged (test: nothing changed)" ] && [ ! -e "/etc/x
 	rm -rf "$p"
 }
 
-start=$(date +%s)
-tests=(restore_replaces save_restore save_restore_ban restore_bad_input restore_test_noflush
-	restore_stdin_unlocked restore_killed
-	restore_attach_killed stats_prometheus exporter exporter_slow_clients exporter_reads
-	names install units)
-for t in "${tests[@]}"; do
-	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
-		"t_$t"
-	fi
-done
-echo "  ops took $(( $(date +%s) - start )) s"
+run_tests t_
 lib_finish

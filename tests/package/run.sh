@@ -8,13 +8,10 @@
 # Usage: tests/package/run.sh BUILD_DIR [TEST...] (names as below, without t_).
 set -u
 suite=package
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-. "$here/../lib.sh"
-lib_init "${1:-build}" rlp
-build=$out
-shift
-only=("$@")
+. "$(dirname "$0")/../lib.sh"
+lib_args rlp "$@"
+tests=(deps_lists deps_fresh_root deps_build_fresh_root deps_no_service deb)
+check_test_names
 deps=$repo/scripts/install-deps.sh
 tmp=$(mktemp -d)
 tmpdirs+=("$tmp")
@@ -25,9 +22,7 @@ deb_build=$build
 readelf -d "$build/xdp-ratelimit" 2>/dev/null | grep -q libasan && deb_build=${build%/sanitize}
 deb=$deb_build/xdp-ratelimit_${version}-1_amd64.deb
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
+lib_require
 
 # what a server package looks like: a unit or an init script
 SERVICE_FILES='^(/usr)?/lib/systemd/system/[^/]+\.(service|socket|timer)$|^/etc/init\.d/'
@@ -293,12 +288,5 @@ t_deb() {
 	result deb_resolves_on_fresh_debian12 $? "apt would install: $(echo $out)"
 }
 
-start=$(date +%s)
-tests=(deps_lists deps_fresh_root deps_build_fresh_root deps_no_service deb)
-for t in "${tests[@]}"; do
-	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $t "* ]]; then
-		"t_$t"
-	fi
-done
-echo "  package took $(( $(date +%s) - start )) s"
+run_tests t_
 lib_finish

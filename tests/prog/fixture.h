@@ -71,6 +71,19 @@ struct rl_counters fixture_totals(struct fixture *f);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		    struct rl_source_sum *out);
+/*
+ * The tracked source for `addr` at `now` has passed, dropped and holds in
+ * its window these packets: each checked ("WHAT: passed" ...), all three
+ * even when one fails; false when one fails or the source is not tracked.
+ * A macro, so that a failure names the test's line.
+ */
+#define CHECK_SOURCE(f, addr, now, passed, dropped, window, what) ({	\
+	struct rl_source_sum __src;					\
+	fixture_source((f), (addr), (now), &__src) &&			\
+		(CHECK_EQ(__src.passed_pkts, (passed), what ": passed") &	\
+		 CHECK_EQ(__src.dropped_pkts, (dropped), what ": dropped") &	\
+		 CHECK_EQ(__src.window_pkts, (window), what ": window"));	\
+})
 
 /* ---- frames ---- */
 #define FRAME_MAX 2048

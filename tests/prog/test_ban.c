@@ -45,13 +45,13 @@ static int forged_passed(struct fixture *f, const char *addr, int n, int cpu,
 	return fixture_send(f, &fr, n, cpu, now);
 }
 
+/* A rule change that bans for BAN, with the limits given. */
+#define BANNING(...) { .have_ban = true, .ban_ns = BAN, __VA_ARGS__ }
+
 /* 198.18.0.0/15 at 5 pps per source, banning for BAN. */
 static bool ban_rule(struct fixture *f)
 {
-	struct rl_rule_change c = {
-		.have_pps = true, .pps = 5,
-		.have_ban = true, .ban_ns = BAN,
-	};
+	struct rl_rule_change c = BANNING(.have_pps = true, .pps = 5);
 
 	return fixture_rule(f, "198.18.0.0/15", &c);
 }
@@ -72,6 +72,20 @@ static bool ban_of(struct fixture *f, const char *addr, struct rl_ban *b)
 	return key_of(addr, &key) && !bpf_map_lookup_elem(f->m.bans, &key, b);
 }
 
+/* sent_passed() or forged_passed(). */
+typedef int (*sender_fn)(struct fixture *f, const char *addr, int n, int cpu, __u64 now);
+
+/* `n` frames from `addr` sent on CPU 0 at `now` pass `want` (`what`), and
+ * leave it unbanned (`why`). */
+static void unbanned_after(struct fixture *f, sender_fn send, const char *addr, int n,
+			   __u64 now, int want, const char *what, const char *why)
+{
+	struct rl_ban b;
+
+	CHECK_EQ(send(f, addr, n, 0, now), want, what);
+	CHECK(!ban_of(f, addr, &b), "%s", why);
+}
+
 TEST(ban_seen_on_every_cpu)
 {
 	int ncpus = rl_ncpus();
@@ -82,8 +96,8 @@ TEST(ban_seen_on_every_cpu)
 
 	if (!fixture_open(&f, NULL) || !ban_rule(&f))
 		goto out;
-	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0), 5, "the quota passes");
-	CHECK(!ban_of(&f, SRC, &b), "no ban within the quota");
+	unbanned_after(&f, sent_passed, SRC, 5, T0, 5, "the quota passes",
+		       "no ban within the quota");
 	CHECK_EQ(sent_passed(&f, SRC, 1, 0, banned_at), 0, "over quota: dropped");
 	if (!CHECK(ban_of(&f, SRC, &b), "banned by the drop"))
 		goto out;
@@ -200,24 +214,19 @@ out:
  * the newcomer budget's. */
 TEST(ban_only_for_own_quota)
 {
-	struct rl_rule_change c = {
-		.have_pps = true, .pps = 100,
-		.have_agg_pps = true, .agg_pps = 3,
-		.have_new_pps = true, .new_pps = 2,
-		.have_ban = true, .ban_ns = BAN,
-	};
-	struct rl_ban b;
+	struct rl_rule_change c = BANNING(.have_pps = true, .pps = 100,
+					  .have_agg_pps = true, .agg_pps = 3,
+					  .have_new_pps = true, .new_pps = 2);
 	struct fixture f;
 
 	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c))
 		goto out;
 	CHECK_EQ(forged_passed(&f, "198.18.0.1", 1, 0, T0), 1, "newcomer 1");
 	CHECK_EQ(forged_passed(&f, "198.18.0.2", 1, 0, T0), 1, "newcomer 2");
-	CHECK_EQ(forged_passed(&f, "198.18.0.3", 3, 0, T0), 0, "newcomer budget refuses");
-	CHECK(!ban_of(&f, "198.18.0.3", &b), "not banned by the newcomer budget");
-	CHECK_EQ(sent_passed(&f, "198.18.0.1", 5, 0, T0 + 2 * NSEC_S), 3,
-		 "established: the aggregate refuses");
-	CHECK(!ban_of(&f, "198.18.0.1", &b), "not banned by the aggregate");
+	unbanned_after(&f, forged_passed, "198.18.0.3", 3, T0, 0, "newcomer budget refuses",
+		       "not banned by the newcomer budget");
+	unbanned_after(&f, sent_passed, "198.18.0.1", 5, T0 + 2 * NSEC_S, 3,
+		       "established: the aggregate refuses", "not banned by the aggregate");
 	CHECK_EQ(fixture_totals(&f).banned_pkts, 0, "nothing banned");
 out:
 	fixture_close(&f);
@@ -228,31 +237,32 @@ out:
  * the rule has --ban. */
 TEST(ban_never_by_a_block)
 {
-	struct rl_rule_change block = {
-		.have_pps = true, .pps = 0,
-		.have_ban = true, .ban_ns = BAN,
+	/* each block in turn becomes the rule, then its source sends */
+	const struct {
+		struct rl_rule_change rule;
+		const char *addr;
+		__u64 now;
+		const char *what, *why;
+	} blocks[] = {
+		{ BANNING(.have_pps = true, .pps = 0), SRC, T0 + 2 * NSEC_S,
+		  "--pps 0: dropped", "--pps 0 --ban bans nobody" },
+		/* 50 B per 1 s window: below a frame */
+		{ BANNING(.have_pps = true, .pps = 1000, .have_bps = true, .bps = 50),
+		  "198.18.0.8", T0 + 4 * NSEC_S,
+		  "--bps below a frame: dropped", "--bps below a frame bans nobody" },
 	};
-	struct rl_rule_change tiny = {	/* 50 B per 1 s window: below a frame */
-		.have_pps = true, .pps = 1000,
-		.have_bps = true, .bps = 50,
-		.have_ban = true, .ban_ns = BAN,
-	};
-	struct rl_ban b;
 	struct fixture f;
 
 	if (!fixture_open(&f, NULL) || !ban_rule(&f))
 		goto out;
-	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0), 1, "tracked under 5 pps");
-	CHECK_EQ(sent_passed(&f, "198.18.0.8", 1, 0, T0), 1, "tracked under 5 pps");
-	if (!fixture_rule(&f, "198.18.0.0/15", &block))
-		goto out;
-	CHECK_EQ(sent_passed(&f, SRC, 20, 0, T0 + 2 * NSEC_S), 0, "--pps 0: dropped");
-	CHECK(!ban_of(&f, SRC, &b), "--pps 0 --ban bans nobody");
-	if (!fixture_rule(&f, "198.18.0.0/15", &tiny))
-		goto out;
-	CHECK_EQ(sent_passed(&f, "198.18.0.8", 20, 0, T0 + 4 * NSEC_S), 0,
-		 "--bps below a frame: dropped");
-	CHECK(!ban_of(&f, "198.18.0.8", &b), "--bps below a frame bans nobody");
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		CHECK_EQ(sent_passed(&f, blocks[i].addr, 1, 0, T0), 1, "tracked under 5 pps");
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		if (!fixture_rule(&f, "198.18.0.0/15", &blocks[i].rule))
+			goto out;
+		unbanned_after(&f, sent_passed, blocks[i].addr, 20, blocks[i].now, 0,
+			       blocks[i].what, blocks[i].why);
+	}
 	CHECK_EQ(fixture_totals(&f).banned_pkts, 0, "nothing banned");
 out:
 	fixture_close(&f);
@@ -277,8 +287,8 @@ TEST(ban_never_by_forged_copies)
 	CHECK_EQ(forged_passed(&f, SRC, 10, 0, T0 + 1), 3, "forged UDP takes the rest");
 	frame_tcp(&fr, SRC, HOST_ADDR(SRC), PEER_PORT + 1, HOST_PORT, TCP_ACK);
 	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + 2), 0, "forged TCP, unanswered port");
-	CHECK_EQ(sent_passed(&f, SRC, 3, 0, T0 + 3), 0, "the client's own: dropped");
-	CHECK(!ban_of(&f, SRC, &b), "but not banned: 5 of its own in a quota of 5");
+	unbanned_after(&f, sent_passed, SRC, 3, T0 + 3, 0, "the client's own: dropped",
+		       "but not banned: 5 of its own in a quota of 5");
 	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0 + 2 * NSEC_S), 5, "served again");
 	/* its own packets alone over its quota do ban it */
 	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 2 * NSEC_S + 1), 0, "its sixth");

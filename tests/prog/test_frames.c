@@ -23,6 +23,16 @@ static bool open_limited(struct fixture *f, __u32 flags)
 	       fixture_pps(f, "default", 1);
 }
 
+/* The verdict on one UDP frame of `len` bytes from `src` behind `nvlan`
+ * tags, run on CPU 0 at T0. */
+static int udp_verdict(struct fixture *f, const char *src, size_t len, int nvlan)
+{
+	struct frame fr;
+
+	frame_udp(&fr, src, len, nvlan);
+	return fixture_run(f, fr.data, fr.len, 0, T0);
+}
+
 static void check_totals(struct fixture *f, __u64 passed, __u64 dropped,
 			 __u64 malformed, __u64 non_ip, const char *what)
 {
@@ -41,19 +51,15 @@ static void check_totals(struct fixture *f, __u64 passed, __u64 dropped,
 TEST(vlan_tags)
 {
 	struct fixture f;
-	struct frame fr;
 	struct rl_source_sum s;
 
 	if (!open_limited(&f, 0))
 		goto out;
-	for (int nvlan = 0; nvlan <= 2; nvlan++) {
-		frame_udp(&fr, "198.18.0.1", 100, nvlan);
-		CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), nvlan ? XDP_DROP : XDP_PASS,
+	for (int nvlan = 0; nvlan <= 2; nvlan++)
+		CHECK_EQ(udp_verdict(&f, "198.18.0.1", 100, nvlan), nvlan ? XDP_DROP : XDP_PASS,
 			 "same source behind 0, 1 or 2 tags");
-	}
-	frame_udp(&fr, "2001:db8::1", 100, 2);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "IPv6 in QinQ");
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "same IPv6 source");
+	CHECK_EQ(udp_verdict(&f, "2001:db8::1", 100, 2), XDP_PASS, "IPv6 in QinQ");
+	CHECK_EQ(udp_verdict(&f, "2001:db8::1", 100, 2), XDP_DROP, "same IPv6 source");
 	if (fixture_source(&f, "198.18.0.1", T0, &s)) {
 		CHECK_EQ(s.passed_pkts, 1, "v4 passed");
 		CHECK_EQ(s.dropped_pkts, 2, "v4 dropped");
@@ -242,10 +248,8 @@ TEST(ipv6_extension_headers_and_prefix)
 	fr.data[62] = 17;			/* fragment header: next UDP */
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "ext headers");
 	/* another host in the same /64 shares its window */
-	frame_udp(&fr, "2001:db8:1:2:ffff::9", 80, 0);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "same /64");
-	frame_udp(&fr, "2001:db8:1:3::1", 80, 0);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "next /64");
+	CHECK_EQ(udp_verdict(&f, "2001:db8:1:2:ffff::9", 80, 0), XDP_DROP, "same /64");
+	CHECK_EQ(udp_verdict(&f, "2001:db8:1:3::1", 80, 0), XDP_PASS, "next /64");
 	if (fixture_source(&f, "2001:db8:1:2::", T0, &s)) {
 		CHECK_EQ(s.passed_pkts, 1, "/64 passed");
 		CHECK_EQ(s.dropped_pkts, 1, "/64 dropped");
@@ -259,17 +263,14 @@ TEST(ipv6_prefix_setting)
 {
 	struct rl_attach_req req;
 	struct fixture f;
-	struct frame fr;
 
 	rl_attach_req_defaults(&req);
 	req.v6_prefix = 128;
 	if (!fixture_open(&f, &req) ||
 	    !fixture_pps(&f, "default", 1))
 		goto out;
-	frame_udp(&fr, "2001:db8:1:2::1", 80, 0);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "host 1");
-	frame_udp(&fr, "2001:db8:1:2::2", 80, 0);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "host 2 apart at /128");
+	CHECK_EQ(udp_verdict(&f, "2001:db8:1:2::1", 80, 0), XDP_PASS, "host 1");
+	CHECK_EQ(udp_verdict(&f, "2001:db8:1:2::2", 80, 0), XDP_PASS, "host 2 apart at /128");
 	CHECK_EQ(fixture_totals(&f).new_sources, 2, "two /128s");
 out:
 	fixture_close(&f);
@@ -278,17 +279,15 @@ out:
 TEST(minimal_and_jumbo_frames)
 {
 	struct fixture f;
-	struct frame fr;
 	struct rl_source_sum s;
 
 	if (!open_limited(&f, 0))
 		goto out;
 	if (!fixture_quota(&f, "default", RL_UNLIMITED, 2000, RL_UNLIMITED, RL_UNLIMITED))
 		goto out;
-	frame_udp(&fr, "198.18.0.1", 34, 0);	/* bare IPv4 header */
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_PASS, "34-byte frame");
-	frame_udp(&fr, "198.18.0.1", FRAME_MAX, 0);
-	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "2048 > 2000-34");
+	/* a bare IPv4 header */
+	CHECK_EQ(udp_verdict(&f, "198.18.0.1", 34, 0), XDP_PASS, "34-byte frame");
+	CHECK_EQ(udp_verdict(&f, "198.18.0.1", FRAME_MAX, 0), XDP_DROP, "2048 > 2000-34");
 	if (fixture_source(&f, "198.18.0.1", T0, &s))
 		CHECK_EQ(s.dropped_bytes, FRAME_MAX, "bytes are the frame length");
 out:

@@ -16,6 +16,109 @@
 #define SRC "198.18.0.7"
 #define BUCKET (100 * NSEC_MS)	/* default: 1 s window, 10 buckets */
 
+/*
+ * The opening of most tests here: the fixture (req NULL: default
+ * settings) with a default rule of `pps` packets per second, and `fr` a
+ * frame of `len` bytes from SRC. False when the fixture cannot be had
+ * (checked and reported).
+ */
+static bool open_default(struct fixture *f, const struct rl_attach_req *req,
+			 __u64 pps, struct frame *fr, size_t len)
+{
+	if (!fixture_open(f, req))
+		return false;
+	if (!fixture_pps(f, "default", pps))
+		return false;
+	frame_udp(fr, SRC, len, 0);
+	return true;
+}
+
+/* A step of a test: `n` frames on `cpu` at `now`, `want` of them pass. */
+struct step {
+	int n, cpu;
+	__u64 now;
+	int want;
+	const char *what;
+};
+
+/* A table and its length, for the helpers that take one. */
+#define ROWS(table) (table), sizeof(table) / sizeof((table)[0])
+
+/* Each step in turn with the frame `fr`, checked. */
+static void send_steps(struct fixture *f, const struct frame *fr,
+		       const struct step *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(fixture_send(f, fr, st[i].n, st[i].cpu, st[i].now), st[i].want,
+			 st[i].what);
+}
+
+/* A rule: per-source packets per second under a prefix. */
+struct pps_rule {
+	const char *prefix;
+	__u64 pps;
+};
+
+/* Each rule set in turn. False when one cannot be (checked and reported). */
+static bool set_rules(struct fixture *f, const struct pps_rule *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fixture_pps(f, r[i].prefix, r[i].pps))
+			return false;
+	return true;
+}
+
+/* `n` frames of `len` bytes from `src` on CPU 0 at T0, `want` of them pass. */
+struct source_step {
+	const char *src;
+	size_t len;
+	int n, want;
+	const char *what;
+};
+
+/* Each source's frames in turn, checked. */
+static void send_sources(struct fixture *f, const struct source_step *st, size_t n)
+{
+	struct frame fr;
+
+	for (size_t i = 0; i < n; i++) {
+		frame_udp(&fr, st[i].src, st[i].len, 0);
+		CHECK_EQ(fixture_send(f, &fr, st[i].n, 0, T0), st[i].want, st[i].what);
+	}
+}
+
+/* A test that is only steps: SRC's 64-byte frames under a default rule of `pps`. */
+static void default_steps(__u64 pps, const struct step *st, size_t n)
+{
+	struct fixture f;
+	struct frame fr;
+
+	if (!open_default(&f, NULL, pps, &fr, 64))
+		goto out;
+	send_steps(&f, &fr, st, n);
+out:
+	fixture_close(&f);
+}
+
+/*
+ * One 64-byte frame from each of `n` new sources (198.18.0.1, .2, ... on
+ * through 198.18.1.x), the i-th on CPU (i / run) % ncpus at T0 + i * step:
+ * how many passed. `fr` is left holding the last source's frame.
+ */
+static int send_new_sources(struct fixture *f, struct frame *fr, int n, int run,
+			    __u64 step)
+{
+	char addr[32];
+	int passed = 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
+		frame_udp(fr, addr, 64, 0);
+		passed += fixture_send(f, fr, 1, (i / run) % rl_ncpus(), T0 + i * step);
+	}
+	return passed;
+}
+
 TEST(quota_exact_at_edge)
 {
 	struct fixture f;
@@ -23,11 +126,8 @@ TEST(quota_exact_at_edge)
 	struct rl_counters c;
 	struct rl_source_sum s;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_default(&f, NULL, 5, &fr, 100))
 		goto out;
-	if (!fixture_pps(&f, "default", 5))
-		goto out;
-	frame_udp(&fr, SRC, 100, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 5, "first 5 frames pass");
 	CHECK_EQ(fixture_run(&f, fr.data, fr.len, 0, T0), XDP_DROP, "6th drops");
 	c = fixture_totals(&f);
@@ -37,39 +137,31 @@ TEST(quota_exact_at_edge)
 	CHECK_EQ(c.dropped_bytes, 100, "total dropped bytes");
 	CHECK_EQ(c.malformed_pkts + c.non_ip_pkts, 0, "no malformed or non-IP");
 	CHECK_EQ(c.new_sources, 1, "one new source");
-	if (fixture_source(&f, SRC, T0, &s)) {
-		CHECK_EQ(s.passed_pkts, 5, "source passed");
-		CHECK_EQ(s.dropped_pkts, 1, "source dropped");
-		CHECK_EQ(s.window_pkts, 5, "window holds the passes only");
+	/* the window holds the passes only */
+	CHECK_SOURCE(&f, SRC, T0, 5, 1, 5, "source");
+	if (fixture_source(&f, SRC, T0, &s))
 		CHECK_EQ(s.window_bytes, 500, "window bytes");
-	}
 out:
 	fixture_close(&f);
 }
 
 TEST(window_slides_bucket_by_bucket)
 {
-	struct fixture f;
-	struct frame fr;
+	const struct step steps[] = {
+		/* 4 passes in bucket 0, 6 in bucket 3: the window is full */
+		{ 4, 0, T0, 4, "bucket 0" },
+		{ 8, 0, T0 + 3 * BUCKET, 6, "bucket 3 fills the window" },
+		/* until bucket 0 leaves the window (at T0 + 10 buckets), nothing */
+		{ 3, 0, T0 + 10 * BUCKET - 1, 0, "last ns of bucket 9" },
+		{ 6, 0, T0 + 10 * BUCKET, 4, "bucket 0's 4 released" },
+		/* bucket 3's 6 leave at bucket 13: no double burst at the edge */
+		{ 6, 0, T0 + 12 * BUCKET, 0, "bucket 12" },
+		{ 8, 0, T0 + 13 * BUCKET, 6, "bucket 13" },
+		/* an idle gap longer than the window resets it whole */
+		{ 12, 0, T0 + 1000 * NSEC_S, 10, "after a long gap" },
+	};
 
-	if (!fixture_open(&f, NULL))
-		goto out;
-	if (!fixture_pps(&f, "default", 10))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
-	/* 4 passes in bucket 0, 6 in bucket 3: the window is full */
-	CHECK_EQ(fixture_send(&f, &fr, 4, 0, T0), 4, "bucket 0");
-	CHECK_EQ(fixture_send(&f, &fr, 8, 0, T0 + 3 * BUCKET), 6, "bucket 3 fills the window");
-	/* until bucket 0 leaves the window (at T0 + 10 buckets), nothing */
-	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0 + 10 * BUCKET - 1), 0, "last ns of bucket 9");
-	CHECK_EQ(fixture_send(&f, &fr, 6, 0, T0 + 10 * BUCKET), 4, "bucket 0's 4 released");
-	/* bucket 3's 6 leave at bucket 13: no double burst at the edge */
-	CHECK_EQ(fixture_send(&f, &fr, 6, 0, T0 + 12 * BUCKET), 0, "bucket 12");
-	CHECK_EQ(fixture_send(&f, &fr, 8, 0, T0 + 13 * BUCKET), 6, "bucket 13");
-	/* an idle gap longer than the window resets it whole */
-	CHECK_EQ(fixture_send(&f, &fr, 12, 0, T0 + 1000 * NSEC_S), 10, "after a long gap");
-out:
-	fixture_close(&f);
+	default_steps(10, ROWS(steps));
 }
 
 TEST(byte_budget)
@@ -117,17 +209,17 @@ out:
 
 TEST(sources_are_independent)
 {
+	const struct source_step steps[] = {
+		{ "198.18.0.1", 64, 5, 2, "source a" },
+		{ "198.18.0.2", 64, 5, 2, "source b untouched by a" },
+	};
 	struct fixture f;
-	struct frame a, b;
 
 	if (!fixture_open(&f, NULL))
 		goto out;
 	if (!fixture_pps(&f, "default", 2))
 		goto out;
-	frame_udp(&a, "198.18.0.1", 64, 0);
-	frame_udp(&b, "198.18.0.2", 64, 0);
-	CHECK_EQ(fixture_send(&f, &a, 5, 0, T0), 2, "source a");
-	CHECK_EQ(fixture_send(&f, &b, 5, 0, T0), 2, "source b untouched by a");
+	send_sources(&f, ROWS(steps));
 	CHECK_EQ(fixture_totals(&f).new_sources, 2, "two sources");
 out:
 	fixture_close(&f);
@@ -135,22 +227,20 @@ out:
 
 TEST(longest_prefix_wins)
 {
-	struct fixture f;
-	struct frame in24, in15, out;
+	const struct pps_rule rules[] = {
+		{ "default", 1 }, { "198.18.0.0/15", 3 }, { "198.18.5.0/24", 6 },
+	};
+	const struct source_step steps[] = {
+		{ "198.18.5.9", 64, 10, 6, "/24 rule" },
+		{ "198.19.5.9", 64, 10, 3, "/15 rule" },
+		{ "2001:db8::1", 80, 10, 1, "IPv6 default rule" },
+	};
 	struct rl_source_sum s;
+	struct fixture f;
 
-	if (!fixture_open(&f, NULL))
+	if (!fixture_open(&f, NULL) || !set_rules(&f, ROWS(rules)))
 		goto out;
-	if (!fixture_pps(&f, "default", 1) ||
-	    !fixture_pps(&f, "198.18.0.0/15", 3) ||
-	    !fixture_pps(&f, "198.18.5.0/24", 6))
-		goto out;
-	frame_udp(&in24, "198.18.5.9", 64, 0);
-	frame_udp(&in15, "198.19.5.9", 64, 0);
-	frame_udp(&out, "2001:db8::1", 80, 0);
-	CHECK_EQ(fixture_send(&f, &in24, 10, 0, T0), 6, "/24 rule");
-	CHECK_EQ(fixture_send(&f, &in15, 10, 0, T0), 3, "/15 rule");
-	CHECK_EQ(fixture_send(&f, &out, 10, 0, T0), 1, "IPv6 default rule");
+	send_sources(&f, ROWS(steps));
 	if (fixture_source(&f, "198.18.5.9", T0, &s))
 		CHECK_EQ(s.dropped_pkts, 4, "/24 source dropped");
 out:
@@ -159,21 +249,19 @@ out:
 
 TEST(block_and_allow_list)
 {
+	const struct pps_rule rules[] = {
+		{ "default", 2 }, { "198.18.9.0/24", 0 }, { "198.18.9.7", RL_UNLIMITED },
+	};
+	const struct source_step steps[] = {
+		{ "198.18.9.8", 64, 5, 0, "--pps 0 blocks" },
+		{ "198.18.9.7", 64, 500, 500, "unlimited exempts" },
+		{ "198.18.10.1", 64, 5, 2, "default still applies" },
+	};
 	struct fixture f;
-	struct frame blocked, allowed, other;
 
-	if (!fixture_open(&f, NULL))
+	if (!fixture_open(&f, NULL) || !set_rules(&f, ROWS(rules)))
 		goto out;
-	if (!fixture_pps(&f, "default", 2) ||
-	    !fixture_pps(&f, "198.18.9.0/24", 0) ||
-	    !fixture_pps(&f, "198.18.9.7", RL_UNLIMITED))
-		goto out;
-	frame_udp(&blocked, "198.18.9.8", 64, 0);
-	frame_udp(&allowed, "198.18.9.7", 64, 0);
-	frame_udp(&other, "198.18.10.1", 64, 0);
-	CHECK_EQ(fixture_send(&f, &blocked, 5, 0, T0), 0, "--pps 0 blocks");
-	CHECK_EQ(fixture_send(&f, &allowed, 500, 0, T0), 500, "unlimited exempts");
-	CHECK_EQ(fixture_send(&f, &other, 5, 0, T0), 2, "default still applies");
+	send_sources(&f, ROWS(steps));
 out:
 	fixture_close(&f);
 }
@@ -200,20 +288,13 @@ TEST(aggregate_budget_caps_a_prefix)
 {
 	struct fixture f;
 	struct frame fr;
-	char addr[32];
-	int passed = 0;
 
 	if (!fixture_open(&f, NULL))
 		goto out;
 	/* each source may send 100, the /16 as a whole 50 */
 	if (!fixture_quota(&f, "198.18.0.0/16", 100, RL_UNLIMITED, 50, RL_UNLIMITED))
 		goto out;
-	for (int i = 0; i < 200; i++) {
-		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
-		frame_udp(&fr, addr, 64, 0);
-		passed += fixture_send(&f, &fr, 1, i % rl_ncpus(), T0);
-	}
-	CHECK_EQ(passed, 50, "aggregate holds many sources");
+	CHECK_EQ(send_new_sources(&f, &fr, 200, 1, 0), 50, "aggregate holds many sources");
 	/* a source dropped by the aggregate kept its own budget untouched */
 	CHECK_EQ(fixture_totals(&f).dropped_pkts, 150, "dropped by aggregate");
 	frame_udp(&fr, "198.18.0.1", 64, 0);
@@ -232,7 +313,6 @@ TEST(refused_newcomers_take_no_entry)
 	struct rl_source_sum ss;
 	struct rl_counters c;
 	char addr[32];
-	int passed = 0;
 
 	if (!fixture_open(&f, NULL))
 		goto out;
@@ -241,12 +321,7 @@ TEST(refused_newcomers_take_no_entry)
 		goto out;
 	frame_udp(&fr, "198.18.200.1", 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the steady source's first packet");
-	for (int i = 0; i < 200; i++) {
-		snprintf(addr, sizeof(addr), "198.18.%d.%d", i / 250, 1 + i % 250);
-		frame_udp(&fr, addr, 64, 0);
-		passed += fixture_send(&f, &fr, 1, i % rl_ncpus(), T0);
-	}
-	CHECK_EQ(passed, 49, "the aggregate's remaining 49");
+	CHECK_EQ(send_new_sources(&f, &fr, 200, 1, 0), 49, "the aggregate's remaining 49");
 	for (int i = 0; i < 20; i++) {
 		snprintf(addr, sizeof(addr), "198.19.9.%d", 1 + i);
 		frame_udp(&fr, addr, 64, 0);
@@ -276,11 +351,8 @@ TEST(dry_run_counts_but_passes)
 
 	rl_attach_req_defaults(&req);
 	req.flags = RL_F_DRY_RUN;
-	if (!fixture_open(&f, &req))
+	if (!open_default(&f, &req, 3, &fr, 64))
 		goto out;
-	if (!fixture_pps(&f, "default", 3))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0), 10, "everything passes");
 	c = fixture_totals(&f);
 	CHECK_EQ(c.passed_pkts, 3, "would pass");
@@ -298,21 +370,14 @@ TEST(live_quota_change_keeps_counters)
 	struct frame fr;
 	struct rl_source_sum s;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_default(&f, NULL, 100, &fr, 64))
 		goto out;
-	if (!fixture_pps(&f, "default", 100))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 20, 0, T0), 20, "under 100");
 	/* lowered below what the window already holds: takes effect at once */
 	if (!fixture_pps(&f, "default", 10))
 		goto out;
 	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 1), 0, "lowered quota applies at once");
-	if (fixture_source(&f, SRC, T0 + 1, &s)) {
-		CHECK_EQ(s.passed_pkts, 20, "passed kept");
-		CHECK_EQ(s.dropped_pkts, 5, "dropped kept");
-		CHECK_EQ(s.window_pkts, 20, "window kept");
-	}
+	CHECK_SOURCE(&f, SRC, T0 + 1, 20, 5, 20, "kept");
 	/* raised: the same window continues */
 	if (!fixture_pps(&f, "default", 25))
 		goto out;
@@ -335,13 +400,10 @@ TEST(cross_cpu_quota)
 	struct frame fr;
 	int passed = 0, v;
 
-	if (!fixture_open(&f, NULL))
+	if (!open_default(&f, NULL, 100, &fr, 64))
 		goto out;
 	if (!CHECK_GE(ncpus, 2, "this test needs 2 CPUs or more"))
 		goto out;
-	if (!fixture_pps(&f, "default", 100))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
 	/* rotate CPUs every frame, then in runs of 7 */
 	for (int i = 0; i < 300; i++) {
 		v = fixture_run(&f, fr.data, fr.len, i % ncpus, T0 + i);
@@ -374,18 +436,19 @@ out:
  */
 static bool history_opening(struct fixture *f, struct frame *fr)
 {
-	if (!fixture_open(f, NULL))
+	const struct step opening[] = {
+		{ 2, 0, T0, 2, "CPU 0, bucket 0" },
+		{ 2, 0, T0 + 1 * BUCKET, 2, "CPU 0, bucket 1" },
+		{ 2, 1, T0 + 2 * BUCKET, 2, "CPU 1, bucket 2" },
+		/* CPU 0's bucket 0 goes to the history here */
+		{ 2, 0, T0 + 3 * BUCKET, 2, "CPU 0, bucket 3" },
+	};
+
+	if (!open_default(f, NULL, 10, fr, 64))
 		return false;
 	if (!CHECK_GE(rl_ncpus(), 2, "this test needs 2 CPUs or more"))
 		return false;
-	if (!fixture_pps(f, "default", 10))
-		return false;
-	frame_udp(fr, SRC, 64, 0);
-	CHECK_EQ(fixture_send(f, fr, 2, 0, T0), 2, "CPU 0, bucket 0");
-	CHECK_EQ(fixture_send(f, fr, 2, 0, T0 + 1 * BUCKET), 2, "CPU 0, bucket 1");
-	CHECK_EQ(fixture_send(f, fr, 2, 1, T0 + 2 * BUCKET), 2, "CPU 1, bucket 2");
-	/* CPU 0's bucket 0 goes to the history here */
-	CHECK_EQ(fixture_send(f, fr, 2, 0, T0 + 3 * BUCKET), 2, "CPU 0, bucket 3");
+	send_steps(f, fr, ROWS(opening));
 	return true;
 }
 
@@ -397,6 +460,11 @@ TEST(past_buckets_of_every_cpu_count)
 {
 	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff,
 					[12] = 198, [13] = 18, [15] = 7 } };
+	const struct step leaving[] = {
+		{ 5, 1, T0 + 10 * BUCKET, 2, "bucket 0 left" },
+		{ 5, 0, T0 + 11 * BUCKET, 2, "bucket 1 left" },
+		{ 5, 0, T0 + 12 * BUCKET, 2, "bucket 2 left" },
+	};
 	struct rl_source_sum s;
 	struct rl_history h;
 	struct fixture f;
@@ -417,9 +485,7 @@ TEST(past_buckets_of_every_cpu_count)
 	}
 	if (fixture_source(&f, SRC, T0 + 5 * BUCKET, &s))
 		CHECK_EQ(s.window_pkts, 10, "stats: history, past and newest buckets");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 1, T0 + 10 * BUCKET), 2, "bucket 0 left");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 11 * BUCKET), 2, "bucket 1 left");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0 + 12 * BUCKET), 2, "bucket 2 left");
+	send_steps(&f, &fr, ROWS(leaving));
 out:
 	fixture_close(&f);
 }
@@ -686,22 +752,15 @@ out:
 
 TEST(cross_cpu_aggregate)
 {
-	int ncpus = rl_ncpus();
 	struct fixture f;
 	struct frame fr;
-	char addr[32];
-	int passed = 0;
 
 	if (!fixture_open(&f, NULL))
 		goto out;
 	if (!fixture_quota(&f, "198.18.0.0/16", RL_UNLIMITED, RL_UNLIMITED, 30, RL_UNLIMITED))
 		goto out;
-	for (int i = 0; i < 100; i++) {
-		snprintf(addr, sizeof(addr), "198.18.1.%d", i);
-		frame_udp(&fr, addr, 64, 0);
-		passed += fixture_send(&f, &fr, 1, (i / 3) % ncpus, T0 + i);
-	}
-	CHECK_EQ(passed, 30, "aggregate across CPUs");
+	/* runs of 3 sources per CPU, 1 ns apart */
+	CHECK_EQ(send_new_sources(&f, &fr, 100, 3, 1), 30, "aggregate across CPUs");
 out:
 	fixture_close(&f);
 }
@@ -711,18 +770,12 @@ out:
 TEST(window_across_clock_wrap)
 {
 	const __u64 t1 = (__u64)-(150 * NSEC_MS);	/* 150 ms before the wrap */
-	struct fixture f;
-	struct frame fr;
+	const struct step steps[] = {
+		{ 12, 0, t1, 10, "before the wrap" },
+		{ 5, 1, t1 + 500 * NSEC_MS, 0, "after the wrap, same window" },
+		{ 12, 0, t1 + 9 * BUCKET, 0, "9 buckets on" },
+		{ 12, 1, t1 + 10 * BUCKET, 10, "released 10 buckets on" },
+	};
 
-	if (!fixture_open(&f, NULL))
-		goto out;
-	if (!fixture_pps(&f, "default", 10))
-		goto out;
-	frame_udp(&fr, SRC, 64, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 12, 0, t1), 10, "before the wrap");
-	CHECK_EQ(fixture_send(&f, &fr, 5, 1, t1 + 500 * NSEC_MS), 0, "after the wrap, same window");
-	CHECK_EQ(fixture_send(&f, &fr, 12, 0, t1 + 9 * BUCKET), 0, "9 buckets on");
-	CHECK_EQ(fixture_send(&f, &fr, 12, 1, t1 + 10 * BUCKET), 10, "released 10 buckets on");
-out:
-	fixture_close(&f);
+	default_steps(10, ROWS(steps));
 }

@@ -10,15 +10,8 @@
 # Usage: tests/sync/cluster.sh [BUILD_DIR] [NAME...]
 set -u
 suite=sync-cluster
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../lib.sh"
-build=build
-if [ $# -gt 0 ] && [ -d "$1" ]; then
-	build=$1
-	shift
-fi
-only=("$@")
-lib_init "$build" rlk
+. "$(dirname "$0")/../lib.sh"
+lib_args rlk "$@"
 . "$here/hosts.sh"
 
 rns=${id}k		# the cluster's namespace
@@ -109,14 +102,10 @@ last_bucket() {	# N KEY
 }
 key_of() { echo "xrl:{f$id|$1}:$((BUCKET_MS * 1000000))"; }
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
+lib_require redis-server redis-cli
 for f in "$cli" "$gen"; do
 	[ -x "$f" ] || lib_abort setup "$f is missing: build with make OUTPUT=$build"
 done
-command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
-	lib_abort setup "redis-server or redis-cli is missing: scripts/install-deps.sh"
 lib_setup_ns && setup_host 0 && setup_host 1 && setup_cluster_net ||
 	lib_abort setup "cannot create namespaces and links"
 for n in 0 1 2; do
@@ -257,7 +246,5 @@ test_node_down() {
 	result node_back_resumed $? "after the node came back: $(sync_state 0)"
 }
 
-for t in "${tests[@]}"; do
-	want "$t" && "test_$t"
-done
+run_tests test_
 lib_finish

@@ -131,12 +131,18 @@ def pipe(src, dst, delay, flag):
             pass
 
 
-def proxy(listen, upstream, delay, flag):
-    if os.path.exists(listen):
-        os.unlink(listen)
+def unix_server(path):
+    """A Unix socket listening at path (a stale one replaced)."""
+    if os.path.exists(path):
+        os.unlink(path)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(listen)
+    srv.bind(path)
     srv.listen(16)
+    return srv
+
+
+def proxy(listen, upstream, delay, flag):
+    srv = unix_server(listen)
     while True:
         c, _ = srv.accept()
         u = connect(upstream)
@@ -164,11 +170,7 @@ def serve_fake(c, target):
 
 
 def fake(listen, target):
-    if os.path.exists(listen):
-        os.unlink(listen)
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(listen)
-    srv.listen(16)
+    srv = unix_server(listen)
     while True:
         c, _ = srv.accept()
         threading.Thread(target=serve_fake, args=(c, target), daemon=True).start()

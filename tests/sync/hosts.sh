@@ -24,19 +24,6 @@ servers=()	# more redis-server PIDs
 extra_ns=()	# more namespaces to delete
 declare -A agent=()
 
-# The suite's test names ($tests) against those asked for ($only): an
-# unknown one is bad usage (exit 2).
-check_test_names() {
-	local n
-	for n in "${only[@]}"; do
-		[[ " ${tests[*]} " == *" $n "* ]] ||
-			{ echo "$suite: no test named '$n' (${tests[*]})" >&2; exit 2; }
-	done
-}
-want() {	# NAME: is test NAME selected?
-	[ ${#only[@]} = 0 ] && return 0
-	[[ " ${only[*]} " == *" $1 "* ]]
-}
 
 sync_cleanup() {
 	local p

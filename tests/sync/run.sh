@@ -17,15 +17,8 @@
 # Usage: tests/sync/run.sh [BUILD_DIR] [NAME...]
 set -u
 suite=sync
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../lib.sh"
-build=build
-if [ $# -gt 0 ] && [ -d "$1" ]; then
-	build=$1
-	shift
-fi
-only=("$@")
-lib_init "$build" rls
+. "$(dirname "$0")/../lib.sh"
+lib_args rls "$@"
 
 . "$here/hosts.sh"
 sock=$dir/redis.sock
@@ -54,13 +47,10 @@ redis_stop() {
 	redis_pid=
 }
 
-if [ "$(id -u)" != 0 ]; then
-	result setup 1 "needs root"; lib_finish; exit 1
-fi
+lib_require redis-server
 for f in "$cli" "$gen"; do
 	[ -x "$f" ] || lib_abort setup "$f is missing: build with make OUTPUT=$build"
 done
-command -v redis-server >/dev/null || lib_abort setup "redis-server is missing: scripts/install-deps.sh"
 lib_setup_ns && setup_host 0 && setup_host 1 && setup_host 2 ||
 	lib_abort setup "cannot create namespaces and links"
 redis_start || lib_abort setup "redis-server did not start: $(tail -3 "$dir/redis.log")"
@@ -586,7 +576,5 @@ test_no_auth_elsewhere() {
 	result no_auth_elsewhere "${#why[@]}" "${why[*]}"
 }
 
-for t in "${tests[@]}"; do
-	want "$t" && "test_$t"
-done
+run_tests test_
 lib_finish

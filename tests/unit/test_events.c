@@ -136,6 +136,20 @@ static void report(struct rl_follow *f, struct rl_event e)
 	CHECK_EQ(rl_follow_event(f, &e, e.time_ns), 0, "follow");
 }
 
+/* The program drops a packet of `key` at `t` on `cpu` and reports it limited. */
+static void drop_reported(struct rl_follow *f, struct sim *s, int key, __u64 t, int cpu)
+{
+	s->last_drop[key] = t;
+	report(f, ev(RL_EVENT_LIMITED, key, t, cpu, 0));
+}
+
+/* The program bans `key` at `t` until `until` on CPU 0 and reports it. */
+static void ban_reported(struct rl_follow *f, struct sim *s, int key, __u64 t, __u64 until)
+{
+	s->ban_until[key] = until;
+	report(f, ev(RL_EVENT_BANNED, key, t, 0, until));
+}
+
 static bool printed(const struct sim *s, int i, __u32 type, int key, __u64 time,
 		    const char *what)
 {
@@ -156,10 +170,8 @@ TEST(follow_one_line_per_change)
 
 	rl_follow_init(&f, &sim_ops, &s, W);
 	/* limited on CPU 0, then on CPU 1: one line */
-	s.last_drop[1] = T0;
-	report(&f, ev(RL_EVENT_LIMITED, 1, T0, 0, 0));
-	s.last_drop[1] = T0 + 10 * MS;
-	report(&f, ev(RL_EVENT_LIMITED, 1, T0 + 10 * MS, 1, 0));
+	drop_reported(&f, &s, 1, T0, 0);
+	drop_reported(&f, &s, 1, T0 + 10 * MS, 1);
 	CHECK_EQ(s.n, 1, "limited printed once");
 	printed(&s, 0, RL_EVENT_LIMITED, 1, T0, "limited");
 	/* CPU 0 releases while CPU 1 still limits it: nothing */
@@ -182,8 +194,7 @@ TEST(follow_sweep_releases_silent_sources)
 	struct rl_follow f;
 
 	rl_follow_init(&f, &sim_ops, &s, W);
-	s.last_drop[1] = T0;
-	report(&f, ev(RL_EVENT_LIMITED, 1, T0, 0, 0));
+	drop_reported(&f, &s, 1, T0, 0);
 	rl_follow_sweep(&f, T0 + W - 1);
 	CHECK_EQ(s.lookups, 0, "not due: nothing read");
 	/* dropped on since: still limited at the window's end */
@@ -214,8 +225,7 @@ TEST(follow_bans)
 	struct rl_follow f;
 
 	rl_follow_init(&f, &sim_ops, &s, W);
-	s.ban_until[1] = end;
-	report(&f, ev(RL_EVENT_BANNED, 1, T0, 0, end));
+	ban_reported(&f, &s, 1, T0, end);
 	report(&f, ev(RL_EVENT_BANNED, 1, T0 + 1, 1, end + 1));	/* two CPUs at once */
 	CHECK_EQ(s.n, 1, "banned printed once");
 	printed(&s, 0, RL_EVENT_BANNED, 1, T0, "banned");
@@ -226,8 +236,7 @@ TEST(follow_bans)
 	printed(&s, 1, RL_EVENT_UNBANNED, 1, end + 1 + 3 * MS, "unbanned");
 
 	/* a silent source: the sweep reports the end, at the end */
-	s.ban_until[2] = end;
-	report(&f, ev(RL_EVENT_BANNED, 2, T0, 0, end));
+	ban_reported(&f, &s, 2, T0, end);
 	for (__u64 t = T0; t < end; t += 100 * MS)
 		rl_follow_sweep(&f, t);
 	CHECK_LE(s.lookups, 5, "read about once a second while it holds");
@@ -239,8 +248,7 @@ TEST(follow_bans)
 	CHECK_EQ(s.n, 4, "the program's report comes too late: not printed twice");
 
 	/* lifted early (ban del): the sweep sees it within a second */
-	s.ban_until[3] = end;
-	report(&f, ev(RL_EVENT_BANNED, 3, T0, 0, end));
+	ban_reported(&f, &s, 3, T0, end);
 	s.ban_until[3] = 0;
 	rl_follow_sweep(&f, T0 + W);
 	if (CHECK_EQ(s.n, 6, "lifted"))

@@ -313,18 +313,42 @@ TEST(rules_file_bad_line_named)
 	}
 }
 
+/* The three ways stats prints a view. */
+enum stats_view { VIEW_PROMETHEUS, VIEW_JSON, VIEW_TABLE };
+
+/* What stats prints of `v` as `how`, in a malloc'd string: NULL when
+ * that fails (checked and reported). */
+static char *stats_printed(enum stats_view how, const struct rl_stats_view *v)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	int err = 0;
+
+	if (!CHECK(f, "memstream"))
+		return NULL;
+	if (how == VIEW_PROMETHEUS)
+		err = rl_stats_print_prometheus(f, v);
+	else if (how == VIEW_JSON)
+		err = rl_stats_print_json(f, v);
+	else
+		rl_stats_print_table(f, v);
+	fclose(f);
+	if (!CHECK_EQ(err, 0, "printed")) {
+		free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
 TEST(prometheus_escapes_label_values)
 {
 	struct rl_stats_iface s = { .name = "a\"b\\c", .max_sources = 7 };
 	struct rl_stats_view v = { .ifs = &s, .n = 1 };
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&doc, &len);
+	char *doc = stats_printed(VIEW_PROMETHEUS, &v);
 
-	if (!CHECK(f, "memstream"))
+	if (!doc)
 		return;
-	CHECK_EQ(rl_stats_print_prometheus(f, &v), 0, "printed");
-	fclose(f);
 	CHECK(strstr(doc, "\nxdp_ratelimit_sources_max{ifname=\"a\\\"b\\\\c\"} 7\n"),
 	      "escaped: %s", doc);
 	CHECK(strstr(doc, "\n# TYPE xdp_ratelimit_packets_total counter\n"), "TYPE: %s", doc);
@@ -344,9 +368,7 @@ TEST(stats_scoped_window_rows)
 	struct rl_stats_view v = { .ifs = &s, .n = 1 };
 	struct rl_key own = { .addr = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 7 } };
 	struct rl_key v6 = { .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 } };
-	char addr[RL_SOURCE_STRLEN], *doc = NULL;
-	size_t len = 0;
-	FILE *f;
+	char addr[RL_SOURCE_STRLEN], *doc;
 
 	s.set.v6_prefix = 64;
 	rl_scoped_key(&src[0].sum.key, &own, 5, 0);
@@ -357,45 +379,34 @@ TEST(stats_scoped_window_rows)
 	rl_stats_format_source(&v6, 64, addr, sizeof(addr));
 	CHECK(!strcmp(addr, "2001:db8:1:2::/64"), "IPv6 scoped key as its source: %s", addr);
 
-	f = open_memstream(&doc, &len);
-	if (!CHECK(f, "memstream"))
+	doc = stats_printed(VIEW_PROMETHEUS, &v);
+	if (!doc)
 		return;
-	CHECK_EQ(rl_stats_print_prometheus(f, &v), 0, "printed");
-	fclose(f);
 	CHECK(strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",scope=\"tcp syn\",verdict=\"passed\"}") &&
 	      strstr(doc, "source=\"198.18.0.7\",rule=\"0.0.0.0/0\",verdict=\"passed\"}"),
 	      "Prometheus: %s", doc);
 	free(doc);
 
-	doc = NULL;
-	f = open_memstream(&doc, &len);
-	if (!CHECK(f, "memstream"))
+	doc = stats_printed(VIEW_JSON, &v);
+	if (!doc)
 		return;
-	CHECK_EQ(rl_stats_print_json(f, &v), 0, "printed");
-	fclose(f);
 	CHECK(strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": \"tcp syn\"") &&
 	      strstr(doc, "\"address\": \"198.18.0.7\", \"rule\": \"0.0.0.0/0\", \"scope\": null"),
 	      "JSON: %s", doc);
 	free(doc);
 
-	doc = NULL;
-	f = open_memstream(&doc, &len);
-	if (!CHECK(f, "memstream"))
+	doc = stats_printed(VIEW_TABLE, &v);
+	if (!doc)
 		return;
-	rl_stats_print_table(f, &v);
-	fclose(f);
 	CHECK(strstr(doc, "\n198.18.0.7 `- tcp syn ") && strstr(doc, "no        0.0.0.0/0\n"),
 	      "table, the scoped window alone: %s", doc);
 	free(doc);
 
 	/* under its source's row (stats_read.c puts it there) */
 	src[0].nested = true;
-	doc = NULL;
-	f = open_memstream(&doc, &len);
-	if (!CHECK(f, "memstream"))
+	doc = stats_printed(VIEW_TABLE, &v);
+	if (!doc)
 		return;
-	rl_stats_print_table(f, &v);
-	fclose(f);
 	CHECK(strstr(doc, "\n  `- tcp syn "), "table, the scoped window nested: %s", doc);
 	free(doc);
 }

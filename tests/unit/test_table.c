@@ -28,6 +28,15 @@ static const char *printed(const struct rl_table_col *cols, int n,
 	return out;
 }
 
+/* The table at `width` prints `want`, checked. */
+static void check_printed(const struct rl_table_col *cols, int n, const char *const *row,
+			  int width, const char *want, const char *what)
+{
+	const char *got = printed(cols, n, row, width);
+
+	CHECK(!strcmp(got, want), "%s: %s", what, got);
+}
+
 TEST(table_columns_leave_and_come_back)
 {
 	static const struct rl_table_col cols[] = {
@@ -37,19 +46,18 @@ TEST(table_columns_leave_and_come_back)
 	};
 	const char *row[] = { "198.18.0.7", "12", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "no" };
 
-	CHECK(!strcmp(printed(cols, 4, row, 0),
+	check_printed(cols, 4, row, 0,
 		      "ADDRESS     DROPPED  WIDE                            NARROW\n"
-		      "198.18.0.7       12  xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  no\n"),
-	      "every column without a width: %s", printed(cols, 4, row, 0));
-	CHECK(!strcmp(printed(cols, 4, row, 40),
+		      "198.18.0.7       12  xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  no\n",
+		      "every column without a width");
+	check_printed(cols, 4, row, 40,
 		      "ADDRESS     DROPPED  NARROW\n"
-		      "198.18.0.7       12  no\n"),
-	      "within 40: %s", printed(cols, 4, row, 40));
-	CHECK(!strcmp(printed(cols, 4, row, 10),
+		      "198.18.0.7       12  no\n",
+		      "within 40");
+	check_printed(cols, 4, row, 10,
 		      "ADDRESS     DROPPED\n"
-		      "198.18.0.7       12\n"),
-	      "too narrow for any: those that may not leave stay: %s",
-	      printed(cols, 4, row, 10));
+		      "198.18.0.7       12\n",
+		      "too narrow for any: those that may not leave stay");
 }
 
 TEST(table_hidden_columns_and_wrapped_last)
@@ -59,38 +67,41 @@ TEST(table_hidden_columns_and_wrapped_last)
 	};
 	const char *row[] = { "198.18.0.0/15", "hidden", "--pps\x1f" "100 --ban\x1f" "1m --burst\x1f" "5" };
 
-	CHECK(!strcmp(printed(cols, 3, row, 30),
+	check_printed(cols, 3, row, 30,
 		      "PREFIX         LIMITS\n"
 		      "198.18.0.0/15  --pps 100\n"
 		      "               --ban 1m\n"
-		      "               --burst 5\n"),
-	      "wrapped between pieces: %s", printed(cols, 3, row, 30));
-	CHECK(!strcmp(printed(cols, 3, row, 22),
+		      "               --burst 5\n",
+		      "wrapped between pieces");
+	check_printed(cols, 3, row, 22,
 		      "PREFIX         LIMITS\n"
 		      "198.18.0.0/15\n"
 		      "    --pps 100 --ban 1m\n"
-		      "    --burst 5\n"),
-	      "under the row when no piece fits beside it: %s", printed(cols, 3, row, 22));
+		      "    --burst 5\n",
+		      "under the row when no piece fits beside it");
 }
 
 TEST(table_counts)
 {
+	static const struct {
+		unsigned long long n;
+		bool exact;
+		const char *want, *what;
+	} counts[] = {
+		{ 99999, false, "99999", "99999" },
+		{ 100000, false, "100k", "100000" },
+		{ 1234567, false, "1.23M", "1234567" },
+		{ 999999, false, "1.00M", "999999" },
+		{ 12345678901ULL, false, "12.3G", "12345678901" },
+		{ ~0ULL, false, "18.4E", "2^64-1" },
+		{ ~0ULL, true, "18446744073709551615", "exact" },
+	};
 	char b[32];
 
-	rl_table_count(b, sizeof(b), 99999, false);
-	CHECK(!strcmp(b, "99999"), "99999: %s", b);
-	rl_table_count(b, sizeof(b), 100000, false);
-	CHECK(!strcmp(b, "100k"), "100000: %s", b);
-	rl_table_count(b, sizeof(b), 1234567, false);
-	CHECK(!strcmp(b, "1.23M"), "1234567: %s", b);
-	rl_table_count(b, sizeof(b), 999999, false);
-	CHECK(!strcmp(b, "1.00M"), "999999: %s", b);
-	rl_table_count(b, sizeof(b), 12345678901ULL, false);
-	CHECK(!strcmp(b, "12.3G"), "12345678901: %s", b);
-	rl_table_count(b, sizeof(b), ~0ULL, false);
-	CHECK(!strcmp(b, "18.4E"), "2^64-1: %s", b);
-	rl_table_count(b, sizeof(b), ~0ULL, true);
-	CHECK(!strcmp(b, "18446744073709551615"), "exact: %s", b);
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		rl_table_count(b, sizeof(b), counts[i].n, counts[i].exact);
+		CHECK(!strcmp(b, counts[i].want), "%s: %s", counts[i].what, b);
+	}
 }
 
 TEST(view_width)

@@ -370,9 +370,15 @@ send 19 20 7777 && send 17 50
 n17=$(seen_is 17 20) n19=$(seen 19)
 [ "$(settled_seen 17)" = 20 ] && [ "$n19" = 0 ]
 result multi/new_maps/enforce $? "198.18.0.17 (1 pps) sent 50: $(seen 17) reached (want 20); to port 7777: $n19 of 20 (want 0)"
+# CMD... in the receiver: its exit status is the result NAME, its output why
+mrx_result() {	# NAME CMD...
+	local name=$1
+	shift
+	mrx_ "$@" >/tmp/m.log 2>&1
+	result "$name" $? "$(cat /tmp/m.log)"
+}
 # xdp-ratelimit leaves; xdp-filter still blocks, and nothing limits now
-mrx_ xdp-ratelimit detach $mdev >/tmp/m.log 2>&1
-result multi/rl_first/ratelimit_detach $? "$(cat /tmp/m.log)"
+mrx_result multi/rl_first/ratelimit_detach xdp-ratelimit detach $mdev
 l=$(loader_progs)
 [ "$(echo "$l" | awk '{ print $2 }')" = xdpfilt_alw_all ] && [ -z "$(rl_progs)" ]
 result multi/rl_first/filter_left_alone $? "xdp-loader lists [$l]"
@@ -380,14 +386,12 @@ send 4 20 7777 && send 5 200
 n5=$(seen_is 5 200) n4=$(seen 4)
 [ "$n5" = 200 ] && [ "$n4" = 0 ]
 result multi/rl_first/filter_alone_enforces $? "after detach: port 7777 $n4 of 20 reached (want 0), 198.18.0.5 $n5 of 200 (want 200, no quota now)"
-mrx_ xdp-filter unload $mdev >/tmp/m.log 2>&1
-result multi/rl_first/filter_unload $? "$(cat /tmp/m.log)"
+mrx_result multi/rl_first/filter_unload xdp-filter unload $mdev
 
 # ---- xdp-filter first, then xdp-ratelimit joins -------------------------------------
 both_attached filter_first filter_load rl_attach 6 7 8
 # xdp-filter leaves; xdp-ratelimit still limits, and port 7777 is open
-mrx_ xdp-filter unload $mdev >/tmp/m.log 2>&1
-result multi/filter_first/filter_unload $? "$(cat /tmp/m.log)"
+mrx_result multi/filter_first/filter_unload xdp-filter unload $mdev
 agree filter_first_unloaded xdp_ratelimit
 st=$(mrx_ xdp-ratelimit status --json | jqjson -r '.interfaces[0].state')
 send 9 300 && send 10 20 7777
@@ -442,8 +446,7 @@ refused() {
 }
 
 # a program attached without libxdp's dispatcher: today's message
-mrx_ env LIBXDP_SKIP_DISPATCHER=1 xdp-filter load $mdev -m native >/tmp/m.log 2>&1
-result multi/refused/foreign_setup $? "$(cat /tmp/m.log)"
+mrx_result multi/refused/foreign_setup env LIBXDP_SKIP_DISPATCHER=1 xdp-filter load $mdev -m native
 refused foreign "already has an XDP program attached by another tool: remove it first" \
 	mrx_ xdp-ratelimit attach $mdev
 mrx_ xdp-filter unload $mdev >/dev/null 2>&1
@@ -457,8 +460,7 @@ mrx_ xdp-filter unload $mdev >/dev/null 2>&1
 
 # a dispatcher in generic mode: --mode native is refused, auto joins it
 # in generic mode at the priority asked, and save writes that priority
-mrx_ xdp-filter load $mdev -m skb >/tmp/m.log 2>&1
-result multi/generic/filter_load $? "$(cat /tmp/m.log)"
+mrx_result multi/generic/filter_load xdp-filter load $mdev -m skb
 refused mode_mismatch "runs its XDP programs in generic mode" \
 	mrx_ xdp-ratelimit attach $mdev --mode native
 out=$(mrx_ xdp-ratelimit attach $mdev --priority 70 2>&1)
