@@ -17,38 +17,42 @@ static __u64 bytes(__u32 type, __u32 key, __u32 value, __u32 n, __u32 flags,
 	return rl_map_bytes(&s, ncpus, grow);
 }
 
+struct shape_case {
+	const char *what;
+	struct rl_map_shape s;
+	__u64 want, want_grow;
+};
+
 TEST(map_memory_as_the_kernel_charges)
 {
-	__u64 g = 1;
+	static const struct shape_case cs[] = {
+		/* E x (element 48 + key 16 + per-CPU pointer 8 + 2 x 128)
+		 * + 16 x 2^21 buckets + 2 x 8 lock counts of 4 bytes */
+		{ "sources", { BPF_MAP_TYPE_LRU_PERCPU_HASH, 16, 128, 1063012, 0, 0 },
+		  382222432ULL, 0 },
+		{ "history", { BPF_MAP_TYPE_LRU_HASH, 16, 264, 1063012, 0, 0 }, 382222432ULL, 0 },
+		/* keys and values rounded to 8: 36 -> 40, 12 -> 16 */
+		{ "answered", { BPF_MAP_TYPE_LRU_HASH, 36, 24, 1000000, 0, 0 }, 128777280ULL, 0 },
+		{ "synacks", { BPF_MAP_TYPE_LRU_HASH, 36, 12, 250000, 0, 0 }, 30194368ULL, 0 },
+		{ "rules", { BPF_MAP_TYPE_ARRAY, 4, 144, 4096, 0, 0 }, 589824ULL, 0 },
+		{ "scopes", { BPF_MAP_TYPE_ARRAY, 4, 12, 16, 0, 0 }, 256ULL, 0 },
+		{ "aggregates", { BPF_MAP_TYPE_PERCPU_ARRAY, 4, 56, 8194, 0, 0 }, 983280ULL, 0 },
+		{ "events, 256 KiB", { BPF_MAP_TYPE_RINGBUF, 0, 0, 262144, 0, 0 }, 275480ULL, 0 },
+		{ "verified_bloom, one hash", { BPF_MAP_TYPE_BLOOM_FILTER, 0, 16, 4000000, 0, 1 },
+		  1048576ULL, 0 },
+		/* not preallocated: the buckets now, the elements as written */
+		{ "remote", { BPF_MAP_TYPE_HASH, 16, 256, 1000000, BPF_F_NO_PREALLOC, 0 },
+		  16777280ULL, 1000000ULL * (48 + 16 + 256 + 8) },
+		{ "rules_v6", { BPF_MAP_TYPE_LPM_TRIE, 20, 4, 4096, BPF_F_NO_PREALLOC, 0 },
+		  0, 4096ULL * (40 + 16 + 4) },
+	};
 
-	/* sources: E x (element 48 + key 16 + per-CPU pointer 8 + 2 x 128)
-	 * + 16 x 2^21 buckets + 2 x 8 lock counts of 4 bytes */
-	CHECK_EQ(bytes(BPF_MAP_TYPE_LRU_PERCPU_HASH, 16, 128, 1063012, 0, 0, 2, &g),
-		 382222432ULL, "sources, 1,063,012 entries");
-	CHECK_EQ(g, 0ULL, "a preallocated map does not grow");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_LRU_HASH, 16, 264, 1063012, 0, 0, 2, NULL),
-		 382222432ULL, "history");
-	/* keys and values rounded to 8: 36 -> 40, 24 */
-	CHECK_EQ(bytes(BPF_MAP_TYPE_LRU_HASH, 36, 24, 1000000, 0, 0, 2, NULL),
-		 128777280ULL, "answered");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_LRU_HASH, 36, 12, 250000, 0, 0, 2, NULL),
-		 30194368ULL, "synacks");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_ARRAY, 4, 144, 4096, 0, 0, 2, NULL),
-		 589824ULL, "rules");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_ARRAY, 4, 12, 16, 0, 0, 2, NULL), 256ULL, "scopes");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 56, 8194, 0, 0, 2, NULL),
-		 983280ULL, "aggregates");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_RINGBUF, 0, 0, 262144, 0, 0, 2, NULL),
-		 275480ULL, "events, 256 KiB");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_BLOOM_FILTER, 0, 16, 4000000, 0, 1, 2, NULL),
-		 1048576ULL, "verified_bloom, one hash");
-	/* not preallocated: the buckets now, the elements as written */
-	CHECK_EQ(bytes(BPF_MAP_TYPE_HASH, 16, 256, 1000000, BPF_F_NO_PREALLOC, 0, 2, &g),
-		 16777280ULL, "remote");
-	CHECK_EQ(g, 1000000ULL * (48 + 16 + 256 + 8), "remote, full");
-	CHECK_EQ(bytes(BPF_MAP_TYPE_LPM_TRIE, 20, 4, 4096, BPF_F_NO_PREALLOC, 0, 2, &g),
-		 0ULL, "rules_v6");
-	CHECK_EQ(g, 4096ULL * (40 + 16 + 4), "rules_v6, full");
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		__u64 g = 1;
+
+		CHECK_EQ(rl_map_bytes(&cs[i].s, 2, &g), cs[i].want, cs[i].what);
+		CHECK_EQ(g, cs[i].want_grow, cs[i].what);
+	}
 }
 
 TEST(map_memory_per_cpu)
