@@ -511,10 +511,11 @@ sweep_fits() {	# N: the tables of size N fit in half the available memory
 	local avail need
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
 	# the program's table (key, per-CPU values, ~100 B of the kernel's
-	# per element), the minimal limiter's (about a third of it) and the
-	# meter's (~200 B a source)
+	# per element) and its other maps --max-sources sizes (about three
+	# times the table in all on 2 CPUs), the minimal limiter's (a third
+	# of the table) and the meter's (~200 B a source)
 	need=$("$bench" sizes "$1" "$(nproc --all)" | jq \
-		'.entries * (.key_size + 100 + .value_size * .ncpus) * 4 / 3 + 200 * .max_sources')
+		'.entries * (.key_size + 100 + .value_size * .ncpus) * 4 + 200 * .max_sources')
 	awk -v a="$avail" -v n="$need" 'BEGIN { exit !(n < a / 2) }'
 }
 sweep_run() {	# N CASE REP|warm
