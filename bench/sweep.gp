@@ -9,7 +9,8 @@ set title "Throughput against table size (veth, one CPU, every source tracked)\n
 set xlabel "sources, each in the table (the generator's order)"
 set ylabel "Mpps reaching XDP (median, min-max)"
 set logscale x 2
-set format x "%.0s%c"
+set xtics ("1Ki" 1024, "4Ki" 4096, "16Ki" 16384, "64Ki" 65536, "256Ki" 262144, \
+	   "1Mi" 1048576, "4Mi" 4194304, "16Mi" 16777216)
 set yrange [0:*]
 set key outside right top
 set grid
