@@ -64,6 +64,17 @@ double bench_test_run(int prog_fd, const struct bench_frame *fr, __u64 repeat,
  * failure (said on stderr). */
 struct bpf_object *bench_load_dispatcher(int *prog_fd);
 
+/* The minimal limiter (bench/minimal.bpf.c) loaded with room for
+ * max_sources, `limit` packets per window_ns, on the coarse clock or
+ * bpf_ktime_get_ns(); NULL on failure (said on stderr). */
+struct minimal;
+struct minimal *bench_load_minimal(__u64 max_sources, __u64 limit, __u64 window_ns,
+				   bool coarse);
+/* Whether xdp-ratelimit attached with --window window_ns (0: the
+ * default) reads the coarse clock on this machine: the minimal
+ * limiter's clock when it stands beside it. */
+bool bench_program_clock_coarse(__u64 window_ns);
+
 int bench_cost(int argc, char **argv);
 int bench_recv(int argc, char **argv);
 int bench_counters(int argc, char **argv);

@@ -30,6 +30,7 @@
 #include "ratelimit.h"
 #include "ratelimit.skel.h"
 #include "baselines.skel.h"
+#include "minimal.skel.h"
 #include "bench_bpf.h"
 #include "xdp_slot.skel.h"
 #include "lib/loader.h"
@@ -73,7 +74,8 @@ struct cost_case {
 	__u32 bad_verdicts;
 };
 
-static struct baselines *bu, *bo;	/* minimal limiter: under, over quota */
+static struct baselines *bu;		/* bare programs, the churn driver */
+static struct minimal *mu, *mo;		/* minimal limiter: under, over quota */
 static struct baselines *bev;		/* events' churn driver */
 static int ncpus;
 
@@ -87,14 +89,13 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 /* loops, skip: the xcpu program's loop (fixed at load: the verifier
  * needs the bound of the loop over a callback with a loop inside); the
  * churn driver's sources, 2^shift frames each */
-static struct baselines *load_baselines_churn(__u64 limit, int loops, int skip,
-					      __u32 churn_n, __u32 shift)
+static struct baselines *load_baselines_churn(int loops, int skip, __u32 churn_n,
+					      __u32 shift)
 {
 	struct baselines *b = baselines__open();
 
 	if (!b)
 		return NULL;
-	b->rodata->min_limit = limit;
 	b->rodata->xcpu_loops = (__u32)loops;
 	b->rodata->xcpu_skip_self = (__u32)skip;
 	b->rodata->churn_n = churn_n;
@@ -111,9 +112,9 @@ static struct baselines *load_baselines_churn(__u64 limit, int loops, int skip,
 	return b;
 }
 
-static struct baselines *load_baselines(__u64 limit, int loops, int skip)
+static struct baselines *load_baselines(int loops, int skip)
 {
-	return load_baselines_churn(limit, loops, skip, CHURN_SOURCES, 0);
+	return load_baselines_churn(loops, skip, CHURN_SOURCES, 0);
 }
 
 struct rl_inst {
@@ -632,17 +633,24 @@ int bench_cost(int argc, char **argv)
 		fprintf(stderr, "ratelimit-bench: unshare: %s\n", strerror(errno));
 		return 1;
 	}
-	bu = load_baselines(~0ULL >> 1, 0, 0);
-	bo = load_baselines(1, 0, 0);
-	xprog = load_baselines(1, ncpus, 1);
+	bu = load_baselines(0, 0);
+	xprog = load_baselines(ncpus, 1);
 	for (int i = 0; i < NKS; i++)
-		if (!(xk[i] = load_baselines(1, xcpu_ns[i], 1)) || make_xcpu_entry(xk[i]))
+		if (!(xk[i] = load_baselines(xcpu_ns[i], 1)) || make_xcpu_entry(xk[i]))
 			goto out;
-	if (!bu || !bo || !xprog || load_rl(&rl, RL_DEFAULT_MAX_SOURCES) ||
+	if (!bu || !xprog || load_rl(&rl, RL_DEFAULT_MAX_SOURCES) ||
 	    load_rl(&rc, CHURN_MAX) || make_xcpu_entry(bu) || make_xcpu_entry(xprog)) {
 		fprintf(stderr, "ratelimit-bench: loading the programs failed\n");
 		goto out;
 	}
+	/* the minimal limiter on the program's own clock, sized as the
+	 * program's table: the per-packet comparison reads the same clock */
+	mu = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), ~0ULL >> 1, RL_DEFAULT_WINDOW_NS,
+				rl.s.flags & RL_F_COARSE_CLOCK);
+	mo = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), 1, RL_DEFAULT_WINDOW_NS,
+				rl.s.flags & RL_F_COARSE_CLOCK);
+	if (!mu || !mo)
+		goto out;
 	/* the single-source cases: every rule they need, in one program */
 	if (quota(&rl, "default", HUGE_PPS) || quota(&rl, "198.18.200.0/24", 1) ||
 	    quota(&rl, "198.18.128.0/17", HUGE_PPS) ||
@@ -673,7 +681,7 @@ int bench_cost(int argc, char **argv)
 	tcp6_frame(ack6, false);
 	/* events: the same flood with and without them (quota set default
 	 * --pps 1: one pass a window per source, then drops) */
-	bev = load_baselines_churn(1, 0, 0, EVENT_SOURCES, 1);
+	bev = load_baselines_churn(0, 0, EVENT_SOURCES, 1);
 	if (!bev || load_rl_events(&rev, false) || load_rl_events(&roff, true) ||
 	    quota(&rev, "default", 1) || quota(&roff, "default", 1))
 		goto out;
@@ -700,10 +708,10 @@ int bench_cost(int argc, char **argv)
 	add_case(cs, &n, "clock_coarse", "bpf_ktime_get_coarse_ns() alone",
 		 bpf_program__fd(bu->progs.xdp_clock_coarse), "198.18.0.1", 0,
 		 XDP_PASS, -1);
-	add_case(cs, &n, "minimal_under", "minimal limiter, under quota",
-		 bpf_program__fd(bu->progs.xdp_minimal), "198.18.0.1", 0, XDP_PASS, -1);
-	add_case(cs, &n, "minimal_over", "minimal limiter, over quota",
-		 bpf_program__fd(bo->progs.xdp_minimal), "198.18.0.1", 0, XDP_DROP, -1);
+	add_case(cs, &n, "minimal_under", "minimal limiter, under quota (the program's clock)",
+		 bpf_program__fd(mu->progs.xdp_minimal), "198.18.0.1", 0, XDP_PASS, -1);
+	add_case(cs, &n, "minimal_over", "minimal limiter, over quota (the program's clock)",
+		 bpf_program__fd(mo->progs.xdp_minimal), "198.18.0.1", 0, XDP_DROP, -1);
 	add_case(cs, &n, "under", "1 source under quota", rl_fd, "198.18.0.1", 0,
 		 XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "over", "1 source over quota (drops)", rl_fd,
@@ -893,6 +901,24 @@ int bench_cost(int argc, char **argv)
 			"spoof_newcomer_vs_aggregate",
 			ratio_json(cs, find(cs, n, "spoof_newcomer"),
 				   find(cs, n, "spoof_aggregate"), rounds));
+	/* as a rate, the share of bare XDP_DROP's: one source under quota,
+	 * and a spoofed flood refused by a newcomer budget net of the churn
+	 * driver (its run to XDP_PASS taken out, bare XDP_DROP put in) */
+	{
+		int dr = find(cs, n, "xdp_drop"), un = find(cs, n, "under");
+		int sp = find(cs, n, "spoof_newcomer"), cd = find(cs, n, "churn_driver");
+		double one[rounds], spoof[rounds];
+
+		for (int r = 0; r < rounds; r++) {
+			one[r] = cs[dr].ns[r] / cs[un].ns[r];
+			spoof[r] = cs[dr].ns[r] /
+				   (cs[sp].ns[r] - cs[cd].ns[r] + cs[dr].ns[r]);
+		}
+		json_object_set_new(doc, "under_rate_vs_drop",
+				    bench_summary_json(bench_summarize(one, rounds)));
+		json_object_set_new(doc, "spoof_newcomer_rate_vs_drop",
+				    bench_summary_json(bench_summarize(spoof, rounds)));
+	}
 	/* a SYN answered with a cookie against one refused today, both net
 	 * of the driver's copy of the frame */
 	json_object_set_new(doc, "syn_cookie_vs_refused",
@@ -958,7 +984,8 @@ out:
 		ratelimit__destroy(roff.skel);
 	baselines__destroy(bev);
 	baselines__destroy(bu);
-	baselines__destroy(bo);
+	minimal__destroy(mu);
+	minimal__destroy(mo);
 	baselines__destroy(xprog);
 	for (int i = 0; i < NKS; i++)
 		baselines__destroy(xk[i]);

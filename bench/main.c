@@ -4,7 +4,8 @@
  *
  *   cost [--rounds N] [--ms MS] [--cpu CPU]   per-packet cost (cost.c)
  *   recv --duration S --budget N ...         accuracy receiver (recv.c)
- *   xdp IFACE pass|drop|minimal              attach a baseline and exit
+ *   xdp IFACE pass|drop                      attach a baseline and exit
+ *   xdp IFACE minimal [SOURCES [WINDOW_S]]   the minimal limiter, likewise
  *   sizes MAX_SOURCES NCPUS                  the sources map's sizing
  *   counters NETNS_PATH DEV                  frames received, passed, dropped
  *   progs NAME=ID...                         per-packet cost of loaded programs
@@ -17,33 +18,65 @@
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
 #include "baselines.skel.h"
+#include "minimal.skel.h"
+#include "lib/maps.h"
 #include "lib/settings.h"
 #include "bench.h"
 
-/* Attach a bare program in native mode by netlink: it stays attached after
- * we exit and goes with the device. */
+/* Attach in native mode by netlink: it stays attached after we exit and
+ * goes with the device. */
+static int attach_fd(const char *dev, int fd)
+{
+	int ifindex = (int)if_nametoindex(dev);
+
+	if (!ifindex) {
+		fprintf(stderr, "ratelimit-bench: %s: no such device\n", dev);
+		return 1;
+	}
+	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, NULL)) {
+		fprintf(stderr, "ratelimit-bench: attach to %s failed\n", dev);
+		return 1;
+	}
+	return 0;
+}
+
 static int attach_bare(const char *dev, const char *what)
 {
 	struct baselines *b = baselines__open();
-	int ifindex = (int)if_nametoindex(dev), ret = 1;
-	struct bpf_program *p;
+	int ret = 1;
 
-	if (!b || !ifindex) {
-		fprintf(stderr, "ratelimit-bench: %s: no such device\n", dev);
-		goto out;
-	}
+	if (!b)
+		return 1;
 	bpf_map__set_max_entries(b->maps.passed, 4096);
-	if (baselines__load(b))
-		goto out;
-	p = !strcmp(what, "drop") ? b->progs.xdp_drop :
-	    !strcmp(what, "minimal") ? b->progs.xdp_minimal : b->progs.xdp_pass;
-	if (bpf_xdp_attach(ifindex, bpf_program__fd(p), XDP_FLAGS_DRV_MODE, NULL)) {
-		fprintf(stderr, "ratelimit-bench: attach to %s failed\n", dev);
-		goto out;
-	}
-	ret = 0;
-out:
+	if (!baselines__load(b))
+		ret = attach_fd(dev, bpf_program__fd(!strcmp(what, "drop") ? b->progs.xdp_drop :
+						     b->progs.xdp_pass));
 	baselines__destroy(b);
+	return ret;
+}
+
+/* The minimal limiter with room for SOURCES (default 65,536) as the
+ * program's table has, 1 packet a
+ * window of WINDOW_S seconds (default 1: --default-pps 1), on the clock
+ * xdp-ratelimit's attach with that window chooses here. */
+static int attach_minimal(const char *dev, int argc, char **argv)
+{
+	__u64 n = argc > 0 ? strtoull(argv[0], NULL, 10) : 65536;
+	__u64 win = (argc > 1 ? strtoull(argv[1], NULL, 10) : 1) * RL_NSEC_PER_SEC;
+	struct minimal *m;
+	int ret;
+
+	if (!n || !win || n > UINT32_MAX) {
+		fprintf(stderr, "ratelimit-bench: xdp minimal: bad SOURCES or WINDOW_S\n");
+		return 2;
+	}
+	/* the entries xdp-ratelimit's --max-sources SOURCES gives its table */
+	m = bench_load_minimal(rl_sources_map_size(n, rl_ncpus()), 1, win,
+			       bench_program_clock_coarse(win));
+	if (!m)
+		return 1;
+	ret = attach_fd(dev, bpf_program__fd(m->progs.xdp_minimal));
+	minimal__destroy(m);
 	return ret;
 }
 
@@ -65,7 +98,10 @@ int main(int argc, char **argv)
 		return bench_cost(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "recv"))
 		return bench_recv(argc - 1, argv + 1);
-	if (argc == 4 && !strcmp(argv[1], "xdp"))
+	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "xdp") && !strcmp(argv[3], "minimal"))
+		return attach_minimal(argv[2], argc - 4, argv + 4);
+	if (argc == 4 && !strcmp(argv[1], "xdp") &&
+	    (!strcmp(argv[3], "pass") || !strcmp(argv[3], "drop")))
 		return attach_bare(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "sizes"))
 		return sizes(argv[2], argv[3]);
@@ -77,7 +113,8 @@ int main(int argc, char **argv)
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
 		"                            [--buckets B] [--port P] [--ready FILE] [--times]\n"
-		"       ratelimit-bench xdp IFACE pass|drop|minimal\n"
+		"       ratelimit-bench xdp IFACE pass|drop\n"
+		"       ratelimit-bench xdp IFACE minimal [SOURCES [WINDOW_S]]\n"
 		"       ratelimit-bench sizes MAX_SOURCES NCPUS\n"
 		"       ratelimit-bench counters NETNS_PATH DEV\n"
 		"       ratelimit-bench progs [--rounds N] [--ms MS] [--cpu CPU] [--src ADDR]\n"

@@ -12,7 +12,9 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -76,7 +78,8 @@ def machine(ncpus):
 
 CASE_LABEL = {
     "a": "(a) bare XDP_DROP",
-    "m": "minimal per-source limiter (floor)",
+    "m": "minimal limiter (floor)",
+    "M": "minimal limiter, 1 frame/source/min (floor)",
     "b": "(b) xdp-ratelimit, 1 pps/source",
     "B": "(b) xdp-ratelimit, 1 frame/source/min",
     "c": "(c) xdp-ratelimit --dry-run",
@@ -99,10 +102,12 @@ GROUP_LABEL = {
     "v4_1024": "1,024 sources (IPv4)",
     "v6_1": "1 source (IPv6, reference for the 1,000,000-source rows)",
     "v6_1m": "1,000,000 sources (IPv6), --max-sources 1,048,576",
+    "v6_1m_shuf": "1,000,000 sources (IPv6) in a shuffled order (trafficgen --shuffle), "
+                  "--max-sources 1,048,576",
     "spoof": "1,000,000 random (spoofed) sources (IPv6), --max-sources 65,536",
     "dispatcher": "1 source (IPv4), in Debian 12's kernel under qemu (emulated CPU)",
 }
-GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "spoof", "dispatcher"]
+GROUP_ORDER = ["v4_1", "v4_1024", "v6_1", "v6_1m", "v6_1m_shuf", "spoof", "dispatcher"]
 
 
 def dispatcher(raw):
@@ -144,7 +149,8 @@ def tp_rows_of(raw):
 
 
 def throughput(rows):
-    """Per group and case: Mpps, and ratios to (a) and (d) taken per repeat."""
+    """Per group and case: Mpps, and ratios to (a), (d) and the minimal
+    limiter taken per repeat."""
     out = {}
     by = {}
     rows = [r for r in rows if r["group"] != "pairs"]
@@ -160,7 +166,7 @@ def throughput(rows):
                 cases.append(r["case"])
         res = {}
         for c in cases:
-            mpps, ra, rd, frac = [], [], [], []
+            mpps, ra, rd, rm, frac = [], [], [], [], []
             for rep in reps:
                 one = by[(g, rep)]
                 if c not in one:
@@ -172,12 +178,66 @@ def throughput(rows):
                 d = one.get("d") or one.get("D")
                 if d and d["mpps"] > 0:
                     rd.append(v / d["mpps"])
+                mm = one.get("m") or one.get("M")
+                if mm and mm["mpps"] > 0:
+                    rm.append(v / mm["mpps"])
                 frac.append(one[c].get("passed_fraction"))
             res[c] = {"label": CASE_LABEL.get(c, c), "mpps": summary(mpps),
                       "ratio_a": summary(ra), "ratio_d": summary(rd),
+                      "ratio_m": summary(rm),
                       "passed_fraction": summary(frac)}
         out[g] = {"label": GROUP_LABEL.get(g, g), "cases": res}
     return out
+
+
+SWEEP_CASES = [("a", "bare XDP_DROP"), ("m", "minimal limiter"),
+               ("p", "xdp-ratelimit"), ("n", "nftables meter")]
+
+
+def sweep(raw):
+    """run.sh's table-size sweep: per size, each receiver's Mpps, and the
+    program's against bare XDP_DROP and against the minimal limiter,
+    within each repeat."""
+    by = {}
+    for r in raw:
+        secs = (r.get("generator") or {}).get("seconds") or 0
+        if secs > 0:
+            by.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["case"]] = \
+                r["received"] / secs / 1e6
+    out = []
+    for size in sorted(by):
+        reps = by[size].values()
+        row = {"sources": size,
+               "mpps": {c: summary([x.get(c) for x in reps]) for c, _ in SWEEP_CASES}}
+        for c, den in (("p", "a"), ("p", "m"), ("m", "a"), ("n", "a")):
+            row["ratio_%s_%s" % (c, den)] = summary(
+                [x[c] / x[den] for x in reps if x.get(c) and x.get(den)])
+        out.append(row)
+    return out
+
+
+def sweep_plot(rows, res, label):
+    """sweep.dat (the plot's data) and, when gnuplot is there, sweep.png
+    beside it, drawn by bench/sweep.gp; the PNG's path or None."""
+    dat = os.path.join(res, "sweep.dat")
+    with open(dat, "w") as f:
+        f.write("# sources, then median min max Mpps of: %s\n"
+                % ", ".join(n for _, n in SWEEP_CASES))
+        for r in rows:
+            cells = []
+            for c, _ in SWEEP_CASES:
+                m = r["mpps"][c]
+                cells += ["%.4f %.4f %.4f" % (m["median"], m["min"], m["max"])
+                          if m else "NaN NaN NaN"]
+            f.write("%d %s\n" % (r["sources"], " ".join(cells)))
+    gp = shutil.which("gnuplot")
+    if not gp or not rows:
+        return None
+    png = os.path.join(res, "sweep.png")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.gp")
+    ok = subprocess.run([gp, "-e", "datafile='%s'; outfile='%s'; subtitle='%s'"
+                         % (dat, png, label.replace("'", "")), script]).returncode == 0
+    return png if ok and os.path.exists(png) else None
 
 
 def per_rep_ratio(rows, num, den):
@@ -354,16 +414,17 @@ def markdown(path):
     tp = r.get("throughput") or {}
     if tp:
         w("**Throughput on a veth pair** (Mpps; ratios taken within each repeat):\n\n")
-        w("| sources | receiver | Mpps | × (a) | × (d) | passed |\n|---|---|---|---|---|---|\n")
+        w("| sources | receiver | Mpps | × (a) | × (d) | × minimal | passed |\n"
+          "|---|---|---|---|---|---|---|\n")
         for g in GROUP_ORDER:
             if g not in tp:
                 continue
             first = True
             for c, cv in tp[g]["cases"].items():
                 pf = cv["passed_fraction"]
-                w("| %s | %s | %s | %s | %s | %s |\n" % (
+                w("| %s | %s | %s | %s | %s | %s | %s |\n" % (
                     tp[g]["label"] if first else "", cv["label"], md(cv["mpps"]),
-                    md(cv["ratio_a"]), md(cv["ratio_d"]),
+                    md(cv["ratio_a"]), md(cv["ratio_d"]), md(cv.get("ratio_m")),
                     ("%.1f%%" % (100 * pf["median"])) if pf else ""))
                 first = False
         w("\n")
@@ -415,6 +476,20 @@ def markdown(path):
                 m_["program_total"]["median"] / 1e6,
                 ("%.2f GB" % (m_["formula_64"] / 1e9)) if "formula_64" in m_ else ""))
         w("\n")
+    sw = (r.get("sweep") or {}).get("rows")
+    if sw:
+        w("**Table size** (Mpps on the veth against the number of sources, each limiter "
+          "holding all of them, 1 frame per source per minute, every measured frame dropped; "
+          "the sources in the generator's order; ratios within each repeat):\n\n")
+        w("| sources | %s | xdp-ratelimit × minimal | xdp-ratelimit × (a) |\n"
+          % " | ".join(n for _, n in SWEEP_CASES))
+        w("|---|%s---|---|\n" % ("---|" * len(SWEEP_CASES)))
+        for row in sw:
+            w("| %s | %s | %s | %s |\n" % (
+                "{:,}".format(row["sources"]),
+                " | ".join(md(row["mpps"][c]) for c, _ in SWEEP_CASES),
+                md(row["ratio_p_m"]), md(row["ratio_p_a"])))
+        w("\n![Mpps against table size](sweep.png)\n\n")
     w("**Performance targets:**\n\n")
     for t in r.get("targets", []):
         w("- %s %s\n" % ("**MISS**" if t["result"] == "MISS" else t["result"], t["text"]))
@@ -650,6 +725,51 @@ def main():
                "compact state: --max-sources %d: the doc/design/memory.md formula is within %.2f%% of "
                "bpftool's memlock (<= 1%%)" % (m_["max_sources"], 100 * err))
 
+    # the per-source layout's targets, each a ratio within one run: the
+    # program against the minimal limiter (bench/minimal.bpf.c) with a
+    # million tracked sources in the generator's order and shuffled, and
+    # at one source on the same clock; against bare XDP_DROP at one
+    # source and under a spoofed flood a newcomer budget refuses
+    for g, what in (("v6_1m", "the generator's order"), ("v6_1m_shuf", "a shuffled order")):
+        x = tpv(g, "B")
+        r = x and x.get("ratio_m")
+        if r:
+            target("layout_million_vs_minimal_" + g, r, r["median"] >= 1.5,
+                   "layout: veth, 1,000,000 tracked sources in %s: (b) at %s x the "
+                   "minimal limiter (>= 1.5)" % (what, fmt(r)))
+    r = cases.get("under", {}).get("ratio_minimal")
+    if r:
+        target("layout_one_source_cost_vs_minimal", r, r["median"] <= 1.0,
+               "layout: per-packet cost, 1 source under quota: %s x the minimal limiter, "
+               "both on the program's clock (<= 1.0)" % fmt(r))
+    x = tpv("v4_1", "b")
+    if x and x["ratio_a"]:
+        r = x["ratio_a"]
+        target("layout_one_source_vs_xdp_drop", r, r["median"] >= 0.85,
+               "layout: veth, 1 source: (b) at %s of bare XDP_DROP (>= 0.85)" % fmt(r))
+    x = tpv("spoof", "h")
+    if x and x["ratio_a"]:
+        r = x["ratio_a"]
+        target("layout_spoof_newcomer_vs_xdp_drop", r, r["median"] >= 0.4,
+               "layout: veth, 1,000,000 spoofed sources refused by a newcomer budget: "
+               "%s of bare XDP_DROP (>= 0.40)" % fmt(r))
+    for key, what in (("under_rate_vs_drop", "1 source under quota"),
+                      ("spoof_newcomer_rate_vs_drop",
+                       "a spoofed flood refused by a newcomer budget (net of the churn driver)")):
+        r = (cost or {}).get(key)
+        if r:
+            target("layout_cost_" + key, r, None,
+                   "layout: per-packet cost, %s: a rate %s of bare XDP_DROP's" % (what, fmt(r)))
+    sw = sweep(load_jsonl(os.path.join(t, "sweep.jsonl")))
+    sweep_png = sweep_plot(sw, os.path.dirname(os.path.abspath(a.out)),
+                           "%s mode, %d CPUs, %s" % (a.mode, ncpus, platform.release()))
+    if sw:
+        big = sw[-1]
+        r = big["ratio_p_m"]
+        target("layout_sweep_largest_vs_minimal", r, None,
+               "layout: table size sweep, %d sources: xdp-ratelimit at %s x the minimal "
+               "limiter, %s of bare XDP_DROP" % (big["sources"], fmt(r), fmt(big["ratio_p_a"])))
+
     results = {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "mode": a.mode, "seconds": a.seconds, "cpu": a.cpu,
@@ -660,6 +780,7 @@ def main():
         "dispatcher": disp,
         "throughput_runs": tp_rows,
         "memory": mem, "accuracy": acc, "targets": targets,
+        "sweep": {"rows": sw, "png": sweep_png, "gnuplot": bool(shutil.which("gnuplot"))},
     }
     with open(a.out, "w") as f:
         json.dump(results, f, indent=1)
@@ -728,13 +849,14 @@ def main():
     if tp:
         w("\nThroughput on a veth pair, trafficgen at full speed, generator and receiver on CPU %d\n"
           "  (what the receiving XDP hook ran on, per second)    Mpps                  x (a)"
-          "                x (d)                passed\n" % a.cpu)
+          "                x (d)                x minimal            passed\n" % a.cpu)
         for g, gv in tp.items():
             w("  %s\n" % gv["label"])
             for c, cv in gv["cases"].items():
                 pf = cv["passed_fraction"]
-                w("    %-40s %-21s %-20s %-20s %s\n" % (
+                w("    %-40s %-21s %-20s %-20s %-20s %s\n" % (
                     cv["label"], fmt(cv["mpps"]), fmt(cv["ratio_a"]), fmt(cv["ratio_d"]),
+                    fmt(cv.get("ratio_m")) if cv.get("ratio_m") else "",
                     ("%.1f%%" % (100 * pf["median"])) if pf else ""))
     if pairs:
         w("\nSpoofed floods (IPv6, 1,000,000 random sources, table 65,536) against the "
@@ -787,6 +909,15 @@ def main():
                 r.get("worst_excess_any_short_interval")))
         w("  window: the bucket holding the packet and the 9 before it (xdp-ratelimit(8)), on "
           "the program's clock; passes counted at a UDP socket behind the limiter\n")
+    if sw:
+        w("\nTable size: Mpps against sources (each in the table; the generator's order)\n")
+        w("  %-10s %s %-20s %s\n" % ("sources", "".join("%-21s " % n for _, n in SWEEP_CASES),
+                                     "x minimal", "x (a)"))
+        for row in sw:
+            w("  %-10d %s %-20s %s\n" % (
+                row["sources"], "".join("%-21s " % fmt(row["mpps"][c]) for c, _ in SWEEP_CASES),
+                fmt(row["ratio_p_m"]), fmt(row["ratio_p_a"])))
+        w("  plot: %s\n" % (sweep_png or "not drawn (no gnuplot: scripts/install-deps.sh --test)"))
     w("\nPerformance targets\n")
     for tg in targets:
         w("  %-4s %s\n" % (tg["result"], tg["text"]))
@@ -874,6 +1005,14 @@ def smoke(r, ncpus):
                                                    and v["passed_fraction"]
                                                    and v["passed_fraction"]["median"] < 0.01),
               "%s: %s" % (c, v))
+    sw = (r.get("sweep") or {}).get("rows") or []
+    check("sweep_ran", len(sw) >= 2, "sizes measured: %s" % [x["sources"] for x in sw])
+    for x in sw:
+        bad = [c for c, _ in SWEEP_CASES
+               if not (x["mpps"][c] and x["mpps"][c]["median"] > 0.05)]
+        check("sweep_%d" % x["sources"], not bad, "no rate for %s" % bad)
+    if r["sweep"]["gnuplot"]:
+        check("sweep_plot", bool(r["sweep"]["png"]), "gnuplot did not draw the plot")
     est = r.get("established") or []
     check("established_ran", len(est) == 1 and est[0]["sent"] > 0 and est[0]["passed"] > 0,
           "established sources and a flood: %s" % est)

@@ -27,6 +27,11 @@
 #               with a newcomer budget) against the single-source rate, in
 #               back-to-back runs repeated many times: the ratio the target
 #               is about
+#   sweep       table size: 2^10 to 2^22 sources (as far as memory allows),
+#               Mpps of bare XDP_DROP, the minimal limiter, xdp-ratelimit
+#               and an nftables meter, each holding every source; drawn
+#               with gnuplot (full mode: bench/sweep.png and bench/sweep.dat
+#               beside PERFORMANCE.md)
 #   established established sources and a spoofed flood in the same rule
 #               with a newcomer budget: what the established sources lost
 #   dispatcher  xdp-ratelimit under libxdp's dispatcher against attached
@@ -74,21 +79,25 @@ mem_from_rx=0
 case $mode in
 full)	cost_args=(--rounds 25 --ms 20)
 	tp_reps=5 tp_secs=1.5
-	groups="v4_1 v4_1024 v6_1 v6_1m spoof"
+	groups="v4_1 v4_1024 v6_1 v6_1m v6_1m_shuf spoof"
 	pair_reps=11 pair_secs=1
 	mem_sizes="65536 1000000" mem_reps=2
+	sweep_sizes="1024 4096 16384 65536 262144 1048576 4194304"
+	sweep_reps=3 sweep_secs=1
 	acc_secs=4 acc_rates="1.5 2 10" acc_pops="1 1000" ;;
 quick)	cost_args=(--rounds 5 --ms 3)
 	tp_reps=2 tp_secs=0.1
-	groups="v4_1 v4_1024 v6_1 v6_1m spoof" big_dry_run=0
+	groups="v4_1 v4_1024 v6_1 v6_1m v6_1m_shuf spoof" big_dry_run=0
 	pair_reps=5 pair_secs=0.25
 	mem_sizes="" mem_reps=1 mem_from_rx=1
+	sweep_sizes="1024 65536" sweep_reps=1 sweep_secs=0.2
 	acc_secs=1.2 acc_rates="2" acc_pops="1 1000" ;;
 smoke)	cost_args=(--rounds 2 --ms 1)
 	tp_reps=1 tp_secs=0.3
 	groups="v4_1"
 	pair_reps=0 pair_secs=0
 	mem_sizes="65536" mem_reps=1
+	sweep_sizes="1024 4096" sweep_reps=1 sweep_secs=0.2
 	acc_secs=1.3 acc_rates="2" acc_pops="1" ;;
 esac
 # BENCH_GROUPS="v6_1m": only these throughput groups (an A/B run of one
@@ -153,13 +162,13 @@ nft_meter() {	# NS RATE [BURST]: RATE as nft writes it, e.g. 1/second
 table ip rlb {
 	chain pre {
 		type filter hook prerouting priority raw; policy accept;
-		${match4:-} meter m4 size 2097152 { ip saddr limit rate over $2$burst } drop
+		${match4:-} meter m4 size ${meter_size:-2097152} { ip saddr limit rate over $2$burst } drop
 	}
 }
 table ip6 rlb {
 	chain pre {
 		type filter hook prerouting priority raw; policy accept;
-		${match6:-} meter m6 size 2097152 { ip6 saddr limit rate over $2$burst } drop
+		${match6:-} meter m6 size ${meter_size:-2097152} { ip6 saddr limit rate over $2$burst } drop
 	}
 }
 EOF
@@ -237,7 +246,8 @@ phase memory
 newns "$tx" || die "namespaces"
 # receivers: one namespace each, set up once
 #   a bare XDP_DROP            b xdp-ratelimit, 1 pps per source
-#   m the minimal per-source limiter (IPv4, 1 packet per second)
+#   m the minimal limiter (bench/minimal.bpf.c: 1 packet per second, the
+#     program's clock)
 #   c the same, --dry-run      d nftables meter      e iptables hashlimit
 #   B, C, D, E: b, c, d, e for the 1,000,000-source runs: a table above
 #      the population (--max-sources 1,048,576) and 1 frame per source per
@@ -246,6 +256,8 @@ newns "$tx" || die "namespaces"
 #      xdp-ratelimit: --window 1m --default-bps 2 (a 120-byte budget holds
 #      one 62-byte frame); nftables and hashlimit: 1/minute, burst 1
 #      (hashlimit forgets an idle source after 2 minutes, not 10 s).
+#   M: the minimal limiter for the 1,000,000-source runs: sized as B's
+#      table, 1 frame per source per minute
 #   f: b with a small table (65,536) against 1,000,000 spoofed sources
 #   g: f with an aggregate budget on the rule the flood matches
 #   h: f with a newcomer budget instead
@@ -254,8 +266,8 @@ newns "$tx" || die "namespaces"
 #      --default-pps 1, t an nftables meter on `tcp flags syn`, u
 #      hashlimit `-p tcp --syn`
 recv_cases="a m b c d e s t u"
-case " $groups " in *" v6_1m "*)
-	recv_cases="$recv_cases B D E"
+case " $groups " in *" v6_1m "*|*" v6_1m_shuf "*)
+	recv_cases="$recv_cases B M D E"
 	[ "$big_dry_run" = 1 ] && recv_cases="$recv_cases C" ;;
 esac
 case " $groups " in *" spoof "*) recv_cases="$recv_cases f g h" ;; esac
@@ -372,6 +384,7 @@ for c in $recv_cases; do
 	case $c in
 	a) in_ns "$n" "$bench" xdp "${id}r$c" drop ;;
 	m) in_ns "$n" "$bench" xdp "${id}r$c" minimal ;;
+	M) in_ns "$n" "$bench" xdp "${id}r$c" minimal 1048576 60 ;;
 	[bcfghsBC]) ;;
 	d) in_ns "$n" "$bench" xdp "${id}r$c" pass && nft_meter "$n" 1/second ;;
 	e) in_ns "$n" "$bench" xdp "${id}r$c" pass && hashlimit "$n" 1/sec ;;
@@ -397,7 +410,8 @@ group_cases() {
 	case $1 in
 	v4_1|v4_1024) echo "a m b c d e s t u" ;;
 	v6_1) echo "a b d" ;;
-	v6_1m) echo "a B $([ "$big_dry_run" = 1 ] && echo C) D E" ;;
+	v6_1m) echo "a M B $([ "$big_dry_run" = 1 ] && echo C) D E" ;;
+	v6_1m_shuf) echo "a M B D" ;;
 	spoof) echo "a f g h d" ;;
 	esac
 }
@@ -407,6 +421,9 @@ group_traffic() {
 	v4_1024) echo "--src 198.18.0.1 --sources 1024" ;;
 	v6_1) echo "--src 2001:db8::1" ;;
 	v6_1m) echo "--src 2001:db8::1 --sources 1000000" ;;
+	# the same sources, each once a pass, in an order that is not the
+	# addresses' (trafficgen --shuffle)
+	v6_1m_shuf) echo "--src 2001:db8::1 --sources 1000000 --shuffle" ;;
 	spoof) echo "--src 2001:db8::1 --sources 1000000 --random" ;;
 	esac
 }
@@ -444,7 +461,7 @@ for r in $(seq 1 "$tp_reps"); do
 		# remembers a source's frame for a minute (xdp-ratelimit's window,
 		# the nftables meter whose entries never expire, hashlimit with
 		# --hashlimit-htable-expire 2 minutes)
-		if [ "$g" = v6_1m ] && [ "$c" != a ]; then
+		if [ "${g%_shuf}" = v6_1m ] && [ "$c" != a ]; then
 			now=$(date +%s)
 			[ $((now - ${warmed[$c]:-0})) -lt 30 ] ||
 				{ tp_run "$g" "$c" 1000000 warm; warmed[$c]=$now; }
@@ -476,6 +493,72 @@ for c in $recv_cases; do
 	case $c in [bcBCfgh]) in_ns "$n" "$cli" detach "${id}r$c" >/dev/null ;; esac
 	ip netns del "$n"
 done
+
+# ======================================================================
+# 4b. table size: Mpps against the number of sources, each limiter with a
+#     table for all of them (--max-sources N, the minimal limiter sized as
+#     the program's table, the meter twice N) and 1 frame per source per
+#     minute, after a pass that fills it: every measured frame is looked
+#     up and dropped. The sources in the generator's order. One size at a
+#     time: its receivers go before the next size's tables are allocated;
+#     a size whose tables would take more than half the memory available
+#     now is skipped (said).
+# ======================================================================
+say "table size sweep: $sweep_sizes ($(elapsed)s) ..."
+: >"$tmp/sweep.jsonl"
+sweep_cases="a m p n"
+sweep_fits() {	# N: the tables of size N fit in half the available memory
+	local avail need
+	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
+	# the program's table (key, per-CPU values, ~100 B of the kernel's
+	# per element) and its other maps --max-sources sizes (about three
+	# times the table in all on 2 CPUs), the minimal limiter's (a third
+	# of the table) and the meter's (~200 B a source)
+	need=$("$bench" sizes "$1" "$(nproc --all)" | jq \
+		'.entries * (.key_size + 100 + .value_size * .ncpus) * 4 + 200 * .max_sources')
+	awk -v a="$avail" -v n="$need" 'BEGIN { exit !(n < a / 2) }'
+}
+sweep_run() {	# N CASE REP|warm
+	local n=/run/netns/${id}-w$2 r0 r1 t lim=(--duration "$sweep_secs")
+	[ "$3" = warm ] && lim=(--count "$1")
+	read -r r0 _ < <("$bench" counters "$n" "${id}rw$2") || r0=
+	t=$(in_ns "$tx" "$gen" --dev "${id}tw$2" --cpu "$cpu" "${lim[@]}" --json \
+		--src 2001:db8::1 --sources "$1") || { say "sweep: generator failed ($1 $2)"; return; }
+	read -r r1 _ < <("$bench" counters "$n" "${id}rw$2") || r1=
+	[ -n "$r0" ] && [ -n "$r1" ] || { say "sweep: counters of $2 unreadable"; return; }
+	[ "$3" = warm ] && return
+	echo "{\"size\": $1, \"case\": \"$2\", \"rep\": $3, \"received\": $((r1 - r0))," \
+		"\"generator\": $t}" >>"$tmp/sweep.jsonl"
+}
+for size in $sweep_sizes; do
+	sweep_fits "$size" || { say "sweep: $size sources skipped: not enough memory"; continue; }
+	ok=1
+	for c in $sweep_cases; do
+		n=${id}-w$c
+		newns "$n" && pair "$n" "${id}tw$c" "${id}rw$c" || { ok=0; break; }
+		case $c in
+		a) in_ns "$n" "$bench" xdp "${id}rw$c" drop ;;
+		m) in_ns "$n" "$bench" xdp "${id}rw$c" minimal "$size" 60 ;;
+		p) in_ns "$n" "$cli" attach "${id}rw$c" --window 1m --default-bps 2 \
+			--max-sources "$size" >/dev/null ;;
+		n) in_ns "$n" "$bench" xdp "${id}rw$c" pass &&
+		   meter_size=$((size * 2 > 65536 ? size * 2 : 65536)) nft_meter "$n" 1/minute 1 ;;
+		esac || { say "sweep: setting up $c for $size sources failed"; ok=0; break; }
+	done
+	if [ "$ok" = 1 ]; then
+		for c in m p n; do sweep_run "$size" "$c" warm; done
+		for r in $(seq 1 "$sweep_reps"); do
+			for c in $sweep_cases; do sweep_run "$size" "$c" "$r"; done
+		done
+	fi
+	for c in $sweep_cases; do
+		n=${id}-w$c
+		[ -e "/run/netns/$n" ] || continue
+		[ "$c" = p ] && in_ns "$n" "$cli" detach "${id}rw$c" >/dev/null
+		ip netns del "$n"
+	done
+done
+phase sweep
 
 # ======================================================================
 # 5. established sources and a spoofed flood in the same rule:
@@ -582,6 +665,11 @@ py=python3
 "$py" "$here/report.py" --mode "$mode" --tmp "$tmp" --out "$res/results.json" \
 	--ncpus "$ncpus" --cpu "$cpu" --seconds "$(elapsed)" --phases "${phases[*]}"
 st=$?
+# a full run's plot and its data go beside PERFORMANCE.md, as the tables
+# of its results go into it
+if [ "$mode" = full ] && [ -s "$res/sweep.png" ]; then
+	cp "$res/sweep.png" "$res/sweep.dat" "$here/" && say "wrote $here/sweep.png"
+fi
 phase report
 t=
 for p in "${phases[@]}"; do t+="${t:+, }${p%%=*} ${p#*=} s"; done

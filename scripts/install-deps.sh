@@ -29,10 +29,11 @@ dpkg-dev iproute2 libssl-dev"
 # xdp-tools: xdp-filter and xdp-loader beside xdp-ratelimit; hping3:
 # forged-address tests; qemu-system-x86, busybox-static, cpio: tests/vm
 # boots Debian's own kernels; lintian: the package's check; stunnel4,
-# openssl: tests/sync's TLS tunnel to Redis and its certificates.
+# openssl: tests/sync's TLS tunnel to Redis and its certificates;
+# gnuplot-nox: the bench's plot of Mpps against table size (bench/sweep.gp).
 TEST_PKGS="llvm nftables iptables jq python3 valgrind strace mandoc nginx-light \
 curl tcpreplay prometheus systemd redis-server redis-tools xdp-tools hping3 \
-qemu-system-x86 busybox-static cpio lintian stunnel4 openssl"
+qemu-system-x86 busybox-static cpio lintian stunnel4 openssl gnuplot-nox"
 
 POLICY=/usr/sbin/policy-rc.d
 SAVED=$POLICY.install-deps

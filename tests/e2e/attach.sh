@@ -278,3 +278,51 @@ test_deleted_iface() {
 	rl detach "$gone" >/dev/null && [ ! -e "$(pin_dir "$gone")" ]
 	result detach_deleted_iface $? "$(ls "$(pin_dir "$gone")" 2>&1)"
 }
+
+# ---- memory: what attach prints and status shows ------------------------------------
+# The figure of each pinned map against bpftool: worked out again here from
+# the key and value sizes and max_entries bpftool reports (the man page's
+# Memory formula), exactly; and, on a kernel that charges a map what it
+# uses (6.4 and later), within the kernel's own struct of the map (under
+# 1 KiB) of its memlock. attach prints the total status shows.
+test_attach_memory() {
+	local out j bad=() m e k v b want memlock ncpus sum
+	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
+	out=$(rl attach "$vrx" --max-sources 5000) || { result attach_memory 1 "attach: $out"; return; }
+	j=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | .memory')
+	ncpus=$(jq -r .possible_cpus <<<"$j")
+	[ "$ncpus" = "$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-")
+		n += (r[2] != "" ? r[2] - r[1] + 1 : 1) } } END { print n }' \
+		/sys/devices/system/cpu/possible)" ] ||
+		bad+=("possible CPUs $ncpus")
+	sum=$(jq '[.maps[]] | add' <<<"$j")
+	[ "$sum" = "$(jq .bytes <<<"$j")" ] || bad+=("total $(jq .bytes <<<"$j") is not the maps' sum $sum")
+	grep -q "^memory: $(rl status --wide | awk -v i="$vrx" '$1 == i { print $6 }' |
+		sed 's/\([0-9.]*\)\(.*\)/\1 \2/') of kernel maps on $ncpus possible CPUs, .* for --max-sources 5000; up to .* more" <<<"$out" ||
+		bad+=("attach printed: $out")
+	for m in sources history verified answered newcomers; do
+		read -r e k v memlock < <(bpftool -j map show pinned "$pins/$vrx/$m" |
+			jq -r '"\(.max_entries) \(.bytes_key) \(.bytes_value) \(.bytes_memlock)"')
+		b=$(jq ".maps.$m" <<<"$j")
+		# E x (48 + key + (8 + ncpus x value, per CPU) or value) + 16 x
+		# buckets (2^k >= E) + 32 x ncpus; key and value rounded to 8
+		want=$(awk -v e="$e" -v k="$k" -v v="$v" -v n="$ncpus" -v pc="$([ "$m" = sources ] ||
+			[ "$m" = newcomers ] && echo 1 || echo 0)" 'BEGIN {
+			k = int((k + 7) / 8) * 8; v = int((v + 7) / 8) * 8
+			el = 48 + k + (pc ? 8 + n * v : v); p = 1; while (p < e) p *= 2
+			printf "%.0f\n", e * el + 16 * p + 32 * n }')
+		[ "$b" = "$want" ] || bad+=("$m: status $b, from bpftool's shape $want")
+		if [ "$(printf '%s\n' 6.4 "$(uname -r)" | sort -V | head -1)" = 6.4 ]; then
+			[ "$memlock" -ge "$b" ] && [ "$memlock" -lt $((b + 1024)) ] ||
+				bad+=("$m: status $b, bpftool memlock $memlock")
+		fi
+	done
+	# --max-sources sizes them: twice the sources, about twice the bytes
+	rl detach "$vrx" >/dev/null && rl attach "$vrx" --max-sources 10000 >/dev/null ||
+		bad+=("attach --max-sources 10000")
+	b=$(rl status --json | jq --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		.memory.max_sources_bytes')
+	awk -v a="$(jq .max_sources_bytes <<<"$j")" -v b="$b" 'BEGIN { exit !(b > 1.8 * a && b < 2.2 * a) }' ||
+		bad+=("max_sources_bytes $(jq .max_sources_bytes <<<"$j") at 5000, $b at 10000")
+	check attach_memory "${#bad[@]} == 0" "${bad[*]}"
+}

@@ -37,8 +37,8 @@ test_cli_help() {
 	result status_json $? "status --json: $out"
 	# the human table, every column: every value in its header's column
 	out=$(rl status --wide)
-	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" IPV6_PFX "*" RULES "*" VERIFIED "*" EGRESS "*" STATE"$'\n'* ]] &&
-		[ "$(table_row "$out" IFACE "$vrx")" = "$vrx native 500ms 5 100 /56 0 0 $vrx ok" ]
+	[[ $out == "IFACE "*" MODE "*" WINDOW "*" BUCKETS "*" MAX_SRC "*" MEMORY "*" IPV6_PFX "*" RULES "*" VERIFIED "*" EGRESS "*" STATE"$'\n'* ]] &&
+		[[ "$(table_row "$out" IFACE "$vrx")" =~ ^"$vrx native 500ms 5 100 "[0-9.]+[kMG]B" /56 0 0 $vrx ok"$ ]]
 	result status_table $? "status printed:"$'\n'"$out"
 }
 

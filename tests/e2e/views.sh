@@ -72,7 +72,7 @@ test_views_fit() {
 	grep -Eq '^PREFIX +SCOPE +PASSED +DROPPED +PASSED\(bytes\) +DROPPED\(bytes\) +PPS +BPS +AGGREGATE_PPS +AGGREGATE_BPS +NEW_PPS +NEW_BPS +BAN +BURST +SYN_COOKIES$' <<<"$out" &&
 		grep -q ' 2469135780246913578 ' <<<"$out" || why+=("quota list -v --wide:"$'\n'"$out")
 	out=$(rl80 status --wide)
-	grep -Eq '^IFACE +MODE +WINDOW +BUCKETS +MAX_SRC +IPV6_PFX +RULES +VERIFIED +EGRESS +STATE$' <<<"$out" ||
+	grep -Eq '^IFACE +MODE +WINDOW +BUCKETS +MAX_SRC +MEMORY +IPV6_PFX +RULES +VERIFIED +EGRESS +STATE$' <<<"$out" ||
 		why+=("status --wide:"$'\n'"$out")
 	# $COLUMNS wider: more columns; narrower than 80: still 80
 	out=$(COLUMNS=160 rl stats --iface "$vrx")

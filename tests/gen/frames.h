@@ -19,6 +19,8 @@ enum tg_mode {
 	TG_MODE_FIXED,		/* the frame as built (one source, or --hex) */
 	TG_MODE_CYCLE,		/* sources in order, wrapping */
 	TG_MODE_RANDOM,		/* uniform among the sources, xorshift64* */
+	TG_MODE_SHUFFLE,	/* every source once a pass, in a fixed
+				 * pseudo-random order (tg_shuffle) */
 };
 
 /* Read by the program on every frame; written by userspace through the
@@ -34,18 +36,56 @@ struct tg_settings {
 	__u32 v4_base;		/* host order */
 	__u64 v6_base_hi;	/* host order */
 	__u64 v6_base_lo;
+	__u32 shuffle_bits;	/* TG_MODE_SHUFFLE: tg_shuffle_bits(nsources) */
+	__u32 shuffle_key;	/* and its key, from --seed */
 };
 
 /* Advanced by the program, seeded by userspace; carried across runs. */
 struct tg_state {
 	__u64 rng;		/* xorshift64* state, never 0 */
-	__u32 next;		/* next index in TG_MODE_CYCLE */
+	__u32 next;		/* next index in TG_MODE_CYCLE; TG_MODE_SHUFFLE's
+				 * counter over [0, 2^shuffle_bits) */
 	__u32 pad;
 };
 
 /* Header offsets are masked with this so the verifier sees a bounded
  * offset; the largest (QinQ + IPv6 + UDP checksum) is 14 + 8 + 40 + 6. */
 #define TG_OFF_MASK		0x7f
+
+/* TG_MODE_SHUFFLE: a bijection of [0, 2^bits) onto itself (multiplies
+ * by odd constants and xor-shifts, each invertible modulo 2^bits), so that
+ * walking a counter over the domain and skipping the values >= N visits
+ * each of the N sources once a pass, in an order that does not follow the
+ * addresses: no memory read per frame (a permutation table would add a
+ * cache miss to the generator's own cost). Shared by the program and the
+ * unit test that checks it is a permutation. */
+static inline __u32 tg_shuffle(__u32 c, __u32 bits, __u32 key)
+{
+	__u32 mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1;
+	__u32 s = bits / 2 + 1, x = c & mask;
+
+	x = (x * 0x9e3779b1u + key) & mask;
+	x ^= x >> s;
+	x = (x * 0x85ebca6bu) & mask;
+	x ^= x >> s;
+	x = (x * 0xc2b2ae35u) & mask;
+	x ^= x >> s;
+	return x;
+}
+
+/* The smallest power of two (its log) that holds n sources. */
+static inline __u32 tg_shuffle_bits(__u64 n)
+{
+	__u32 b = 0;
+
+	while (b < 32 && (1ULL << b) < n)
+		b++;
+	return b;
+}
+
+/* A counter lands in [0, N) at least half the time (2^bits < 2N): this
+ * many steps miss all of it with a chance far below one in 2^32. */
+#define TG_SHUFFLE_TRIES	32
 
 #define TG_ETH_HLEN		14
 #define TG_SRC_MAC_OFF		6

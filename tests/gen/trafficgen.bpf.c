@@ -27,6 +27,20 @@ static __always_inline __u32 next_index(void)
 		state.next = i + 1 >= settings.nsources ? 0 : i + 1;
 		return i;
 	}
+	if (settings.mode == TG_MODE_SHUFFLE) {
+		__u32 mask = (__u32)((1ULL << (settings.shuffle_bits & 31)) - 1);
+
+		if (settings.shuffle_bits >= 32)
+			mask = 0xffffffffu;
+		for (int t = 0; t < TG_SHUFFLE_TRIES; t++) {
+			i = tg_shuffle(state.next, settings.shuffle_bits,
+				       settings.shuffle_key);
+			state.next = (state.next + 1) & mask;
+			if (i < settings.nsources)
+				return i;
+		}
+		return i % settings.nsources;
+	}
 	x = state.rng;
 	x ^= x >> 12;
 	x ^= x << 25;

@@ -71,6 +71,7 @@ struct tg_opts {
 	__u16 vlan[TG_MAX_VLANS];
 	__u64 sources;
 	bool random;
+	bool shuffle;			/* --shuffle */
 	bool tcp_syn;			/* --tcp-syn: TCP SYNs, not UDP */
 	__u64 seed;
 	unsigned int size;		/* 0: smallest that fits */
@@ -93,7 +94,8 @@ struct tg_result {
 static volatile sig_atomic_t stop;
 
 static const char short_usage[] =
-	"Usage: trafficgen --dev IFACE [--src ADDR] [--sources N] [--random] [--seed S]\n"
+	"Usage: trafficgen --dev IFACE [--src ADDR] [--sources N] [--random | --shuffle]\n"
+	"                  [--seed S]\n"
 	"                  [--dst ADDR] [--dst-mac MAC] [--src-mac MAC] [--vlan ID]...\n"
 	"                  [--size BYTES] [--ipv6-step-bits N] [--tcp-syn] [--hex FRAME]\n"
 	"                  [--count N] [--duration SECONDS] [--rate PPS] [--burst N]\n"
@@ -114,7 +116,10 @@ static void usage(void)
 "  --ipv6-step-bits N  IPv6: source i is ADDR + i * 2^(128-N): 64 (default) gives\n"
 "                      one source per /64, 128 varies the lowest bits\n"
 "  --random            pick each frame's source uniformly among the N\n"
-"  --seed S            random seed (default %d: runs repeat)\n"
+"  --shuffle           visit each of the N sources once a pass, as --sources\n"
+"                      does, but in a fixed pseudo-random order (from --seed)\n"
+"                      rather than the addresses' order\n"
+"  --seed S            seed of --random and --shuffle (default %d: runs repeat)\n"
 "  --dst ADDR          destination (default " TG_DEFAULT_DST4 " or " TG_DEFAULT_DST6 ")\n"
 "  --dst-mac MAC       default ff:ff:ff:ff:ff:ff\n"
 "  --src-mac MAC       default IFACE's address\n"
@@ -238,13 +243,14 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 		OPT_SRC = 256, OPT_SOURCES, OPT_RANDOM, OPT_SEED, OPT_DST,
 		OPT_DST_MAC, OPT_SRC_MAC, OPT_VLAN, OPT_SIZE, OPT_COUNT,
 		OPT_DURATION, OPT_RATE, OPT_BURST, OPT_CPU, OPT_HEX,
-		OPT_STEP_BITS, OPT_JSON, OPT_DEV, OPT_TCP_SYN,
+		OPT_STEP_BITS, OPT_JSON, OPT_DEV, OPT_TCP_SYN, OPT_SHUFFLE,
 	};
 	static const struct option longopts[] = {
 		{ "dev",		required_argument, NULL, OPT_DEV },
 		{ "src",		required_argument, NULL, OPT_SRC },
 		{ "sources",		required_argument, NULL, OPT_SOURCES },
 		{ "random",		no_argument,	   NULL, OPT_RANDOM },
+		{ "shuffle",		no_argument,	   NULL, OPT_SHUFFLE },
 		{ "tcp-syn",		no_argument,	   NULL, OPT_TCP_SYN },
 		{ "seed",		required_argument, NULL, OPT_SEED },
 		{ "dst",		required_argument, NULL, OPT_DST },
@@ -289,6 +295,10 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 			break;
 		case OPT_RANDOM:
 			o->random = true;
+			o->frame_opts = true;
+			break;
+		case OPT_SHUFFLE:
+			o->shuffle = true;
 			o->frame_opts = true;
 			break;
 		case OPT_TCP_SYN:
@@ -379,7 +389,11 @@ static int parse_args(int argc, char **argv, struct tg_opts *o)
 	}
 	if (o->hex && o->frame_opts) {
 		err("--hex sends the frame as given: no --src, --dst, --sources, "
-		    "--random, --tcp-syn, --ipv6-step-bits, --vlan, --size or MAC options");
+		    "--random, --shuffle, --tcp-syn, --ipv6-step-bits, --vlan, --size or MAC options");
+		return -1;
+	}
+	if (o->random && o->shuffle) {
+		err("--random and --shuffle are two orders: give one");
 		return -1;
 	}
 	return 0;
@@ -617,7 +631,10 @@ static int setup_frame(const struct tg_opts *o, __u8 *frame, unsigned int *len,
 	set->ipv6 = spec.ipv6;
 	set->nsources = o->sources;
 	set->mode = o->random ? TG_MODE_RANDOM :
-		    o->sources > 1 ? TG_MODE_CYCLE : TG_MODE_FIXED;
+		    o->sources <= 1 ? TG_MODE_FIXED :
+		    o->shuffle ? TG_MODE_SHUFFLE : TG_MODE_CYCLE;
+	set->shuffle_bits = tg_shuffle_bits(o->sources);
+	set->shuffle_key = (__u32)(o->seed * 0x9e3779b97f4a7c15ULL >> 32);
 	*len = spec.size;
 	return 0;
 }

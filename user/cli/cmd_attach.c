@@ -21,6 +21,7 @@
 #include "lib/iface.h"
 #include "lib/kernel_probe.h"
 #include "lib/loader.h"
+#include "lib/map_memory.h"
 #include "lib/pin.h"
 #include "lib/settings.h"
 #include "lib/values.h"
@@ -137,6 +138,18 @@ void rl_attach_print(const char *what, const char *iface, __u32 mode,
 	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
 }
 
+/* "memory: ..." of the maps attach made (xdp-ratelimit(8) Memory). */
+static void print_memory(const struct rl_memory *mem, const struct rl_settings *s)
+{
+	char all[32], per[32], grow[32];
+
+	rl_format_mem(mem->total, " ", all, sizeof(all));
+	rl_format_mem(mem->per_source, " ", per, sizeof(per));
+	rl_format_mem(mem->grow_total, " ", grow, sizeof(grow));
+	printf("memory: %s of kernel maps on %d possible CPUs, %s of it for --max-sources %llu; up to %s more as rules and fleet shares are written\n",
+	       all, mem->ncpus, per, (unsigned long long)s->max_sources, grow);
+}
+
 /* Load, pin and attach (attach_txn.h); the interface is not attached and
  * we hold the lock. Returns an exit status; on failure nothing stays. */
 static int do_attach(const struct rl_attach_args *a, int ifindex,
@@ -146,6 +159,8 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	struct rl_attach_result res = {};
 	char err[RL_ERR_LEN];
 	struct ratelimit *skel;
+	struct rl_memory mem;
+	bool have_mem;
 	struct rl_maps m;
 	int ret;
 
@@ -166,6 +181,8 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 				.prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit),
 				.egress_fd = bpf_program__fd(skel->progs.rl_egress),
 				.mode = a->mode }, ifindex, &m, &res, err, sizeof(err));
+	/* read while the object holds the maps */
+	have_mem = !ret && !rl_memory_read(&m, rl_ncpus(), &mem);
 	ratelimit__destroy(skel);	/* the pins keep what attach made */
 	if (res.native_err)
 		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
@@ -176,6 +193,8 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 		fprintf(stderr, "%s: --priority has no effect here: this kernel runs one XDP program per interface (libxdp's dispatcher needs freplace, which it refuses)\n",
 			a->iface);
 	rl_attach_print("attached to", a->iface, res.mode, res.prio, s);
+	if (have_mem)
+		print_memory(&mem, s);
 	return RL_EXIT_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "lib/map_memory.h"
 #include "lib/egress.h"
 #include "lib/verified_map.h"
 #include "lib/attach_txn.h"
@@ -43,6 +44,8 @@ struct status_row {
 	bool opened;			/* its pins opened: the settings are known */
 	struct rl_settings set;
 	__u32 sources_map_entries;
+	bool have_mem;
+	struct rl_memory mem;		/* its maps (xdp-ratelimit(8) Memory) */
 	int rules;			/* or -errno */
 	int bans;			/* that hold; or -errno */
 	const char *problem;		/* NULL when fine */
@@ -165,6 +168,7 @@ static void row_iface(struct status *st, const char *name)
 		return;
 	r->set = ifc.cfg.set;
 	r->sources_map_entries = ifc.sources_max_entries;
+	r->have_mem = !rl_memory_read(&ifc.m, rl_ncpus(), &r->mem);
 	r->rules = rl_rules_read(&ifc, rules, RL_MAX_RULES);
 	r->bans = rl_bans_count(&ifc.m, rl_prog_now_ns(&ifc.cfg.set));
 	r->sync = rl_sync_state_read(&ifc.m, &r->sync_st, &r->sync_alive) == 1;
@@ -296,6 +300,29 @@ static void progs_json(struct rl_json *j, const struct status_row *r)
 	rl_json_array_end(j);
 }
 
+/* "memory": null, or {"bytes" (every map), "max_sources_bytes" (the
+ * maps --max-sources sizes), "grow_bytes" (at most this more as rules
+ * and fleet shares are written), "possible_cpus", "maps": {NAME: bytes}} */
+static void memory_json(struct rl_json *j, const struct status_row *r)
+{
+	rl_json_name(j, "memory");
+	if (!r->have_mem) {
+		rl_json_null(j);
+		return;
+	}
+	rl_json_object_start(j);
+	rl_json_uint_field(j, "bytes", r->mem.total);
+	rl_json_uint_field(j, "max_sources_bytes", r->mem.per_source);
+	rl_json_uint_field(j, "grow_bytes", r->mem.grow_total);
+	rl_json_uint_field(j, "possible_cpus", (__u64)r->mem.ncpus);
+	rl_json_name(j, "maps");
+	rl_json_object_start(j);
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		rl_json_uint_field(j, rl_map_defs[i].name, r->mem.map[i]);
+	rl_json_object_end(j);
+	rl_json_object_end(j);
+}
+
 static void row_json(struct rl_json *j, const struct status_row *r)
 {
 	const struct rl_settings *s = &r->set;
@@ -312,6 +339,7 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 		rl_json_uint_field(j, "buckets", s->nbuckets);
 		rl_json_uint_field(j, "max_sources", s->max_sources);
 		rl_json_uint_field(j, "sources_map_entries", r->sources_map_entries);
+		memory_json(j, r);
 		rl_json_uint_field(j, "ipv6_prefix", s->v6_prefix);
 		rl_json_bool_field(j, "dry_run", s->flags & RL_F_DRY_RUN);
 		rl_json_bool_field(j, "pass_malformed", s->flags & RL_F_PASS_MALFORMED);
@@ -346,7 +374,7 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 	rl_json_object_end(j);
 }
 
-enum { COL_IFACE, COL_MODE, COL_WINDOW, COL_BUCKETS, COL_MAX_SRC,
+enum { COL_IFACE, COL_MODE, COL_WINDOW, COL_BUCKETS, COL_MAX_SRC, COL_MEMORY,
        COL_IPV6_PFX, COL_RULES, COL_VERIFIED, COL_EGRESS, COL_STATE, NR_COLS };
 
 static void row_cell(const void *ctx, size_t row, int col, char *buf,
@@ -374,6 +402,12 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 		break;
 	case COL_MAX_SRC:
 		snprintf(buf, len, "%llu", (unsigned long long)s->max_sources);
+		break;
+	case COL_MEMORY:
+		if (r->have_mem)
+			rl_format_mem(r->mem.total, "", buf, len);
+		else
+			snprintf(buf, len, "-");
 		break;
 	case COL_IPV6_PFX:
 		snprintf(buf, len, "/%u", s->v6_prefix);
@@ -480,11 +514,11 @@ static void print_note(const struct status *st, const char *ifname,
 
 static void print_table(const struct status *st)
 {
-	/* narrow: the egress hooks leave first, then the IPv6 prefix, the
-	 * buckets, the table size and the verified count */
+	/* narrow: the memory leaves first, then the egress hooks, the IPv6
+	 * prefix, the buckets, the table size and the verified count */
 	static const struct rl_table_col cols[NR_COLS] = {
 		{ "IFACE", true, 0 }, { "MODE", true, 0 }, { "WINDOW", true, 0 },
-		{ "BUCKETS", false, 3 }, { "MAX_SRC", false, 2 },
+		{ "BUCKETS", false, 3 }, { "MAX_SRC", false, 2 }, { "MEMORY", false, 6 },
 		{ "IPV6_PFX", false, 4 }, { "RULES", false, 0 },
 		{ "VERIFIED", false, 1 }, { "EGRESS", true, 5 },
 		{ "STATE", true, 0 },
