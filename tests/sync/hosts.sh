@@ -29,9 +29,10 @@ sync_cleanup() {
 	local p
 	for p in "${agent[@]}" $redis_pid "${servers[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	# detach (the agents exit on it) while the namespaces exist
+	# detach (the agents exit on it) while the namespaces exist (the cluster
+	# suite has no third host: no pin directory to look for there)
 	for p in 0 1 2; do
-		[ -e "$(pin_dir "${rxdev[$p]}" "${hosts[$p]}")" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
+		[ -e "$(pin_dir "${rxdev[$p]}" "${hosts[$p]}" 2>/dev/null)" ] && on "$p" "$cli" detach "${rxdev[$p]}" >/dev/null 2>&1
 	done
 	for p in "${hosts[1]}" "${hosts[2]}" "${extra_ns[@]}"; do
 		ip netns del "$p" 2>/dev/null
