@@ -75,11 +75,13 @@ CLI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out user/cli/main.c,$(wildcard
 CLI_LIB := $(OUTPUT)/libxdp-ratelimit-cli.a
 CLI := $(OUTPUT)/xdp-ratelimit
 UNIT := $(OUTPUT)/test_unit
+CLI_TEST := $(OUTPUT)/test_cli
 PROG := $(OUTPUT)/test_prog
 GEN := $(OUTPUT)/trafficgen
 HARNESS_OBJ := $(OUTPUT)/tests/harness.o
 HOLD_OBJ := $(OUTPUT)/tests/xdp_hold.o
 UNIT_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/unit/*.c))
+CLI_TEST_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/cli/*.c))
 PROG_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard tests/prog/*.c))
 GEN_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard tests/gen/*.c)))
 BENCH_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
@@ -90,7 +92,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # the VM's multi.sh kills reloads at their commit point with it
 KILL_SO := $(OUTPUT)/kill_at_swap.so
-BINS := $(CLI) $(UNIT) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS) $(KILL_SO)
+BINS := $(CLI) $(UNIT) $(CLI_TEST) $(PROG) $(if $(GEN_OBJS),$(GEN)) $(BENCH) $(FUZZERS) $(KILL_SO)
 
 # make install: PREFIX (default /usr/local) and DESTDIR (a staging root)
 PREFIX ?= /usr/local
@@ -121,8 +123,8 @@ deps:
 test: all
 	$(Q)tests/run.sh $(OUTPUT)
 
-test-unit: $(UNIT)
-	$(Q)$(UNIT) $(T)
+test-unit: $(UNIT) $(CLI_TEST)
+	$(Q)$(UNIT) $(T) && $(CLI_TEST) $(T)
 
 test-prog: $(PROG)
 	$(Q)$(PROG) $(T)
@@ -147,7 +149,7 @@ test-fuzz: $(FUZZERS)
 fuzz: $(FUZZERS)
 	$(Q)tests/fuzz/run.sh $(OUTPUT) long
 
-valgrind: $(CLI) $(UNIT) $(if $(GEN_OBJS),$(GEN))
+valgrind: $(CLI) $(UNIT) $(CLI_TEST) $(if $(GEN_OBJS),$(GEN))
 	$(Q)tests/valgrind.sh $(OUTPUT)
 
 demo: all
@@ -201,7 +203,7 @@ endif
 		UNITDIR=/lib/systemd/system
 	$(Q)pkg/deb/build.sh $(DEB_ROOT) $(DEB) "$(DEB_VERSION)" "$(DEB_MAINTAINER)"
 
-$(OUTPUT) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/cli $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 # One rule for every BPF object: bpf/, tests/gen/ and bench/ hold them.
@@ -223,7 +225,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # Every C object may include a skeleton: generate them first (order-only;
 # -MMD records which it really includes).
-$(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench
+$(OUTPUT)/%.o: %.c | $(SKELS) $(OUTPUT)/user/lib $(OUTPUT)/user/cli $(OUTPUT)/tests/unit $(OUTPUT)/tests/cli $(OUTPUT)/tests/prog $(OUTPUT)/tests/gen $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -239,7 +241,11 @@ $(CLI): $(OUTPUT)/user/cli/main.o $(CLI_LIB) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LDLIBS) -o $@
 
-$(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(CLI_LIB) $(LIB)
+$(UNIT): $(UNIT_OBJS) $(HARNESS_OBJ) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIB_LDLIBS) -lm -o $@
+
+$(CLI_TEST): $(CLI_TEST_OBJS) $(HARNESS_OBJ) $(CLI_LIB) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(CLI_LDLIBS) -lm -o $@
 

@@ -15,7 +15,7 @@ run_suite() {
 	log=$(mktemp)
 	start=$(date +%s)
 	"$@" 2>&1 | tee "$log"
-	case $1 in	# test_unit, vm (vm/run.sh), sync/cluster (sync/cluster.sh)
+	case $1 in	# test_unit, test_cli, vm (vm/run.sh), sync/cluster (sync/cluster.sh)
 	*/run.sh) name=$(basename "$(dirname "$1")") ;;
 	*.sh) name=$(basename "$(dirname "$1")")/$(basename "$1" .sh) ;;
 	*) name=$(basename "$1") ;;
@@ -42,6 +42,7 @@ if [ "$mode" = stress ]; then
 	done
 else
 	run_suite "$out/test_unit"
+	run_suite "$out/test_cli"
 	run_suite "$out/test_prog"
 	run_suite "$here/vm/run.sh" "$out"
 	run_suite "$here/fuzz/run.sh" "$out"

@@ -103,10 +103,12 @@ if ! command -v valgrind >/dev/null; then
 	exit 1
 fi
 
-valgrind -q --error-exitcode=1 --leak-check=full \
-	--errors-for-leak-kinds=definite,indirect,possible \
-	--suppressions="$here/valgrind.supp" "$out/test_unit" >"$log" 2>&1
-result unit_suite "$([ $? = 0 ] && echo 1)"
+for suite in unit cli; do	# the library's host tests, the CLI's
+	valgrind -q --error-exitcode=1 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect,possible \
+		--suppressions="$here/valgrind.supp" "$out/test_$suite" >"$log" 2>&1
+	result "${suite}_suite" "$([ $? = 0 ] && echo 1)"
+done
 
 run_cli help 0 --help
 run_cli version 0 --version

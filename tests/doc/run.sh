@@ -89,7 +89,7 @@ test_readme_short() {
 }
 
 # user/lib never includes a user/cli header, and no modules include each
-# other in a loop (tree.py).
+# other in a loop, and only tests/cli includes a CLI header (tree.py).
 test_tree() {
 	local breaches
 	breaches=$(python3 "$root/tests/doc/tree.py" "$root")

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The tree's two rules, from the includes of user/: nothing in user/lib
-includes a user/cli header (the library never depends on the CLI), and no
-two modules (X.c with X.h) include each other in a loop, directly or
-through others. Prints each breach, one a line; prints nothing when the
-tree keeps both. Usage: tree.py REPO_ROOT"""
+"""The tree's rules, from the includes of user/ and of the tests: nothing
+in user/lib includes a user/cli header (the library never depends on the
+CLI), nor does a test outside tests/cli (the library's tests, the program's
+and the bench link the library alone); and no two modules (X.c with X.h)
+include each other in a loop, directly or through others. Prints each
+breach, one a line; prints nothing when the tree keeps them. Usage:
+tree.py REPO_ROOT"""
 import os
 import re
 import sys
@@ -20,6 +22,17 @@ for room in ('lib', 'cli'):
 
 breaches = ['%s includes %s.h' % (m, d) for m in sorted(deps) if m.startswith('lib/')
             for d in sorted(deps[m]) if d.startswith('cli/')]
+for top in ('tests', 'bench'):
+    for where, _, names in os.walk(os.path.join(root, top)):
+        rel = os.path.relpath(where, root)
+        if rel == 'tests/cli' or rel.startswith('tests/cli/'):
+            continue
+        for name in sorted(names):
+            if not name.endswith(('.c', '.h')):
+                continue
+            with open(os.path.join(where, name)) as f:
+                for d in re.findall(r'#include "(cli/[a-z_]+\.h)"', f.read()):
+                    breaches.append('%s/%s includes %s (only tests/cli may)' % (rel, name, d))
 state = {}
 
 
