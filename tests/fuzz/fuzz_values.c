@@ -11,6 +11,7 @@
  * Build and run: make fuzz (long), tests/fuzz/run.sh (short, in make test).
  */
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static const char *in;		/* the input, for messages */
 
 static void check_refusal(int ret, const char *err, size_t errlen, bool untouched)
 {
-	ENSURE(ret == -1, "returned %d", ret);
+	ENSURE(ret == -EINVAL, "returned %d, want -EINVAL", ret);
 	ENSURE(untouched, "refusal wrote the output");
 	ENSURE(errlen == 0 || memchr(err, '\0', errlen), "message not terminated");
 	ENSURE(errlen < 2 || err[0] != '\0', "refusal without a message");
