@@ -96,8 +96,8 @@ static __always_inline int within_quota(struct rl_source *src,
 
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &b, now, len, gen, key,
-				  how_table(how)) != RL_FITS) {
+			if (judge_source(&src->st, &b, now, len, gen, key,
+					 how_table(how)) != RL_FITS) {
 				/* --ban: only by the source's own packets
 				 * (verified.bpf.h); a block bans nobody */
 				if ((how & HOW_PROVEN_OVER) &&
