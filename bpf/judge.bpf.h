@@ -60,8 +60,8 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 	return rl_quota_confirm(st, b, &c->acc, len);
 }
 
-/* What judge_source() hands judge_refresh() of a source's packet: less than a
- * struct sum_ctx, which is built on judge_refresh()'s stack, not the
+/* What judge_source() hands judge_source_window(): less than a struct
+ * sum_ctx, which is built on judge_source_window()'s stack, not the
  * program's. */
 struct judge_args {
 	__u64 now;
@@ -70,30 +70,6 @@ struct judge_args {
 	__u32 table;	/* RL_TABLE_* */
 	struct rl_key key;
 };
-
-/*
- * refresh() of a source's budget as a global function: the verifier checks
- * it once, not at each of its call sites (inlined there, the lease
- * arithmetic's paths multiplied to 700,000 of the 1,000,000 instructions it
- * allows).
- */
-__attribute__((noinline)) int judge_refresh(struct rl_state *st,
-					    const struct rl_budget *b,
-					    const struct judge_args *a)
-{
-	struct sum_ctx c = {};
-
-	if (!st || !b || !a)
-		return RL_OVER;	/* cannot happen: the callers' own pointers */
-	/* bpf_loop's context must be on this stack */
-	c.now = a->now;
-	c.gen = a->gen;
-	c.bucket = st->win.bucket;
-	c.self = bpf_get_smp_processor_id();
-	c.source = a->table;
-	c.key = a->key;
-	return refresh(st, b, &c, a->len, 1);
-}
 
 /*
  * Judge one packet against one budget held per CPU in `st`, after its roll,
@@ -113,31 +89,51 @@ static __always_inline int judge_alone(struct rl_state *st, const struct rl_budg
 }
 
 /*
- * Judge one packet of source `key` against its budget in `st`, its
- * per-CPU entry in table `table` (RL_TABLE_*): the refresh in the global
- * judge_refresh().
+ * Judge one packet of source a->key against its budget in `st`, its
+ * per-CPU entry in table a->table (RL_TABLE_*): the roll, this CPU's
+ * lease, the refresh. A global function: the verifier checks it once, not
+ * on every path of the program that reaches it (the refresh inlined
+ * there, the lease arithmetic's paths multiplied to 700,000 of the
+ * 1,000,000 instructions it allows).
  */
+__attribute__((noinline)) int judge_source_window(struct rl_state *st,
+						  const struct rl_budget *b,
+						  const struct judge_args *a)
+{
+	struct sum_ctx c = {};
+	int ans;
+
+	if (!st || !b || !a)
+		return RL_OVER;	/* cannot happen: the callers' own pointers */
+	roll(st, a->now, &a->key, a->table);
+	ans = judge_alone(st, b, a->len, a->gen);
+	if (ans != RL_ASK)
+		return ans;
+	/* bpf_loop's context must be on this stack */
+	c.now = a->now;
+	c.gen = a->gen;
+	c.bucket = st->win.bucket;
+	c.self = bpf_get_smp_processor_id();
+	c.source = a->table;
+	c.key = a->key;
+	return refresh(st, b, &c, a->len, 1);
+}
+
+/* Judge one packet of source `key` against its budget in `st`, its
+ * per-CPU entry in table `table` (RL_TABLE_*). */
 static __always_inline int judge_source(struct rl_state *st, const struct rl_budget *b,
 					__u64 now, __u64 len, __u32 gen,
 					const struct rl_key *key, __u32 table)
 {
-	int ans;
+	struct judge_args a = {
+		.now = now,
+		.len = len,
+		.gen = gen,
+		.table = table,
+		.key = *key,
+	};
 
-	roll(st, now, key, table);
-	ans = judge_alone(st, b, len, gen);
-	if (ans != RL_ASK)
-		return ans;
-	{
-		struct judge_args a = {
-			.now = now,
-			.len = len,
-			.gen = gen,
-			.table = table,
-			.key = *key,
-		};
-
-		return judge_refresh(st, b, &a);
-	}
+	return judge_source_window(st, b, &a);
 }
 
 /*
