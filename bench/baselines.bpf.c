@@ -180,7 +180,7 @@ int xdp_xcpu(struct xdp_md *ctx)
 		bpf_loop(xcpu_loops, xcpu_one, &c, 0);
 	if (rl_quota_refresh(&src->st, &b, &c.acc, 64, 1, xcpu_ncpus) != RL_FITS)
 		return XDP_DROP;
-	/* the confirm step, as judge() does it: barrier, second reads */
+	/* the confirm step, as refresh() does it (bpf/judge.bpf.h): barrier, second reads */
 	if (xcpu_loops) {
 		if (__sync_fetch_and_add(&src->st.win.bucket, 0) != c.bucket)
 			return XDP_ABORTED;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Bans: whether one holds a source, and a ban for a drop by its own quota.
+ * Bans: a source's ban, its end reported, and a ban for a drop by its own
+ * quota.
  */
 #ifndef RL_BAN_BPF_H
 #define RL_BAN_BPF_H
@@ -10,20 +11,22 @@
 #include "scope.h"
 #include "events.bpf.h"
 
-/* Does a ban hold the source? The first packet after a ban ended
- * reports `unbanned` (one CPU does: rl_ban_claim_end). */
-static __always_inline int source_banned(const struct rl_key *key, __u64 now)
+/* The source's ban entry (NULL: none); rl_ban_holds() says whether it
+ * holds. */
+static __always_inline struct rl_ban *source_ban(const struct rl_key *key)
 {
-	struct rl_ban *b = bpf_map_lookup_elem(&bans, key);
+	return bpf_map_lookup_elem(&bans, key);
+}
+
+/* Ban `b` of the source no longer holds: the first packet after it ended
+ * reports `unbanned` (one CPU does: rl_ban_claim_end). */
+static __always_inline void ban_ended(struct rl_ban *b, const struct rl_key *key,
+				      __u64 now)
+{
 	__u64 until;
 
-	if (!b)
-		return 0;
-	if (rl_ban_holds(b, now))
-		return 1;
 	if (!no_events && rl_ban_claim_end(b, now, &until))
 		report_ban(RL_EVENT_UNBANNED, key, b, now, until);
-	return 0;
 }
 
 /* A drop for the source's own quota: banned on every CPU, if the rule

@@ -433,15 +433,15 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
  * (rl_rule_cookies): a SYN is answered with a SYN-ACK carrying a cookie
  * while the interface's budget of them lasts (RL_COOKIE_SENT); an ACK
  * returning a valid cookie passes, marked for the host's SYNPROXY, and
- * verifies its source (RL_COOKIE_PASS, counted here as passed: `len`
- * bytes). Anything else, a SYN past the
+ * verifies its source (RL_COOKIE_PASS, counted as passed by the program's
+ * account()). Anything else, a SYN past the
  * budget and an ACK without a valid cookie included, is judged as any
  * packet (RL_COOKIE_DROP: "not answered here"). Every SYN, not only those
  * the newcomer budget would refuse: during a flood a SYN it admits would
  * open a handshake whose ACK it refuses. A global function: its frame is
  * not the program's, whose stack the cross-CPU sum fills.
  */
-__noinline int cookie_first(struct xdp_md *ctx, __u64 now, __u64 len)
+__noinline int cookie_first(struct xdp_md *ctx, __u64 now)
 {
 	struct rl_counters *cnt;
 	struct cookie_seg s;
@@ -471,8 +471,6 @@ __noinline int cookie_first(struct xdp_md *ctx, __u64 now, __u64 len)
 		return RL_COOKIE_DROP;
 	}
 	cnt->cookies_valid++;
-	cnt->passed_pkts++;
-	cnt->passed_bytes += len;
 	return RL_COOKIE_PASS;
 }
 #endif /* RL_COOKIE_BPF_H */

@@ -25,7 +25,7 @@ __noinline int usage_burst(struct rl_usage *u, const struct rl_budget *b)
 }
 
 /*
- * The slow part of judge(): read the other CPUs, take a lease, publish it,
+ * The slow part of a judgment: read the other CPUs, take a lease, publish it,
  * read them again and confirm it (include/quota.h). `of_source`: a
  * constant, a source's budget (whose --burst applies) or a rule window's,
  * so that the verifier walks the paths of one kind only. `c` (on the stack of
@@ -60,8 +60,8 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 	return rl_quota_confirm(st, b, &c->acc, len);
 }
 
-/* What judge() hands judge_refresh() of a source's packet: less than a
- * struct sum_ctx, which is built on judge_refresh()'s stack, not the
+/* What judge_source() hands judge_source_window(): less than a struct
+ * sum_ctx, which is built on judge_source_window()'s stack, not the
  * program's. */
 struct judge_args {
 	__u64 now;
@@ -72,19 +72,43 @@ struct judge_args {
 };
 
 /*
- * refresh() of a source's budget as a global function: the verifier checks
- * it once, not at each of its call sites (inlined there, the lease
- * arithmetic's paths multiplied to 700,000 of the 1,000,000 instructions it
- * allows).
+ * Judge one packet against one budget held per CPU in `st`, after its roll,
+ * on this CPU's state alone: the lease's fast path, then over on its own
+ * passes. RL_ASK: only the other CPUs can tell (a refresh).
  */
-__attribute__((noinline)) int judge_refresh(struct rl_state *st,
-					    const struct rl_budget *b,
-					    const struct judge_args *a)
+static __always_inline int judge_alone(struct rl_state *st, const struct rl_budget *b,
+				       __u64 len, __u32 gen)
+{
+	int ans = rl_quota_fast(st, b, len, gen);
+
+	if (ans != RL_ASK)
+		return ans;
+	if (rl_quota_over_alone(st, b, len, gen, settings.nbuckets))
+		return RL_OVER;
+	return RL_ASK;
+}
+
+/*
+ * Judge one packet of source a->key against its budget in `st`, its
+ * per-CPU entry in table a->table (RL_TABLE_*): the roll, this CPU's
+ * lease, the refresh. A global function: the verifier checks it once, not
+ * on every path of the program that reaches it (the refresh inlined
+ * there, the lease arithmetic's paths multiplied to 700,000 of the
+ * 1,000,000 instructions it allows).
+ */
+__attribute__((noinline)) int judge_source_window(struct rl_state *st,
+						  const struct rl_budget *b,
+						  const struct judge_args *a)
 {
 	struct sum_ctx c = {};
+	int ans;
 
 	if (!st || !b || !a)
 		return RL_OVER;	/* cannot happen: the callers' own pointers */
+	roll(st, a->now, &a->key, a->table);
+	ans = judge_alone(st, b, a->len, a->gen);
+	if (ans != RL_ASK)
+		return ans;
 	/* bpf_loop's context must be on this stack */
 	c.now = a->now;
 	c.gen = a->gen;
@@ -95,63 +119,54 @@ __attribute__((noinline)) int judge_refresh(struct rl_state *st,
 	return refresh(st, b, &c, a->len, 1);
 }
 
-/*
- * Judge one packet against one budget held per CPU in `st`. `key` is the
- * source's key (for the source budget, in table `rule_id`: RL_TABLE_*) or
- * NULL (for rule_id's window in
- * `aggregates`, judged only inside judge_rule_window, itself a global
- * function: the refresh is inlined there, since a global function called
- * from it, with bpf_loop's callback, would nest the stack past 512 bytes).
- */
-static __always_inline int judge(struct rl_state *st, const struct rl_budget *b,
-				 __u64 now, __u64 len, __u32 gen,
-				 const struct rl_key *key, __u32 rule_id)
+/* Judge one packet of source `key` against its budget in `st`, its
+ * per-CPU entry in table `table` (RL_TABLE_*). */
+static __always_inline int judge_source(struct rl_state *st, const struct rl_budget *b,
+					__u64 now, __u64 len, __u32 gen,
+					const struct rl_key *key, __u32 table)
 {
-	int ans;
+	struct judge_args a = {
+		.now = now,
+		.len = len,
+		.gen = gen,
+		.table = table,
+		.key = *key,
+	};
 
-	roll(st, now, key, rule_id);
-	ans = rl_quota_fast(st, b, len, gen);
-	if (ans != RL_ASK)
-		return ans;
-	if (rl_quota_over_alone(st, b, len, gen, settings.nbuckets))
-		return RL_OVER;
-	if (!key) {
-		struct sum_ctx c = {
-			.now = now,
-			.gen = gen,
-			.bucket = st->win.bucket,
-			.self = bpf_get_smp_processor_id(),
-			.rule_id = rule_id,
-		};
-
-		return refresh(st, b, &c, len, 0);	/* a rule window: no burst */
-	} else {
-		struct judge_args a = {
-			.now = now,
-			.len = len,
-			.gen = gen,
-			.table = rule_id,
-			.key = *key,
-		};
-
-		return judge_refresh(st, b, &a);
-	}
+	return judge_source_window(st, b, &a);
 }
 
 /*
- * judge() for a rule's window (`aggregates` entry idx; none: fits): a
- * global function, so the verifier checks it once, not at each of its
- * four call sites (inlined, the program exceeds the verifier's 1M
- * instructions). At most five arguments: the caller looks the window up
- * again to commit (an array lookup, inlined by the verifier).
+ * Judge one packet against a rule's window, entry `idx` of `aggregates`
+ * (none: fits): a global function, so the verifier checks it once, not at
+ * each of its call sites (inlined, the program exceeds the verifier's 1M
+ * instructions). The refresh is inlined here, since a global function
+ * called from it, with bpf_loop's callback, would nest the stack past 512
+ * bytes. At most five arguments: the caller looks the window up again to
+ * commit (an array lookup, inlined by the verifier).
  */
 __noinline int judge_rule_window(__u32 idx, const struct rl_budget *b,
 				 __u64 now, __u64 len, __u32 gen)
 {
 	struct rl_state *st = bpf_map_lookup_elem(&aggregates, &idx);
+	int ans;
 
 	if (!st || !b)
 		return RL_FITS;
-	return judge(st, b, now, len, gen, NULL, idx);
+	roll(st, now, NULL, idx);
+	ans = judge_alone(st, b, len, gen);
+	if (ans != RL_ASK)
+		return ans;
+	{
+		struct sum_ctx c = {
+			.now = now,
+			.gen = gen,
+			.bucket = st->win.bucket,
+			.self = bpf_get_smp_processor_id(),
+			.rule_id = idx,
+		};
+
+		return refresh(st, b, &c, len, 0);	/* a rule window: no burst */
+	}
 }
 #endif /* RL_JUDGE_BPF_H */

@@ -10,16 +10,11 @@
 #include "newcomer.h"
 #include "judge.bpf.h"
 
-/* Judge a packet against the newcomer window of budget slot `slot`;
- * the window to commit to when it fits (NULL: the map has no entry). */
+/* Judge a packet against the newcomer window of budget slot `slot`. */
 static __always_inline int newcomer_fits(const struct rl_budget *nb, __u32 slot,
-					 __u64 now, __u64 len, __u32 gen,
-					 struct rl_state **win)
+					 __u64 now, __u64 len, __u32 gen)
 {
-	__u32 idx = rl_new_index(slot);
-
-	*win = bpf_map_lookup_elem(&aggregates, &idx);
-	return judge_rule_window(idx, nb, now, len, gen) == RL_FITS;
+	return judge_rule_window(rl_new_index(slot), nb, now, len, gen) == RL_FITS;
 }
 
 /*

@@ -2,11 +2,12 @@
 /*
  * xdp-ratelimit: per-source sliding-window rate limiting at the driver.
  * Semantics: xdp-ratelimit(8) SEMANTICS. The program reads as parse
- * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h, verified.bpf.h,
- * refused.bpf.h), judge (judge.bpf.h: the window of include/window.h, the
- * cross-CPU budget of include/quota.h; newcomer.bpf.h) and account (the
- * counters, events in events.bpf.h); a refused SYN may be answered with a
- * SYN cookie, and the ACK returning it passed (cookie.bpf.h). A second program, rl_egress, marks
+ * (include/parse.h), classify (rule.bpf.h, scope.bpf.h, ban.bpf.h,
+ * verified.bpf.h), verdict (judge.bpf.h: the window of include/window.h,
+ * the cross-CPU budget of include/quota.h; newcomer.bpf.h) and account
+ * (the counters, refused.bpf.h, events in events.bpf.h), at its one exit;
+ * a refused SYN may be answered with a SYN cookie, and the ACK returning
+ * it passed (cookie.bpf.h). A second program, rl_egress, marks
  * the sources the host answers (verified.bpf.h). Each bpf/NAME.bpf.h holds
  * one job; every map is in maps.bpf.h.
  */
@@ -54,7 +55,21 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Count a passed packet in a source's window that judge() did not roll. */
+/* A packet's fate, what verdict() and the steps before it decide and
+ * account() counts: the program's one exit. */
+#define FATE_DROP	0	/* refused: a budget, a block, a covering rule */
+#define FATE_PASS	1
+#define FATE_BAN	2	/* dropped for its source's own quota, which its
+				 * proven packets alone exceed: it bans */
+#define FATE_BANNED	3	/* dropped: a ban holds its source */
+#define FATE_COOKIE	4	/* its ACK returned a valid SYN cookie: passed */
+#define FATE_SENT	5	/* answered with a SYN cookie: XDP_TX */
+/* not judged: no IP source; encapsulated; malformed (as parsed: include/parse.h) */
+#define FATE_NON_IP	6
+#define FATE_ENCAP	7
+#define FATE_MALFORMED	8
+
+/* Count a passed packet in a source's window that no budget judged. */
 static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 					   __u64 len, const struct rl_key *key,
 					   int table)
@@ -74,62 +89,142 @@ static __always_inline __u32 how_cover(int how)
 	return (__u32)how >> HOW_COVER_SHIFT;
 }
 
-/* Is the packet within the source's and the rule's aggregate budgets, and,
- * for an unverified source, the rule's newcomer budget? Counts it in every
- * window it was judged in when it is; a dropped packet counts in none.
- * `src`: the source's state (NULL: untracked). One flag word, `how`, not
- * three: what stays live across the judging is what the stack pays for. */
-static __always_inline int within_quota(struct rl_source *src,
-					const struct rl_key *key, int how,
-					const struct rl_rule *rule,
-					__u32 rule_id, __u64 now, __u64 len,
-					__u32 gen)
+/* The source budget of rule `r` in `b`: a burst caps a window budget
+ * (userspace gives a rule with --burst alone the largest: rl_usage_burst). */
+static __always_inline void source_budget(struct rl_budget *b,
+					  const struct rl_rule *r)
 {
-	/* a burst caps a window budget: userspace gives a rule with
-	 * --burst alone the largest (rl_usage_burst). One budget on the
-	 * stack, the source's, then the newcomer and the aggregate budgets
-	 * in turn: three would take 48 bytes more of it. */
-	struct rl_budget b = { rule->pkt_budget, rule->byte_budget, rule->burst };
-	__u32 slot = rl_budget_slot(rule_id, rule);
-	int src_limited = rl_budget_limited(&b);
-	struct rl_state *agg = NULL, *nw = NULL;
+	*b = (struct rl_budget){ r->pkt_budget, r->byte_budget, r->burst };
+}
 
+/* The aggregate budget of rule `r` in `b`. */
+static __always_inline void agg_budget(struct rl_budget *b,
+				       const struct rl_rule *r)
+{
+	*b = (struct rl_budget){ r->agg_pkt_budget, r->agg_byte_budget };
+}
+
+/* Count a passed packet in the windows of budget slot `slot` of rule `r`
+ * that judged it: the newcomer window (an unverified source's) and the
+ * aggregate one. Looked up again here, not kept from the judging: a
+ * pointer kept across it splits the verifier's paths in two for each. */
+static __always_inline void commit_rule_windows(const struct rl_rule *r,
+						__u32 slot, int verified,
+						__u64 len)
+{
+	struct rl_budget b = rl_newcomer_budget(r);
+	struct rl_state *st;
+	__u32 idx;
+
+	if (rl_newcomer_applies(&b, verified)) {
+		idx = rl_new_index(slot);
+		st = bpf_map_lookup_elem(&aggregates, &idx);
+		if (st)
+			rl_quota_commit(st, len);
+	}
+	agg_budget(&b, r);
+	if (rl_budget_limited(&b)) {
+		idx = rl_agg_index(slot);
+		st = bpf_map_lookup_elem(&aggregates, &idx);
+		if (st)
+			rl_quota_commit(st, len);
+	}
+}
+
+/* The fate of a packet over its source's own budget `b`: --ban bans on
+ * the source's own packets only (verified.bpf.h); a block bans nobody. */
+static __always_inline int over_fate(const struct rl_budget *b, __u64 len,
+				     int how)
+{
+	if ((how & HOW_PROVEN_OVER) && !rl_budget_blocks(b, len))
+		return FATE_BAN;
+	return FATE_DROP;
+}
+
+/*
+ * Does the packet fit? Its source's budget, then, for an unverified
+ * source, the rule's newcomer budget, then the rule's aggregate budget:
+ * each asked once, for a tracked source and an untracked one alike. A
+ * source tracked in `sources` (*srcp) is judged in its window first. An
+ * untracked one (*srcp NULL) has no window yet: its budget refuses it
+ * only where it blocks, the rule's budgets next, and only a packet they
+ * admit gives it an entry (`newcomers` for an unverified source under a
+ * newcomer budget), judged then like any window (a lease, the fleet's
+ * share): a spoofed flood against a blocked prefix or a full budget takes
+ * no entry, so it cannot evict the sources that keep sending. Counts the
+ * packet in every window it was judged in when it fits; a dropped packet
+ * counts in none. The fate, and *srcp: the source's entry (NULL: none,
+ * the table full). No rule: not limited, still counted (and shown in
+ * window_*). One budget on the stack at a time, one flag word (`how`):
+ * what stays live across the judging is what the stack pays for.
+ */
+static __always_inline int verdict(struct rl_source **srcp,
+				   const struct rl_key *key, int how,
+				   const struct rl_rule *rule, __u32 rule_id,
+				   __u64 now, __u64 len, __u32 gen,
+				   struct rl_counters *cnt)
+{
+	struct rl_source *src = *srcp;
+	struct rl_budget b;
+	int src_limited;
+	__u32 slot;
+
+	if (!rule) {
+		if (!src)
+			src = new_source_state(RL_TABLE_SOURCES, key, cnt,
+					       rule_id, gen);
+		*srcp = src;
+		if (src)
+			count_unjudged(&src->st, now, len, key, RL_TABLE_SOURCES);
+		return FATE_PASS;
+	}
+	source_budget(&b, rule);
+	slot = rl_budget_slot(rule_id, rule);
+	src_limited = rl_budget_limited(&b);
 	if (src_limited) {
 		if (src) {
-			if (judge(&src->st, &b, now, len, gen, key,
-				  how_table(how)) != RL_FITS) {
-				/* --ban: only by the source's own packets
-				 * (verified.bpf.h); a block bans nobody */
-				if ((how & HOW_PROVEN_OVER) &&
-				    !rl_budget_blocks(&b, len))
-					ban_source(rule, key, now);
-				return 0;
-			}
+			if (judge_source(&src->st, &b, now, len, gen, key,
+					 RL_TABLE_SOURCES) != RL_FITS)
+				return over_fate(&b, len, how);
 		} else if (rl_budget_blocks(&b, len)) {
-			/* untracked: judged as a fresh window */
-			return 0;
+			return FATE_DROP;
 		}
 	}
 	/* newcomer budget: unverified sources also fit it */
 	b = rl_newcomer_budget(rule);
 	if (rl_newcomer_applies(&b, how & HOW_VERIFIED) &&
-	    !newcomer_fits(&b, slot, now, len, gen, &nw))
-		return 0;
-	b = (struct rl_budget){ rule->agg_pkt_budget, rule->agg_byte_budget };
-	if (rl_budget_limited(&b)) {
-		agg = bpf_map_lookup_elem(&aggregates, &slot);
-		if (agg && judge_rule_window(slot, &b, now, len, gen) != RL_FITS)
-			return 0;
+	    !newcomer_fits(&b, slot, now, len, gen))
+		return FATE_DROP;
+	agg_budget(&b, rule);
+	if (rl_budget_limited(&b) &&
+	    judge_rule_window(rl_agg_index(slot), &b, now, len, gen) != RL_FITS)
+		return FATE_DROP;
+	if (!src) {
+		/* admitted by the newcomer budget (its own or the covering
+		 * rule's): kept apart */
+		if ((rl_rule_newcomer_limited(rule) || (how & HOW_PAID)) &&
+		    !(how & HOW_VERIFIED)) {
+			how |= HOW_NEWCOMERS;
+			src = table_source(RL_TABLE_NEWCOMERS, key);
+		}
+		how &= ~HOW_PAID;	/* read above only: one path on, not two */
+		if (!src)
+			src = new_source_state(how_table(how), key, cnt,
+					       rule_id, gen);
+		*srcp = src;
+		if (src && src_limited) {
+			source_budget(&b, rule);
+			if (judge_source(&src->st, &b, now, len, gen, key,
+					 how_table(how)) != RL_FITS)
+				return over_fate(&b, len, how);
+		}
 	}
 	if (src && src_limited)
 		rl_quota_commit(&src->st, len);
 	else if (src)
 		count_unjudged(&src->st, now, len, key, how_table(how));
-	if (agg)
-		rl_quota_commit(agg, len);
-	if (nw)
-		rl_quota_commit(nw, len);
-	return 1;
+	commit_rule_windows(rule, slot, how & HOW_VERIFIED, len);
+	return FATE_PASS;
 }
 
 /* The verdict of the rule that judged the packet, in `rule_counters`. */
@@ -148,6 +243,90 @@ static __always_inline void count_rule(__u32 *rule_id, int pass, __u64 len)
 	}
 }
 
+/* A judged packet's fate, counted where it belongs: the ban a drop for
+ * its own quota earns (--ban: only by the source's own packets,
+ * verified.bpf.h), its source's counters and events (or, with no entry,
+ * its drops in `refused`, its passes as untracked), its rule's counters. */
+static __always_inline void account_judged(struct rl_counters *cnt, int fate,
+					   struct rl_source *src,
+					   const struct rl_key *key,
+					   const struct rl_rule *rule,
+					   __u32 rule_id, __u32 *zero, __u64 len,
+					   __u64 now)
+{
+	int pass = fate == FATE_PASS;
+
+	if (fate == FATE_BAN && rule)
+		ban_source(rule, key, now);
+	if (fate == FATE_BANNED)
+		cnt->banned_pkts++;
+	if (src) {
+		if (pass) {
+			src->passed_pkts++;
+			src->passed_bytes += len;
+		} else {
+			src->dropped_pkts++;
+			src->dropped_bytes += len;
+		}
+		source_event(src, key, pass, now, cnt);
+	} else if (pass) {
+		cnt->untracked_pkts++;
+	} else {
+		count_refused(key, len, now);
+	}
+	if (rule) {
+		/* the key in the program's `zero` slot, free by now: a slot
+		 * of its own would cost the stack 16 bytes */
+		*zero = rule_id;
+		count_rule(zero, pass, len);
+	}
+}
+
+/*
+ * Account for the packet and return its action: the program's one exit,
+ * as xdp-filter's `out:`. A packet that was not judged counts by its kind
+ * (and passes or drops as --pass-malformed says); a SYN cookie's answer
+ * is counted in cookie_first(), its returning ACK as the interface's pass
+ * only.
+ */
+static __always_inline int account(struct rl_counters *cnt, int fate,
+				   struct rl_source *src,
+				   const struct rl_key *key,
+				   const struct rl_rule *rule, __u32 rule_id,
+				   __u32 *zero, __u64 len, __u64 now)
+{
+	int pass = fate == FATE_PASS || fate == FATE_COOKIE;
+
+	if (fate == FATE_SENT)
+		return XDP_TX;
+	if (fate == FATE_NON_IP) {
+		cnt->non_ip_pkts++;
+		pass = 1;
+	} else if (fate == FATE_ENCAP || fate == FATE_MALFORMED) {
+		if (fate == FATE_ENCAP)
+			cnt->encap_pkts++;
+		else
+			cnt->malformed_pkts++;
+		pass = settings.flags & RL_F_PASS_MALFORMED;
+	} else if (fate != FATE_COOKIE) {
+		account_judged(cnt, fate, src, key, rule, rule_id, zero,
+			       len, now);
+	}
+	if (pass) {
+		cnt->passed_pkts++;
+		cnt->passed_bytes += len;
+		return XDP_PASS;
+	}
+	cnt->dropped_pkts++;
+	cnt->dropped_bytes += len;
+	return (settings.flags & RL_F_DRY_RUN) ? XDP_PASS : XDP_DROP;
+}
+
+/*
+ * The XDP program: parse (include/parse.h), classify (the source's entry,
+ * its ban, its rule and scope, whether it is verified or proves itself),
+ * verdict(), account(): every path ends at `out:`.
+ */
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
@@ -158,40 +337,45 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_source *src = NULL;
 	struct rl_counters *cnt;
 	struct rl_config *cfg;
+	struct rl_ban *ban;
 	struct rl_key key;
-	int how = 0;
-	__u32 zero = 0, rule_id, gen;
-	__u64 now;
-	int kind, pass;
+	int how = 0, fate;
+	__u32 zero = 0, rule_id = RL_NO_RULE, gen;
+	__u64 now = 0;
+	int kind;
 
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cnt || !cfg)
 		return XDP_PASS;	/* cannot happen: arrays */
 
+	/* parse */
 	kind = rl_parse_frame(data, data_end, &key, settings.v6_mask);
 	if (kind == RL_PKT_NON_IP) {
-		cnt->non_ip_pkts++;
-		pass = 1;
+		fate = FATE_NON_IP;
 		goto out;
 	}
 	if (kind == RL_PKT_ENCAP) {	/* unjudgeable: as malformed */
-		cnt->encap_pkts++;
-		pass = settings.flags & RL_F_PASS_MALFORMED;
+		fate = FATE_ENCAP;
 		goto out;
 	}
 	if (kind == RL_PKT_MALFORMED) {
-		cnt->malformed_pkts++;
-		pass = settings.flags & RL_F_PASS_MALFORMED;
+		fate = FATE_MALFORMED;
 		goto out;
 	}
 
+	/* classify */
 	now = rl_now(cfg);
 	src = table_source(RL_TABLE_SOURCES, &key);
 	/* --ban: a banned source drops, its window untouched */
-	if (cfg->bans_used && source_banned(&key, now)) {
-		cnt->banned_pkts++;
-		goto refuse;
+	if (cfg->bans_used) {
+		ban = source_ban(&key);
+		if (ban && rl_ban_holds(ban, now)) {
+			fate = FATE_BANNED;
+			goto out;
+		}
+		if (ban)
+			ban_ended(ban, &key, now);
 	}
 	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
 	rule_id = find_rule(src, &key, kind, gen);
@@ -226,10 +410,12 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		if (source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
 		} else if (rl_rule_cookies(rule)) {
-			int act = cookie_first(ctx, now, len);
+			int act = cookie_first(ctx, now);
 
-			if (act != RL_COOKIE_DROP)	/* counted there */
-				return act == RL_COOKIE_SENT ? XDP_TX : XDP_PASS;
+			if (act != RL_COOKIE_DROP) {
+				fate = act == RL_COOKIE_SENT ? FATE_SENT : FATE_COOKIE;
+				goto out;
+			}
 		}
 	}
 	if (rule)
@@ -252,74 +438,18 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		struct rl_budget nb;
 
 		if (judge_rule_window(cover_budget(how_cover(how), &nb), &nb,
-				      now, len, gen) != RL_FITS)
-			goto refuse;
+				      now, len, gen) != RL_FITS) {
+			fate = FATE_DROP;
+			goto out;
+		}
 		cover_commit(how_cover(how), len);
 		how |= HOW_PAID;
 	}
 	how &= ((1 << HOW_COVER_SHIFT) - 1) & ~HOW_COVERED;
-	if (!src) {
-		if (rule && refused_untracked(rule, rule_id, now, len,
-					      gen, how & HOW_VERIFIED)) {
-			count_refused(&key, len, now);
-			pass = 0;
-			goto out;
-		}
-		/* admitted by the newcomer budget: kept apart */
-		if (rule && (rl_rule_newcomer_limited(rule) || (how & HOW_PAID)) &&
-		    !(how & HOW_VERIFIED)) {
-			how |= HOW_NEWCOMERS;
-			src = table_source(RL_TABLE_NEWCOMERS, &key);
-		}
-		if (!src)
-			src = new_source_state(how_table(how), &key, cnt,
-					       rule_id, gen);
-		if (!src)
-			cnt->untracked_pkts++;
-	}
-	how &= ~HOW_PAID;	/* read above only: one path on, not two */
 
-	if (rule) {
-		pass = within_quota(src, &key, how, rule, rule_id, now, len, gen);
-	} else {
-		/* not limited, still counted (and shown in window_*) */
-		pass = 1;
-		if (src)
-			count_unjudged(&src->st, now, len, &key, how_table(how));
-	}
-	goto count_source;
-refuse:	/* dropped before any window of its own judged it */
-	pass = 0;
-	if (!src) {
-		count_refused(&key, len, now);
-		goto out;
-	}
-count_source:
-	if (src) {
-		if (pass) {
-			src->passed_pkts++;
-			src->passed_bytes += len;
-		} else {
-			src->dropped_pkts++;
-			src->dropped_bytes += len;
-		}
-		source_event(src, &key, pass, now, cnt);
-	}
+	fate = verdict(&src, &key, how, rule, rule_id, now, len, gen, cnt);
 out:
-	if (rule) {
-		/* the key in zero's stack slot, free by now: a slot of
-		 * its own would cost the stack 16 bytes */
-		zero = rule_id;
-		count_rule(&zero, pass, len);
-	}
-	if (pass) {
-		cnt->passed_pkts++;
-		cnt->passed_bytes += len;
-		return XDP_PASS;
-	}
-	cnt->dropped_pkts++;
-	cnt->dropped_bytes += len;
-	return (settings.flags & RL_F_DRY_RUN) ? XDP_PASS : XDP_DROP;
+	return account(cnt, fate, src, &key, rule, rule_id, &zero, len, now);
 }
 
 /*

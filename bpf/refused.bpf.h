@@ -1,42 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Refused sources: the first packet of a source that would be dropped anyway
- * takes no `sources` entry; its drops are kept in the small `refused` table.
+ * Refused sources: a packet of a source without an entry that the verdict
+ * drops takes none (a spoofed flood against a blocked prefix or a full
+ * budget cannot evict the sources that keep sending); its drops are kept
+ * in the small `refused` table.
  */
 #ifndef RL_REFUSED_BPF_H
 #define RL_REFUSED_BPF_H
 
 #include "maps.bpf.h"
-#include "newcomer.h"
-#include "judge.bpf.h"
-#include "newcomer.bpf.h"
-
-/*
- * Would the first packet of a source not in the table be dropped anyway?
- * Then it is dropped without taking a table entry: a spoofed flood against
- * a blocked prefix or a full aggregate budget cannot evict the sources that
- * keep sending (their windows stay in force).
- */
-static __always_inline int refused_untracked(const struct rl_rule *rule,
-					     __u32 rule_id, __u64 now,
-					     __u64 len, __u32 gen, int verified)
-{
-	struct rl_budget ab = { rule->agg_pkt_budget, rule->agg_byte_budget };
-	struct rl_budget nb = rl_newcomer_budget(rule);
-	__u32 slot = rl_budget_slot(rule_id, rule);
-	struct rl_state *nw;
-
-	if (rule->pkt_budget == 0 ||
-	    (rule->byte_budget != RL_UNLIMITED && rule->byte_budget < len))
-		return 1;
-	/* newcomer budget: refuses an unverified source without an entry */
-	if (rl_newcomer_applies(&nb, verified) &&
-	    !newcomer_fits(&nb, slot, now, len, gen, &nw))
-		return 1;
-	if (!rl_budget_limited(&ab))
-		return 0;
-	return judge_rule_window(slot, &ab, now, len, gen) != RL_FITS;
-}
 
 /* May this CPU add an entry to `refused` now? (its share of
  * RL_REFUSED_NEW_PER_PERIOD) */

@@ -112,7 +112,7 @@ __noinline int verify_source(const struct rl_key *key, __u64 now)
  * the record goes, and the connection counts as established for bans
  * (`answered`, with the SYN-ACK's window). 1 if it proved. (On 6.1 the
  * program's frame and this chain of global functions share 512 bytes of
- * stack: keep the program's frame at 224.)
+ * stack.)
  */
 __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 now)
 {
@@ -141,45 +141,67 @@ __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 
 }
 
 /*
- * A packet of a verified source under rule `rule`, which bans: if it
- * belongs to a connection the host established and lies within the
- * window the host last advertised on it, count it as proven
- * (include/verified.h), whatever its verdict. 1 if the proven packets
- * alone now exceed the source's quota: then a drop for that quota bans.
- * A parse or lookup that fails proves nothing, so never bans. A global
- * function: its frame is not the program's, whose stack the cross-CPU sum
- * already fills.
+ * Is the packet of a verified source proven: does it belong to a
+ * connection the host established (`answered`, within the TTL) and lie
+ * within the window the host last advertised on it (include/verified.h)?
+ * A parse or lookup that fails proves nothing. A question: count_proven()
+ * counts it. A global function: its frame is not the program's, whose
+ * stack the cross-CPU sum already fills.
  */
-__noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
-			      const struct rl_rule *rule, __u64 now, __u64 len)
+__noinline int proven_packet(struct xdp_md *ctx, __u64 now)
 {
 	struct rl_answered *a;
-	struct rl_verified *v;
-	struct rl_budget b = { 0 };
 	struct rl_flow f;
 	struct rl_seg seg;
-	struct rl_key k;
-	__u32 win;
 
-	if (!ctx || !key || !rule)
-		return 0;	/* cannot happen: the caller's pointers */
+	if (!ctx)
+		return 0;	/* cannot happen: the caller's pointer */
 	if (!rl_parse_tcp((void *)(long)ctx->data, (void *)(long)ctx->data_end,
 			  &f, 0, &seg) || (seg.flags & RL_TCP_SYN))
 		return 0;
 	a = bpf_map_lookup_elem(&answered, &f);
-	if (!a || !rl_verified_holds(RL_READ(a->answered_ns), now,
-				     settings.verified_ttl_ns) ||
-	    !rl_seq_in_window(a, seg.seq))
-		return 0;
+	return a && rl_verified_holds(RL_READ(a->answered_ns), now,
+				      settings.verified_ttl_ns) &&
+	       rl_seq_in_window(a, seg.seq);
+}
+
+/* Count a proven packet of `len` bytes of source `key` at `now`, whatever
+ * its verdict, toward a ban (rl_proven_add). 1 if counted (the source has
+ * a `verified` entry). */
+__noinline int count_proven(const struct rl_key *key, __u64 now, __u64 len)
+{
+	struct rl_verified *v;
+	struct rl_key k;
+
+	if (!key)
+		return 0;	/* cannot happen: the caller's key */
 	k = *key;	/* 6.1: a map key on this stack, not an argument */
 	v = bpf_map_lookup_elem(&verified, &k);
 	if (!v)
 		return 0;
-	win = rl_proven_window(now, settings.window_ns);
-	rl_proven_add(v, win, len);
+	rl_proven_add(v, rl_proven_window(now, settings.window_ns), len);
+	return 1;
+}
+
+/* Do the proven packets of source `key` alone exceed the quota of rule
+ * `rule` in the window of `now` (rl_proven_exceeds)? Then a drop for that
+ * quota bans. */
+__noinline int proven_over(const struct rl_key *key, const struct rl_rule *rule,
+			   __u64 now)
+{
+	struct rl_budget b = { 0 };
+	struct rl_verified *v;
+	struct rl_key k;
+
+	if (!key || !rule)
+		return 0;	/* cannot happen: the caller's pointers */
+	k = *key;	/* 6.1: a map key on this stack, not an argument */
+	v = bpf_map_lookup_elem(&verified, &k);
+	if (!v)
+		return 0;
 	b.pkts = rule->pkt_budget;
 	b.bytes = rule->byte_budget;
-	return rl_proven_exceeds(v, win, &b);
+	return rl_proven_exceeds(v, rl_proven_window(now, settings.window_ns), &b);
 }
 
 /*
@@ -187,10 +209,11 @@ __noinline int account_proven(struct xdp_md *ctx, const struct rl_key *key,
  * (RL_NO_RULE: none), for source `key` that is verified (`how` has
  * HOW_VERIFIED) or not: the ACK that proves it (prove_source, whatever
  * the rule), then, under a rule that bans, its count toward a ban
- * (account_proven). The flags to add to `how`. One call from the program,
- * so that its own frame stays at 224 bytes: on 6.1 it and the deepest
- * chain of global functions share 512 (and a rule slot, not a pointer
- * that may be NULL, which 6.1 refuses a global function).
+ * (proven_packet, count_proven) and whether that count is over the quota
+ * (proven_over). The flags to add to `how`. One call from the program,
+ * so that its own frame stays small: on 6.1 it and the deepest chain of
+ * global functions share 512 (and a rule slot, not a pointer that may be
+ * NULL, which 6.1 refuses a global function).
  */
 __noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
 				__u32 rule_id, __u64 now, int how)
@@ -205,8 +228,11 @@ __noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
 	if (!((how | add) & HOW_VERIFIED) || rule_id == RL_NO_RULE)
 		return add;
 	rule = bpf_map_lookup_elem(&rules, &rule_id);
-	if (rule && (rule->flags & RL_RULE_F_USED) && rule->ban_ns &&
-	    account_proven(ctx, key, rule, now, (__u64)(ctx->data_end - ctx->data)))
+	if (!rule || !(rule->flags & RL_RULE_F_USED) || !rule->ban_ns ||
+	    !proven_packet(ctx, now))
+		return add;
+	if (count_proven(key, now, (__u64)(ctx->data_end - ctx->data)) &&
+	    proven_over(key, rule, now))
 		add |= HOW_PROVEN_OVER;
 	return add;
 }

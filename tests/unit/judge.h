@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * judge() of bpf/ratelimit.bpf.c on the host, for the unit tests that
- * drive one budget through it: roll, the fast path, then (RL_ASK) the
+ * A judgment of bpf/judge.bpf.h (judge_source_window(), judge_rule_window())
+ * on the host, for the unit tests that drive one budget through it: roll,
+ * the fast path, then (RL_ASK) the
  * other CPUs, the history and a fleet share read twice around the lease
  * (refresh, confirm). `all` holds every simulated CPU's state for the
  * budget, `self` is the CPU the packet runs on. Include after quota.h

@@ -7,8 +7,8 @@
  * newcomers live in a table of their own and never push a verified
  * source's state out. The tables are small LRUs, as `sources` and
  * `newcomers` are, driven the way bpf/ratelimit.bpf.c drives the maps
- * (refused_untracked, new_source_state, within_quota); `verified` is
- * written only by the simulated egress hook (sim_answer).
+ * (verdict(), new_source_state); `verified` is written only by the
+ * simulated egress hook (sim_answer).
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * The cross-CPU lease of include/quota.h, driven exactly as
  * bpf/ratelimit.bpf.c drives it (judge(): roll, rl_quota_fast, on RL_ASK
- * rl_usage_add over the other CPUs and rl_quota_refresh; within_quota():
+ * rl_usage_add over the other CPUs and rl_quota_refresh; verdict():
  * source then aggregate, commit to both only if both fit), on simulated
  * CPUs and a simulated clock:
  *  - one CPU (of any count) is exact: verdicts identical to model.h,
@@ -61,13 +61,13 @@ static void usage_total(const struct rl_state *all, const struct rl_history *h,
 	rl_hist_usage(h, newest, nb, pkts, bytes);
 }
 
-/* within_quota() of the XDP program for a tracked source. */
-static int within_quota(struct rl_state *src, struct rl_history *sh,
-			struct rl_state *agg, struct rl_history *ah,
-			uint32_t ncpus, uint32_t self,
-			const struct rl_budget *sb, const struct rl_budget *ab,
-			uint64_t now, uint64_t len, uint32_t gen,
-			uint64_t width, uint32_t nb, struct judge_stats *js)
+/* verdict() of the XDP program for a tracked source. */
+static int verdict(struct rl_state *src, struct rl_history *sh,
+		   struct rl_state *agg, struct rl_history *ah,
+		   uint32_t ncpus, uint32_t self,
+		   const struct rl_budget *sb, const struct rl_budget *ab,
+		   uint64_t now, uint64_t len, uint32_t gen,
+		   uint64_t width, uint32_t nb, struct judge_stats *js)
 {
 	int src_limited = rl_budget_limited(sb);
 
@@ -390,7 +390,7 @@ TEST(quota_aggregate_many_sources)
 			__u64 sp, ap, ign;
 
 			T += gap;
-			got = within_quota(&src[(size_t)k * ncpus], &sh[k], agg, &ah,
+			got = verdict(&src[(size_t)k * ncpus], &sh[k], agg, &ah,
 					   ncpus, self, &sb, &ab, T, len, 1, c.width,
 					   c.nb, &js);
 			model_move(&sm[k], T);

@@ -36,7 +36,7 @@ static void victim_init(struct victim *s)
 	s->b.bytes = RL_UNLIMITED;
 }
 
-/* One packet, as within_quota() takes it: `proven` when it belongs to a
+/* One packet, as verdict() takes it: `proven` when it belongs to a
  * connection the host answered (the forger's never do). 1 if it passed. */
 static int packet(struct victim *s, uint64_t now, int proven)
 {
