@@ -17,7 +17,9 @@
 # test and `N passed, N failed` on the serial console, then powers off;
 # qemu runs under a timeout, so a hung guest is a failed suite, not a
 # hung `make test`.
-#   VM_TIMEOUT=S      seconds a boot may take (default 420)
+#   VM_TIMEOUT=S      seconds a boot may take (default 900: a boot takes about 200 s
+#                     on an idle 2-CPU machine, twice that and more when it is
+#                     busy; the bound is for a hung guest, not a slow one)
 #   VM_APPEND=ARGS    more kernel command line, for the guest to read
 #   VM_CONSOLE=FILE   the last boot's whole console, kept there
 set -u
@@ -27,7 +29,7 @@ out=$(cd "${1:-build}" && pwd) || exit 1
 shift
 [ $# -gt 0 ] || set -- cloud rt
 cache=$out/vm
-boot_timeout=${VM_TIMEOUT:-420}	# seconds, per boot
+boot_timeout=${VM_TIMEOUT:-900}	# seconds, per boot
 passed=0 failed=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/rl-vm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
