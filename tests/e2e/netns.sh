@@ -63,3 +63,38 @@ test_netns_same_name() {
 	[ "$(seen 198.18.61.1)" = 10 ] || why+=("here after the detach there: $(seen 198.18.61.1) of 30 passed, want 10")
 	result netns_same_name "${#why[@]}" "${why[*]}"
 }
+
+# ---- an attachment whose namespace died -----------------------------------------------
+# Deleting a namespace takes its interfaces, and the kernel detaches the
+# XDP link of each (ifindex 0), but the pins stay: status elsewhere marks
+# that attachment gone and says which directory to remove; after that it
+# is no longer listed.
+test_netns_gone() {
+	local ns3=${id}g peer=${id}q why=() out b3 ino3
+	ip netns add "$ns3" && extra_ns+=("$ns3") &&
+		ip link add "$vrx" netns "$ns3" type veth peer name "$peer" netns "$ns3" &&
+		ip -n "$ns3" link set "$vrx" up && ip -n "$ns3" link set "$peer" up &&
+		nsenter --net="/run/netns/$ns3" "$cli" attach "$vrx" --default-pps 20 >/dev/null &&
+		b3=$(ns_pins "$ns3") && [ -n "$b3" ] && [ -e "$b3/$vrx/link" ] ||
+		{ result netns_gone 1 "an attachment in a third namespace"; return; }
+	tmpdirs+=("$b3")	# what the test does not remove, the cleanup does
+	ino3=$(stat -L -c %i "/run/netns/$ns3")
+	gone_here() {
+		rl status --json | jq -e --argjson n "$ino3" --arg i "$vrx" --arg d "$b3" \
+			'.other_namespaces | map(select(.netns_inode == $n)) |
+			 length == 1 and .[0].gone == [$i] and .[0].pin_dir == $d' >/dev/null
+	}
+	gone_here && why+=("gone while its namespace lives: $(rl status --json | jq -c .other_namespaces)")
+	ip netns del "$ns3"
+	# the kernel destroys the namespace, and with it the veth, in the background
+	within 200 gone_here || why+=("not marked gone 20 s after its namespace was deleted: $(rl status --json | jq -c .other_namespaces)")
+	out=$(rl status)
+	[[ $out == *"in network namespace net:[$ino3] (not this one): $vrx (gone)"* ]] &&
+		[[ $out == *"'rm -r $b3/IFACE' frees"* ]] ||
+		why+=("status: $out")
+	rm -r "${b3:?}/$vrx"
+	rl status --json | jq -e --argjson n "$ino3" \
+		'.other_namespaces | map(select(.netns_inode == $n)) | length == 0' >/dev/null ||
+		why+=("still listed after its pins went: $(rl status --json | jq -c .other_namespaces)")
+	result netns_gone "${#why[@]}" "${why[*]}"
+}

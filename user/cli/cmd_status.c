@@ -86,17 +86,30 @@ static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
 }
 
 /* The other namespaces' attachments and the flat layout's pins, in the
- * table's tail: named, never repaired from here. */
+ * table's tail: named, never repaired from here. One whose link says its
+ * interface is gone (deleted, or with its namespace) is marked so, with
+ * the directory whose removal frees what its pins hold. */
 static void print_elsewhere(const struct status *st)
 {
-	char ns[32];
+	char ns[32], dir[NAME_MAX + 1];
 
 	for (int i = 0; i < st->nothers; i++) {
-		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		const struct rl_netns_pins *o = &st->others[i];
+		bool gone = false;
+
+		netns_text(&o->ns, ns, sizeof(ns));
 		printf("%sin network namespace %s (not this one):", i ? "" : "\n", ns);
-		for (int k = 0; k < st->others[i].n; k++)
-			printf(" %s", st->others[i].names[k]);
+		for (int k = 0; k < o->n; k++) {
+			printf(" %s%s", o->names[k], o->gone[k] ? " (gone)" : "");
+			gone |= o->gone[k];
+		}
 		printf("\n");
+		if (gone) {
+			rl_netns_dir(&o->ns, dir, sizeof(dir));
+			printf("  (gone): the interface was deleted, or its namespace; the pins\n"
+			       "  only hold memory now, which 'rm -r %s/%s/IFACE' frees\n",
+			       RL_PIN_TOP, dir);
+		}
 	}
 	if (st->nflat) {
 		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);
@@ -108,19 +121,30 @@ static void print_elsewhere(const struct status *st)
 
 static void elsewhere_json(struct rl_json *j, const struct status *st)
 {
-	char ns[32];
+	char ns[32], sub[NAME_MAX + 1], dir[PATH_MAX];
 
 	rl_json_name(j, "other_namespaces");
 	rl_json_array_start(j);
 	for (int i = 0; i < st->nothers; i++) {
+		const struct rl_netns_pins *o = &st->others[i];
+
 		rl_json_object_start(j);
-		netns_text(&st->others[i].ns, ns, sizeof(ns));
+		netns_text(&o->ns, ns, sizeof(ns));
 		rl_json_string_field(j, "netns", ns);
-		rl_json_uint_field(j, "netns_inode", st->others[i].ns.inode);
+		rl_json_uint_field(j, "netns_inode", o->ns.inode);
+		rl_netns_dir(&o->ns, sub, sizeof(sub));
+		snprintf(dir, sizeof(dir), "%s/%s", RL_PIN_TOP, sub);
+		rl_json_string_field(j, "pin_dir", dir);
 		rl_json_name(j, "interfaces");
 		rl_json_array_start(j);
-		for (int k = 0; k < st->others[i].n; k++)
-			rl_json_string(j, st->others[i].names[k]);
+		for (int k = 0; k < o->n; k++)
+			rl_json_string(j, o->names[k]);
+		rl_json_array_end(j);
+		rl_json_name(j, "gone");
+		rl_json_array_start(j);
+		for (int k = 0; k < o->n; k++)
+			if (o->gone[k])
+				rl_json_string(j, o->names[k]);
 		rl_json_array_end(j);
 		rl_json_object_end(j);
 	}

@@ -399,6 +399,30 @@ int rl_pins_legacy(char names[][IF_NAMESIZE], int max)
 	return list_ifaces(RL_PIN_TOP, true, names, max);
 }
 
+/* Does the XDP link pinned for `iface` in `dir` say its interface is
+ * gone? The kernel detaches a link whose device goes (ifindex 0). */
+static bool link_gone(const char *dir, const char *iface)
+{
+	struct bpf_link_info info;
+	char sub[NAME_MAX + 1], path[PATH_MAX];
+	__u32 len = sizeof(info);
+	bool gone;
+	int fd;
+
+	memset(&info, 0, sizeof(info));
+	dir_name(sub, sizeof(sub), iface, '.', ':');
+	if (snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, RL_PIN_LINK) >=
+	    (int)sizeof(path))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	gone = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       info.type == BPF_LINK_TYPE_XDP && !info.xdp.ifindex;
+	close(fd);
+	return gone;
+}
+
 int rl_netns_others(struct rl_netns_pins *out, int max)
 {
 	char path[PATH_MAX];
@@ -419,6 +443,8 @@ int rl_netns_others(struct rl_netns_pins *out, int max)
 			continue;	/* left empty by the last detach there */
 		out[n].ns = ns;
 		out[n].n = k;
+		for (int i = 0; i < k; i++)
+			out[n].gone[i] = link_gone(path, out[n].names[i]);
 		n++;
 	}
 	closedir(d);

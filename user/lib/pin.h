@@ -45,6 +45,10 @@ struct rl_netns_pins {
 	struct rl_netns ns;
 	int n;
 	char names[RL_MAX_IFACES][IF_NAMESIZE];
+	/* its link says the interface is gone (deleted, or with its
+	 * namespace): the pins only hold memory now. Under libxdp's
+	 * dispatcher there is no link to ask: never set. */
+	bool gone[RL_MAX_IFACES];
 };
 
 /* The namespaces other than the caller's with an attached interface;
