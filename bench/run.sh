@@ -555,6 +555,9 @@ for size in $sweep_sizes; do
 		n=${id}-w$c
 		[ -e "/run/netns/$n" ] || continue
 		[ "$c" = p ] && in_ns "$n" "$cli" detach "${id}rw$c" >/dev/null
+		# the pair goes now, both ends: a deleted namespace takes its
+		# end in the background, and the next size's pair has its names
+		ip -n "$tx" link del "${id}tw$c" 2>/dev/null
 		ip netns del "$n"
 	done
 done
