@@ -357,27 +357,12 @@ void rl_iface_gone_text(const char *name, char *buf, size_t len)
 
 int rl_link_ifindex(const char *name, __u32 *prog_id)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
 	char path[PATH_MAX];
-	int fd, ret = 0;
+	int ret;
 
 	rl_pin_path(path, sizeof(path), name, RL_PIN_LINK);
-	fd = bpf_obj_get(path);
-	if (fd < 0 && errno == ENOENT)	/* under libxdp's dispatcher? */
+	ret = rl_link_pin_ifindex(path, prog_id);
+	if (ret == -ENOENT)	/* under libxdp's dispatcher? */
 		return rl_xdp_multi_judge(name, prog_id);
-	if (fd < 0)
-		return -errno;
-	if (!rl_pin_is(fd, "link_type:"))
-		ret = -EPROTO;
-	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = -errno;
-	else if (info.type != BPF_LINK_TYPE_XDP)
-		ret = -EPROTO;
-	else
-		ret = (int)info.xdp.ifindex;
-	if (prog_id)
-		*prog_id = info.prog_id;
-	close(fd);
 	return ret;
 }

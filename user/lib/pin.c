@@ -399,28 +399,39 @@ int rl_pins_legacy(char names[][IF_NAMESIZE], int max)
 	return list_ifaces(RL_PIN_TOP, true, names, max);
 }
 
+int rl_link_pin_ifindex(const char *path, __u32 *prog_id)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	int fd, ret;
+
+	memset(&info, 0, sizeof(info));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (!rl_pin_is(fd, "link_type:"))
+		ret = -EPROTO;
+	else if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	else if (info.type != BPF_LINK_TYPE_XDP)
+		ret = -EPROTO;
+	else
+		ret = (int)info.xdp.ifindex;
+	if (prog_id)
+		*prog_id = info.prog_id;
+	close(fd);
+	return ret;
+}
+
 /* Does the XDP link pinned for `iface` in `dir` say its interface is
  * gone? The kernel detaches a link whose device goes (ifindex 0). */
 static bool link_gone(const char *dir, const char *iface)
 {
-	struct bpf_link_info info;
 	char sub[NAME_MAX + 1], path[PATH_MAX];
-	__u32 len = sizeof(info);
-	bool gone;
-	int fd;
 
-	memset(&info, 0, sizeof(info));
 	dir_name(sub, sizeof(sub), iface, '.', ':');
-	if (snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, RL_PIN_LINK) >=
-	    (int)sizeof(path))
-		return false;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	gone = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	       info.type == BPF_LINK_TYPE_XDP && !info.xdp.ifindex;
-	close(fd);
-	return gone;
+	return snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, RL_PIN_LINK) <
+	       (int)sizeof(path) && rl_link_pin_ifindex(path, NULL) == 0;
 }
 
 int rl_netns_others(struct rl_netns_pins *out, int max)

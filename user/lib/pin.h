@@ -140,6 +140,11 @@ bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
  * bpf_obj_get_info_by_fd cannot tell them apart. */
 bool rl_pin_is(int fd, const char *field);
 
+/* The XDP link pinned at `path`: the ifindex it is attached to (0 when
+ * its interface went away: the kernel detaches the link), or -errno
+ * (-EPROTO: the pin is no XDP link). prog_id: its program. */
+int rl_link_pin_ifindex(const char *path, __u32 *prog_id);
+
 /* Open a pinned map that must be of this type, key and value size: its
  * fd, or -EPROTO when it is something else, or -errno. */
 int rl_map_pin_open(const char *path, __u32 type, __u32 key_size,
