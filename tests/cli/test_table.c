@@ -121,3 +121,15 @@ TEST(view_width)
 		unsetenv("COLUMNS");
 	free(old);
 }
+
+TEST(table_bytes)
+{
+	char b[32];
+
+	rl_table_bytes(1251127936ULL, " ", b, sizeof(b));
+	CHECK(!strcmp(b, "1.25 GB"), "got '%s'", b);
+	rl_table_bytes(50200000ULL, "", b, sizeof(b));
+	CHECK(!strcmp(b, "50.2MB"), "got '%s'", b);
+	rl_table_bytes(120, " ", b, sizeof(b));
+	CHECK(!strcmp(b, "0.1 kB"), "got '%s'", b);
+}

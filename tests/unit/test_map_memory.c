@@ -78,15 +78,3 @@ TEST(map_memory_sized_by_sources)
 	CHECK(!rl_map_sized_by_sources(RL_MAP_IDX_rules), "rules");
 	CHECK(!rl_map_sized_by_sources(RL_MAP_IDX_bans), "bans");
 }
-
-TEST(map_memory_format)
-{
-	char b[32];
-
-	rl_format_mem(1251127936ULL, " ", b, sizeof(b));
-	CHECK(!strcmp(b, "1.25 GB"), "got '%s'", b);
-	rl_format_mem(50200000ULL, "", b, sizeof(b));
-	CHECK(!strcmp(b, "50.2MB"), "got '%s'", b);
-	rl_format_mem(120, " ", b, sizeof(b));
-	CHECK(!strcmp(b, "0.1 kB"), "got '%s'", b);
-}

@@ -18,6 +18,7 @@
 #include "lib/attach_txn.h"
 #include "lib/rule_replace.h"
 #include "cli/cmd_args.h"
+#include "cli/table.h"
 #include "lib/iface.h"
 #include "lib/kernel_probe.h"
 #include "lib/loader.h"
@@ -143,9 +144,9 @@ static void print_memory(const struct rl_memory *mem, const struct rl_settings *
 {
 	char all[32], per[32], grow[32];
 
-	rl_format_mem(mem->total, " ", all, sizeof(all));
-	rl_format_mem(mem->per_source, " ", per, sizeof(per));
-	rl_format_mem(mem->grow_total, " ", grow, sizeof(grow));
+	rl_table_bytes(mem->total, " ", all, sizeof(all));
+	rl_table_bytes(mem->per_source, " ", per, sizeof(per));
+	rl_table_bytes(mem->grow_total, " ", grow, sizeof(grow));
 	printf("memory: %s of kernel maps on %d possible CPUs, %s of it for --max-sources %llu; up to %s more as rules and fleet shares are written\n",
 	       all, mem->ncpus, per, (unsigned long long)s->max_sources, grow);
 }

@@ -429,7 +429,7 @@ static void row_cell(const void *ctx, size_t row, int col, char *buf,
 		break;
 	case COL_MEMORY:
 		if (r->have_mem)
-			rl_format_mem(r->mem.total, "", buf, len);
+			rl_table_bytes(r->mem.total, "", buf, len);
 		else
 			snprintf(buf, len, "-");
 		break;

@@ -217,6 +217,16 @@ void rl_table_count(char *buf, size_t len, __u64 v, bool exact)
 		 suffix[i]);
 }
 
+void rl_table_bytes(__u64 bytes, const char *sep, char *buf, size_t len)
+{
+	if (bytes >= 1000000000ULL)
+		snprintf(buf, len, "%.2f%sGB", (double)bytes / 1e9, sep);
+	else if (bytes >= 1000000ULL)
+		snprintf(buf, len, "%.1f%sMB", (double)bytes / 1e6, sep);
+	else
+		snprintf(buf, len, "%.1f%skB", (double)bytes / 1e3, sep);
+}
+
 void rl_print_wrapped(FILE *f, const char *text, int width, int indent)
 {
 	bool line_start = true;

@@ -58,6 +58,8 @@ int rl_view_width(bool wide);
  * three significant digits with k, M, G, T, P or E (powers of 1000):
  * "123k", "1.23M". */
 void rl_table_count(char *buf, size_t len, __u64 v, bool exact);
+/* A size in bytes: "50.2 MB", or "50.2MB" with sep "" (powers of 1000). */
+void rl_table_bytes(__u64 bytes, const char *sep, char *buf, size_t len);
 
 /* `text` and a newline, printed from column `indent` (where the cursor
  * is), wrapped at spaces (not RL_TABLE_NBSP) to `width` (0: unwrapped)

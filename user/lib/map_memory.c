@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/map_memory.h"
@@ -146,14 +145,4 @@ int rl_memory_read(const struct rl_maps *m, int ncpus, struct rl_memory *out)
 			out->per_source += out->map[i];
 	}
 	return 0;
-}
-
-void rl_format_mem(__u64 bytes, const char *sep, char *buf, size_t len)
-{
-	if (bytes >= 1000000000ULL)
-		snprintf(buf, len, "%.2f%sGB", (double)bytes / 1e9, sep);
-	else if (bytes >= 1000000ULL)
-		snprintf(buf, len, "%.1f%sMB", (double)bytes / 1e6, sep);
-	else
-		snprintf(buf, len, "%.1f%skB", (double)bytes / 1e3, sep);
 }

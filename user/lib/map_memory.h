@@ -55,7 +55,4 @@ bool rl_map_sized_by_sources(int idx);
  * shapes read from the kernel; 0 or -errno. */
 int rl_memory_read(const struct rl_maps *m, int ncpus, struct rl_memory *out);
 
-/* "50.2 MB", or "50.2MB" with sep "" (powers of 1000). */
-void rl_format_mem(__u64 bytes, const char *sep, char *buf, size_t len);
-
 #endif /* RL_MAP_MEMORY_H */
