@@ -90,7 +90,8 @@ test_netns_gone() {
 	within 200 gone_here || why+=("not marked gone 20 s after its namespace was deleted: $(rl status --json | jq -c .other_namespaces)")
 	out=$(rl status)
 	[[ $out == *"in network namespace net:[$ino3] (not this one): $vrx (gone)"* ]] &&
-		[[ $out == *"'rm -r $b3/IFACE' frees"* ]] ||
+		[[ $out == *"which this frees:"$'\n'"  rm -r $b3/IFACE"* ]] &&
+		[ "$(awk 'length > 80' <<<"$out")" = "" ] ||
 		why+=("status: $out")
 	rm -r "${b3:?}/$vrx"
 	rl status --json | jq -e --argjson n "$ino3" \

@@ -106,8 +106,10 @@ static void print_elsewhere(const struct status *st)
 		printf("\n");
 		if (gone) {
 			rl_netns_dir(&o->ns, dir, sizeof(dir));
+			/* the command on a line of its own: 80 columns */
 			printf("  (gone): the interface was deleted, or its namespace; the pins\n"
-			       "  only hold memory now, which 'rm -r %s/%s/IFACE' frees\n",
+			       "  only hold memory now, which this frees:\n"
+			       "  rm -r %s/%s/IFACE\n",
 			       RL_PIN_TOP, dir);
 		}
 	}
