@@ -12,6 +12,7 @@
 #include "quota.h"
 #include "remote.h"
 #include "source.bpf.h"
+#include "cpus.bpf.h"
 
 struct sum_ctx {
 	struct rl_usage acc;
@@ -21,6 +22,11 @@ struct sum_ctx {
 	__u32 gen;
 	__u32 source;	/* the budget is a source's (key) in table RL_TABLE_*,
 			 * or 0: an aggregate's (rule_id) */
+	/* 1 + the highest CPU to read (include/cpus.h): the loop runs to
+	 * the possible CPUs' count, a constant the verifier knows (a count
+	 * it does not know made it walk the program's paths twice over),
+	 * and stops here */
+	__u32 end;
 	union {
 		struct rl_key key;
 		__u32 rule_id;
@@ -37,7 +43,9 @@ static long sum_source_cpu(__u32 cpu, struct sum_ctx *c)
 {
 	struct rl_source *o;
 
-	if (cpu == c->self)
+	if (cpu >= c->end)
+		return 1;
+	if (cpu == c->self || !cpus_joined(cpu))
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&sources, &c->key, cpu);
 	if (o && owned_by(o, &c->key))
@@ -49,7 +57,9 @@ static long sum_newcomer_cpu(__u32 cpu, struct sum_ctx *c)
 {
 	struct rl_source *o;
 
-	if (cpu == c->self)
+	if (cpu >= c->end)
+		return 1;
+	if (cpu == c->self || !cpus_joined(cpu))
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&newcomers, &c->key, cpu);
 	if (o && owned_by(o, &c->key))
@@ -61,7 +71,9 @@ static long sum_aggregate_cpu(__u32 cpu, struct sum_ctx *c)
 {
 	struct rl_state *o;
 
-	if (cpu == c->self)
+	if (cpu >= c->end)
+		return 1;
+	if (cpu == c->self || !cpus_joined(cpu))
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&aggregates, &c->rule_id, cpu);
 	if (o)
@@ -106,7 +118,8 @@ static __always_inline void sum_remote(struct sum_ctx *c)
 
 /*
  * What the other CPUs hold of the budget in `c`, summed into c->acc: their
- * newest and past buckets and leases, then the budget's history (the older
+ * newest and past buckets and leases (of the CPUs that joined: only they
+ * can hold any, include/cpus.h; read after the caller's barrier), then the budget's history (the older
  * buckets of every CPU, this one's included) if any CPU's marker says it
  * holds part of the window, then, for a source, the other hosts' share
  * (fleet sync). The one place where the others' usage is summed.
@@ -117,6 +130,7 @@ static __always_inline void sum_others(struct sum_ctx *c, int of_source)
 {
 	struct rl_history *h = NULL;
 
+	c->end = cpus_end();
 	if (!of_source) {
 		bpf_loop(settings.ncpus, sum_aggregate_cpu, c, 0);
 		if (c->acc.hist) {

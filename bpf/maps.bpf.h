@@ -244,6 +244,15 @@ struct {
 	__type(value, struct rl_rule_counters);
 } rule_counters SEC(".maps");
 
+/* The CPUs that have written a budget's state (include/cpus.h): a
+ * refresh reads only those. Written by the program only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_cpus);
+} cpus SEC(".maps");
+
 /* Values for new entries: an update needs a full value, too big for the
  * stack. */
 static const struct rl_source new_source;

@@ -133,7 +133,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	12
+#define RL_LAYOUT_VERSION	13
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -177,7 +177,8 @@
 	X(scopes,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_scope)	\
 	X(scoped_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v4, __u32)			\
 	X(scoped_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_scoped_v6, __u32)			\
-	X(rule_counters, BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_rule_counters)
+	X(rule_counters, BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_rule_counters) \
+	X(cpus,		BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_cpus)
 
 /* The key and value of a map that has none (a ring buffer: size 0, as
  * the kernel reports it; an empty struct is a GNU C extension). */
@@ -365,6 +366,19 @@ struct rl_source {
 /* At most two cache lines per source per CPU (the kernel allocates one for
  * every possible CPU): a new field must make room first. */
 #define RL_SOURCE_MAX_SIZE	128
+
+/*
+ * Value of the one-entry `cpus` array: the CPUs that have written a
+ * budget's state, the only ones a refresh reads (include/cpus.h). Written
+ * by the program only (fetching atomic ORs); never cleared.
+ */
+#define RL_CPUS_WORDS	4
+#define RL_CPUS_BITS	(RL_CPUS_WORDS * 64)
+
+struct rl_cpus {
+	__u64 seen[RL_CPUS_WORDS];	/* bit c%64 of word c/64: CPU c joined */
+	__u64 high;	/* nonzero: a CPU >= RL_CPUS_BITS joined */
+};
 
 /*
  * Value of the `refused` LRU hash: drops of a source whose packets were

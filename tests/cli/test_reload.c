@@ -61,12 +61,26 @@ TEST(reload_layout8_shapes)
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
 		    i != RL_MAP_IDX_answered && i != RL_MAP_IDX_counters &&
-		    i != RL_MAP_IDX_synacks)
+		    i != RL_MAP_IDX_synacks && i != RL_MAP_IDX_cpus)
 			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		CHECK_EQ(rl_layout_value_size(RL_LAYOUT_VERSION, i),
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
+}
+
+/* Layout 13 only added a map (cpus): layout 12's are all 13's, and a
+ * carry from 12 or older has no CPUs to copy (it fills them). */
+TEST(reload_layout12_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 13, "this layout");
+	for (__u32 layout = 8; layout <= 12; layout++)
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_cpus), -ENOENT,
+			 "no cpus in layouts 8 to 12");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (i != RL_MAP_IDX_cpus)
+			CHECK_EQ(rl_layout_value_size(12, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
 }
 
 /* Layout 10 only added the rejected fields at the end of the sync state:
@@ -81,7 +95,8 @@ TEST(reload_layout9_shapes)
 		 "layout-10 sync state: rejected and key_errors at the end");
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_sync && i != RL_MAP_IDX_answered &&
-		    i != RL_MAP_IDX_counters && i != RL_MAP_IDX_synacks)
+		    i != RL_MAP_IDX_counters && i != RL_MAP_IDX_synacks &&
+		    i != RL_MAP_IDX_cpus)
 			CHECK_EQ(rl_layout_value_size(9, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
@@ -95,7 +110,6 @@ TEST(reload_layout9_shapes)
  * config is (the options' defaults until the reload writes them). */
 TEST(reload_layout11_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_VERSION, 12, "this layout");
 	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_counters),
 		 (int)offsetof(struct rl_counters, cookies_sent), "layout-11 counters");
 	for (__u32 l = 8; l <= 10; l++)
@@ -111,7 +125,7 @@ TEST(reload_layout11_shapes)
 	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
 		 "rules the same size (--syn-cookies is a flag)");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_counters)
+		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus)
 			CHECK_EQ(rl_layout_value_size(11, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }

@@ -15,7 +15,8 @@ test_attach_pins_bpftool() {
 	local bad=() m field n names perms want commit
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
-		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts; do
+		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts \
+		cpus:seen; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -33,7 +34,7 @@ test_attach_pins_bpftool() {
 	bpftool btf dump map pinned "$pins/$vrx/history" value 2>&1 |
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
-	want=$(printf '%s\n' agg_history aggregates answered bans config counters events \
+	want=$(printf '%s\n' agg_history aggregates answered bans config counters cpus events \
 		history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
 		rules_v6 scoped_v4 scoped_v6 scopes sources synacks sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")

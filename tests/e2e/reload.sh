@@ -363,7 +363,14 @@ test_reload_from_layout8() {
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-8 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 12"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 13"* ]] || why+=("exit $st, printed: $out")
+	# layout 8 kept no CPUs that wrote windows: every possible one is read
+	out=$(bpftool -j map dump pinned "$pins/$vrx/cpus" | jq -c '.[0].formatted.value.seen')
+	local possible last
+	possible=$(cat /sys/devices/system/cpu/possible)
+	last=${possible##*[-,]}
+	[ "$last" -ge 63 ] || [ "$out" = "[$(( (1 << (last + 1)) - 1 )),0,0,0]" ] ||
+		why+=("cpus after a migration: $out, want every possible CPU ($possible)")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
 	# the rules as layout 8 had them, layout 12's syn_cookies off; layout
 	# 9's counters start at 0

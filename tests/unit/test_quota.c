@@ -31,6 +31,7 @@ static void msim_roll_step(const struct rl_state *st);
 #define RL_CAS(p, old, new) \
 	(msim_roll_step(NULL), __sync_val_compare_and_swap((p), (old), (new)))
 #include "quota.h"
+#include "cpus.h"
 #include "judge.h"
 #include "model.h"
 #include "harness.h"
@@ -451,6 +452,8 @@ struct vcpu {
 	int busy;		/* a refresh in flight: reading the others */
 	int confirming;		/* its second reads, after the lease was written */
 	uint32_t next;		/* next CPU to read */
+	uint32_t end;		/* the CPUs to read, as of this round's start */
+	uint32_t share;		/* the CPU count its lease divides by */
 	uint64_t now, len;
 	struct rl_usage acc;
 	uint64_t over_start;	/* bucket in which the budget was seen full */
@@ -464,6 +467,7 @@ struct msim {
 	struct rl_budget b;
 	struct vcpu *cpu;
 	struct rl_history hist;	/* the budget's past buckets, shared */
+	struct rl_cpus cpus;	/* the CPUs that joined (include/cpus.h) */
 	uint64_t *pkts, *bytes;	/* passes per bucket (by the packet's time) */
 	size_t nbk;
 	uint32_t *inflight;	/* CPUs with a refresh in flight */
@@ -520,25 +524,27 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 {
 	struct vcpu *v = &m->cpu[c];
 
-	for (; v->next < m->ncpus && k; v->next++) {
-		if (v->next == c)
+	for (; v->next < v->end && k; v->next++) {
+		if (v->next == c || !rl_cpus_has(&m->cpus, v->next))
 			continue;
 		rl_usage_add(&v->acc, &m->cpu[v->next].st, v->now,
 			     v->st.win.bucket, m->width, m->nb, 1);
 		m->reads++;
 		k--;
 	}
-	if (v->next < m->ncpus)
+	if (v->next < v->end)
 		return;
 	rl_usage_self(&v->acc, &v->st, v->st.win.bucket, m->nb);
 	if (v->acc.hist)
 		rl_usage_history(&v->acc, &m->hist, v->st.win.bucket, m->nb);
 	if (!v->confirming &&
-	    rl_quota_refresh(&v->st, &m->b, &v->acc, v->len, 1, m->ncpus) == RL_FITS) {
+	    rl_quota_refresh(&v->st, &m->b, &v->acc, v->len, 1, v->share) == RL_FITS) {
 		/* the lease is written (what the others now read): read
-		 * them again, interleaved like the first time */
+		 * them again, interleaved like the first time, the CPUs
+		 * that joined by now */
 		v->confirming = 1;
 		v->next = 0;
+		v->end = rl_cpus_end(&m->cpus, m->ncpus);
 		memset(&v->acc, 0, sizeof(v->acc));
 		return;
 	}
@@ -602,6 +608,13 @@ static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
 	m->seen++;
 	v->now = now;
 	v->len = len;
+	{
+		/* a roll joins first (bpf/history.bpf.h roll_apply) */
+		__u64 to;
+
+		if (rl_roll_plan(&v->st, now, m->width, m->nb, &to))
+			rl_cpus_join(&m->cpus, c);
+	}
 	if (!atomic && m->stall_rolls && !m->in_step) {
 		/* others run between the stores of this roll */
 		m->rolling = 1;
@@ -638,6 +651,10 @@ static void msim_rest(struct msim *m, uint32_t c, int atomic)
 		m->asks_after_over++;
 	v->busy = 1;
 	v->next = 0;
+	/* joined before its lease is written (bpf/judge.bpf.h refresh) */
+	rl_cpus_join(&m->cpus, c);
+	v->share = rl_cpus_share(&m->cpus, m->ncpus);
+	v->end = rl_cpus_end(&m->cpus, m->ncpus);
 	memset(&v->acc, 0, sizeof(v->acc));
 	m->inflight[m->ninflight++] = c;
 	if (atomic)

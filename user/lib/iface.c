@@ -18,6 +18,11 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
+	/* up to layout 12: no `cpus` (a refresh read every possible CPU) */
+	if (i == RL_MAP_IDX_cpus)
+		return -ENOENT;
+	if (layout == 12)
+		return (int)rl_map_defs[i].value_size;
 	/* layout 11: the counters ended before SYN cookies' */
 	if (layout == 11)
 		return i == RL_MAP_IDX_counters ?

@@ -439,6 +439,23 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 	return done;
 }
 
+/* The CPUs a refresh reads (include/cpus.h): every one that may hold a
+ * window carried, so the old ones'; every possible CPU when the old maps
+ * did not keep them (layout 12 and older). */
+static int carry_cpus(const struct rl_iface *old, const struct rl_settings *s,
+		      const struct rl_maps *nm)
+{
+	struct rl_cpus all = { 0 };
+	__u32 zero = 0;
+
+	if (old->m.cpus >= 0)
+		return copy_array(old->m.cpus, nm->cpus, 1, sizeof(struct rl_cpus), false);
+	for (__u32 c = 0; c < s->ncpus && c < RL_CPUS_BITS; c++)
+		all.seen[c / 64] |= 1ULL << (c % 64);
+	all.high = s->ncpus > RL_CPUS_BITS;
+	return bpf_map_update_elem(nm->cpus, &zero, &all, BPF_ANY) ? -errno : 0;
+}
+
 /* The config: the new settings on the attachment's mode and interface,
  * and the running one's bits (a rules generation moved on, so that every
  * source carried re-resolves its rule). */
@@ -535,6 +552,10 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 			n = copy_hash(old->m.remote, nm->remote, sizeof(struct rl_key),
 				      sizeof(struct rl_remote), s->max_sources);
 		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret) {
+		what = "CPUs";
+		ret = carry_cpus(old, s, nm);
 	}
 	if (!ret) {
 		what = "config";

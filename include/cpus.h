@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The CPUs a refresh reads (include/quota.h): those that have written
+ * some budget's state, not every possible one. The kernel sizes per-CPU
+ * maps for every *possible* CPU, and many machines have far more possible
+ * CPUs than ever run the program (a VM with room for hot-added vCPUs, a
+ * firmware that lists absent sockets, a NIC with fewer queues than CPUs):
+ * a refresh that read them all would cost what the largest machine the
+ * kernel could become costs. Plain C shared by the program and the host
+ * tests.
+ *
+ * The one-entry `cpus` array (struct rl_cpus): a bit per CPU that has
+ * joined. A CPU joins (one fetching atomic OR, a full barrier, once per CPU)
+ * before it first writes a budget's state: its first roll of any bucket,
+ * and every refresh before it publishes a lease. A refresh reads, after
+ * its barrier, the words and then only the CPUs whose bit is set. Of two
+ * overlapping refreshes on CPUs W and R, if R's confirming read misses
+ * W's bit, W's join came after that read, hence after R's lease and R's
+ * join were written and fenced: W's own confirming read, after its join,
+ * sees both (store, full barrier, load on both sides, as the confirm step
+ * itself: doc/design/cpus.md). So the confirm step's guarantee is kept
+ * whole. A CPU at or above RL_CPUS_BITS sets `high`, and from then on a
+ * refresh reads every possible CPU, as before this map. Bits are never
+ * cleared: a reload onto the same maps keeps them, one onto new maps
+ * carries them, or sets every bit when the old maps had none to carry.
+ */
+#ifndef RL_CPUS_H
+#define RL_CPUS_H
+
+#include "ratelimit.h"
+#include "compiler.h"
+
+/* Has CPU `cpu` joined? (a CPU past the bits: if any such did) */
+RL_INLINE int rl_cpus_has(const struct rl_cpus *c, __u32 cpu)
+{
+	if (cpu >= RL_CPUS_BITS)
+		return RL_READ(c->high) != 0;
+	return (RL_READ(c->seen[(cpu / 64) & (RL_CPUS_WORDS - 1)]) >> (cpu % 64)) & 1;
+}
+
+/* CPU `cpu` joins, before it writes any budget's state: a plain load once
+ * it has, a fetching atomic (fully ordered) the first time. */
+RL_INLINE void rl_cpus_join(struct rl_cpus *c, __u32 cpu)
+{
+	__u64 *w = &c->high, bit = 1;
+
+	if (cpu < RL_CPUS_BITS) {
+		w = &c->seen[(cpu / 64) & (RL_CPUS_WORDS - 1)];
+		bit = 1ULL << (cpu % 64);
+	}
+	if (!(RL_READ(*w) & bit))
+		__sync_fetch_and_or(w, bit);
+}
+
+/* 1 + the highest CPU a refresh must read, at most `ncpus`: the end of
+ * the word holding the highest joined CPU (every CPU once one above the
+ * bits joined). */
+RL_INLINE __u32 rl_cpus_end(const struct rl_cpus *c, __u32 ncpus)
+{
+	__u32 end = 0;
+
+	if (RL_READ(c->high))
+		return ncpus;
+	for (__u32 i = 0; i < RL_CPUS_WORDS; i++) {
+		__u64 w = RL_READ(c->seen[i]);
+
+		if (!w)
+			continue;
+		end = i * 64 + 1;
+		/* the highest set bit: a binary search, no loop */
+		if (w >> 32) { end += 32; w >>= 32; }
+		if (w >> 16) { end += 16; w >>= 16; }
+		if (w >> 8) { end += 8; w >>= 8; }
+		if (w >> 4) { end += 4; w >>= 4; }
+		if (w >> 2) { end += 2; w >>= 2; }
+		if (w >> 1)
+			end += 1;
+	}
+	return end < ncpus ? end : ncpus;
+}
+
+/* The CPU count a lease is divided by (include/quota.h `d`): the CPUs a
+ * refresh may read, and never less than two, so that a second CPU
+ * arriving finds half left, not nothing. */
+RL_INLINE __u32 rl_cpus_share(const struct rl_cpus *c, __u32 ncpus)
+{
+	__u32 n = rl_cpus_end(c, ncpus);
+
+	if (n < 2)
+		n = 2;
+	return n < ncpus ? n : ncpus;
+}
+#endif /* RL_CPUS_H */
