@@ -43,6 +43,8 @@ PATH=/tmp/bin:$PATH ratelimit-bench cpus --rounds $rounds --ms $ms --cpu 1 \
 	>/tmp/cpus.json 2>/tmp/cpus.err
 st=$?
 result cpus/measured $st "$(cat /tmp/cpus.err)"
+# what it said (a program not held in the XDP dispatcher, say)
+[ $st = 0 ] && sed 's/^/  /' /tmp/cpus.err
 if [ $st = 0 ]; then
 	echo "bench-json: $(jqjson -c --argjson n "${asked:-null}" '{kind: "cpus", asked: $n} + .' /tmp/cpus.json)"
 	# libbpf and the loader follow the kernel's possible CPUs
