@@ -934,7 +934,8 @@ def main():
             "light x 2", "refresh x 2"))
         for x in cpu_rows:
             w("  %-9s %-26s %-26s %-26s %-20s %-20s %s\n" % (
-                "%d%s" % (x["possible_cpus"], " here" if x["here"] else ""),
+                "%d%s" % (x["possible_cpus"], " here" if x["here"] else
+                          "" if x["asked"] == x["possible_cpus"] else " (asked %s)" % x["asked"]),
                 fmt(x["under"], 0), fmt(x["light"], 0), fmt(x["refresh"], 0),
                 fmt(x["light_vs_under"]), fmt(x["light_vs_2"]), fmt(x["refresh_vs_2"])))
         w("  under, light: net of the driver that runs the program (light's moves the test "

@@ -124,6 +124,7 @@ all_parts="cost memory accuracy throughput pairs sweep established dispatcher cp
 for p in ${BENCH_PARTS:-}; do
 	[[ " $all_parts " = *" $p "* ]] || {
 		echo "bench: BENCH_PARTS: no part named '$p' (parts: $all_parts)" >&2
+		rm -rf "$tmp"	# (before the trap that cleans up)
 		exit 2
 	}
 done
@@ -695,7 +696,7 @@ phase dispatcher
 if ! want cpus; then
 	:
 elif [ "$mode" = smoke ]; then
-	say "cpus: here only, on $(nproc --all) possible CPUs (no boots in --smoke: they take minutes each) ..."
+	say "cpus: here only, on this machine's possible CPUs (--smoke boots no guest: three boots take minutes) ..."
 	if "$bench" cpus --rounds 2 --ms 1 --cpu "$cpu" >"$tmp/cpus-here.json"; then
 		jq -c '{kind: "cpus", asked: null, here: true} + .' \
 			"$tmp/cpus-here.json" >>"$tmp/cpus.jsonl"
