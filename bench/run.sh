@@ -741,7 +741,7 @@ py=python3
 st=$?
 # a full run's plot and its data go beside PERFORMANCE.md, as the tables
 # of its results go into it
-if [ "$mode" = full ] && [ -s "$res/sweep.png" ]; then
+if [ "$mode" = full ] && want sweep && [ -s "$res/sweep.png" ]; then
 	cp "$res/sweep.png" "$res/sweep.dat" "$here/" && say "wrote $here/sweep.png"
 fi
 phase report
