@@ -53,10 +53,10 @@
 #               suite of its own) the fleet sync agent's cost and bound at
 #               10,000 sources and 1, 10 and 100 ms intervals (bench/sync.sh)
 #
-#   BENCH_PARTS="cpus dispatcher": only these parts (names as above; the
-#               accuracy part runs with throughput's receivers set up or
-#               not, pairs with throughput), e.g. an A/B run of one part;
-#               the report then has only their figures and targets
+#   BENCH_PARTS="cpus dispatcher": only these parts (names as above;
+#               pairs runs only beside throughput, whose receivers it
+#               uses), e.g. an A/B run of one part; the report then has
+#               only their figures and targets
 #
 # Ends with the time each part took ("bench: finished in N s").
 #
