@@ -76,6 +76,7 @@ struct minimal *bench_load_minimal(__u64 max_sources, __u64 limit, __u64 window_
 bool bench_program_clock_coarse(__u64 window_ns);
 
 int bench_cost(int argc, char **argv);
+int bench_cpus(int argc, char **argv);
 int bench_recv(int argc, char **argv);
 int bench_counters(int argc, char **argv);
 int bench_progs(int argc, char **argv);

@@ -3,6 +3,7 @@
  * ratelimit-bench: the C half of `make bench`; bench/run.sh drives it.
  *
  *   cost [--rounds N] [--ms MS] [--cpu CPU]   per-packet cost (cost.c)
+ *   cpus [--rounds N] [--ms MS] [--cpu CPU]   the same against possible CPUs (cpus.c)
  *   recv --duration S --budget N ...         accuracy receiver (recv.c)
  *   xdp IFACE pass|drop                      attach a baseline and exit
  *   xdp IFACE minimal [SOURCES [WINDOW_S]]   the minimal limiter, likewise
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "cost"))
 		return bench_cost(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "cpus"))
+		return bench_cpus(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "recv"))
 		return bench_recv(argc - 1, argv + 1);
 	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "xdp") && !strcmp(argv[3], "minimal"))
@@ -111,6 +114,7 @@ int main(int argc, char **argv)
 		return bench_progs(argc - 1, argv + 1);
 	fprintf(stderr,
 		"Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n"
+		"       ratelimit-bench cpus [--rounds N] [--ms MS] [--cpu CPU]\n"
 		"       ratelimit-bench recv --duration S --budget N [--window-ms MS]\n"
 		"                            [--buckets B] [--port P] [--ready FILE] [--times]\n"
 		"       ratelimit-bench xdp IFACE pass|drop\n"

@@ -131,6 +131,48 @@ def dispatcher(raw):
     return out if out["kernel"] or out["progs"] else None
 
 
+CPUS_FIGURES = (("under", "1 source under quota"),
+                ("light", "a light source (each packet a new bucket)"),
+                ("refresh", "a refresh (light - under)"))
+
+
+def ratio_of(a, b):
+    """a over b, two summaries of runs that are not paired (separate boots):
+    the ratio of the medians, and the extremes' (min over max, max over min)"""
+    if not a or not b or not b["median"] or not b["min"] or not b["max"]:
+        return None
+    return {"median": a["median"] / b["median"], "min": a["min"] / b["max"],
+            "max": a["max"] / b["min"]}
+
+
+def cpus(raw):
+    """The lines of bench/vm-cpus.sh (--smoke: of ratelimit-bench cpus run
+    here): per count of possible CPUs, the ns of one source under quota, of
+    a light source net of its driver and of a refresh, and each over the
+    same at 2 possible CPUs."""
+    kernels = {r.get("asked"): r for r in raw if r.get("kind") == "kernel"}
+    rows = []
+    for r in raw:
+        if r.get("kind") != "cpus":
+            continue
+        cs = {c["name"]: c for c in r["cases"]}
+        k = kernels.get(r.get("asked")) or {}
+        rows.append({"asked": r.get("asked"), "here": bool(r.get("here")),
+                     "possible_cpus": r["possible_cpus"], "settings_ncpus": r["settings_ncpus"],
+                     "online_cpus": r["online_cpus"], "rounds": r["rounds"],
+                     "kernel": k.get("release"), "possible": k.get("possible"),
+                     "bpf_jit_enable": k.get("bpf_jit_enable"),
+                     "wrong_verdicts": sum(c["wrong_verdicts"] for c in r["cases"]),
+                     "cases": cs, "under": r["under_net"], "light": r["light_net"],
+                     "refresh": r["refresh"], "light_vs_under": r["light_vs_under"]})
+    rows.sort(key=lambda x: x["possible_cpus"])
+    base = next((x for x in rows if x["possible_cpus"] == 2 and not x["here"]), None)
+    for x in rows:
+        for f, _ in CPUS_FIGURES:
+            x[f + "_vs_2"] = ratio_of(x[f], base[f]) if base else None
+    return rows
+
+
 def tp_rows_of(raw):
     """run.sh's lines (frames received, counters, the generator's JSON) as
     rows with Mpps and the fraction xdp-ratelimit passed."""
@@ -411,6 +453,20 @@ def markdown(path):
                 w("| %s | %s | %s | %s |\n" % (what, md(p["direct_ns"], 0),
                                              md(p["dispatcher_ns"], 0), md(p["ratio"])))
         w("\n")
+    cr = [x for x in r.get("cpus") or [] if not x["here"]]
+    if cr:
+        w("**CPU count** (Debian 12's kernel %s under qemu without KVM, booted with "
+          "`possible_cpus=` 2, 16 and 64, 2 CPUs present: an emulated CPU, so only the "
+          "ratios mean anything; `BPF_PROG_TEST_RUN`, ns per packet; × 2: the ratio of "
+          "the medians [of the extremes] to the boot with 2):\n\n"
+          % (cr[0]["kernel"] or "?"))
+        w("| possible CPUs | under quota | light source | refresh | light × 2 | "
+          "refresh × 2 |\n|---|---|---|---|---|---|\n")
+        for x in cr:
+            w("| %d | %s | %s | %s | %s | %s |\n" % (
+                x["possible_cpus"], md(x["under"], 0), md(x["light"], 0), md(x["refresh"], 0),
+                md(x["light_vs_2"]), md(x["refresh_vs_2"])))
+        w("\n")
     tp = r.get("throughput") or {}
     if tp:
         w("**Throughput on a veth pair** (Mpps; ratios taken within each repeat):\n\n")
@@ -517,6 +573,7 @@ def main():
                  load_jsonl(os.path.join(t, "sizes64.jsonl")), ncpus)
     acc = accuracy(load_jsonl(os.path.join(t, "accuracy.jsonl")), ncpus)
     est = established(load_jsonl(os.path.join(t, "established.jsonl")))
+    cpu_rows = cpus(load_jsonl(os.path.join(t, "cpus.jsonl")))
     vm = load_jsonl(os.path.join(t, "dispatcher.jsonl"))
     disp = dispatcher(vm)
     tp_rows += tp_rows_of([r for r in vm if r.get("kind") == "throughput"])
@@ -760,6 +817,20 @@ def main():
         if r:
             target("layout_cost_" + key, r, None,
                    "layout: per-packet cost, %s: a rate %s of bare XDP_DROP's" % (what, fmt(r)))
+    # the CPU count, in Debian 12's kernel under qemu: a light source and a
+    # refresh at 64 possible CPUs within 1.5x of the same at 2
+    for x in cpu_rows:
+        if x["here"] or x["possible_cpus"] == 2:
+            continue
+        for f, what in CPUS_FIGURES[1:]:
+            r = x[f + "_vs_2"]
+            if r:
+                target("layout_cpus_%s_%d_vs_2" % (f, x["possible_cpus"]), r,
+                       r["median"] <= 1.5 if x["possible_cpus"] == 64 else None,
+                       "layout: per-packet cost of %s at %d possible CPUs: %s x at 2 "
+                       "(Debian 12's kernel under qemu)%s"
+                       % (what, x["possible_cpus"], fmt(r),
+                          " (<= 1.5)" if x["possible_cpus"] == 64 else ""))
     sw = sweep(load_jsonl(os.path.join(t, "sweep.jsonl")))
     sweep_png = sweep_plot(sw, os.path.dirname(os.path.abspath(a.out)),
                            "%s mode, %d CPUs, %s" % (a.mode, ncpus, platform.release()))
@@ -777,7 +848,7 @@ def main():
                           (p.split("=", 1) for p in a.phases.split() if "=" in p)},
         "machine": machine(ncpus),
         "cost": cost, "throughput": tp, "spoof_pairs": pairs, "established": est,
-        "dispatcher": disp,
+        "dispatcher": disp, "cpus": cpu_rows,
         "throughput_runs": tp_rows,
         "memory": mem, "accuracy": acc, "targets": targets,
         "sweep": {"rows": sw, "png": sweep_png, "gnuplot": bool(shutil.which("gnuplot"))},
@@ -846,6 +917,29 @@ def main():
             if p:
                 w("  %-40s %-22s %-22s %s\n" % (what, fmt(p["direct_ns"], 0),
                                                 fmt(p["dispatcher_ns"], 0), fmt(p["ratio"])))
+    if cpu_rows:
+        vm_rows = [x for x in cpu_rows if not x["here"]]
+        if vm_rows:
+            jit = {x["bpf_jit_enable"] for x in vm_rows}
+            w("\nCPU count: BPF_PROG_TEST_RUN in Debian 12's kernel %s under qemu, booted with "
+              "possible_cpus= each (2 present; JIT %s; an emulated CPU: the ns are slow, only "
+              "ratios within the run mean anything; x 2: ratio of the medians [of the "
+              "extremes] to the boot with 2)\n"
+              % (vm_rows[0]["kernel"] or "?",
+                 "on" if jit == {1} else "off" if jit == {0} else "unknown"))
+        else:
+            w("\nCPU count: BPF_PROG_TEST_RUN here only (--smoke boots no guest)\n")
+        w("  %-9s %-26s %-26s %-26s %-20s %-20s %s\n" % (
+            "possible", "under ns", "light ns", "refresh ns", "light x under",
+            "light x 2", "refresh x 2"))
+        for x in cpu_rows:
+            w("  %-9s %-26s %-26s %-26s %-20s %-20s %s\n" % (
+                "%d%s" % (x["possible_cpus"], " here" if x["here"] else
+                          "" if x["asked"] == x["possible_cpus"] else " (asked %s)" % x["asked"]),
+                fmt(x["under"], 0), fmt(x["light"], 0), fmt(x["refresh"], 0),
+                fmt(x["light_vs_under"]), fmt(x["light_vs_2"]), fmt(x["refresh_vs_2"])))
+        w("  under, light: net of the driver that runs the program (light's moves the test "
+          "clock one bucket per packet); refresh: light - under, within each round\n")
     if tp:
         w("\nThroughput on a veth pair, trafficgen at full speed, generator and receiver on CPU %d\n"
           "  (what the receiving XDP hook ran on, per second)    Mpps                  x (a)"
@@ -1013,6 +1107,18 @@ def smoke(r, ncpus):
         check("sweep_%d" % x["sources"], not bad, "no rate for %s" % bad)
     if r["sweep"]["gnuplot"]:
         check("sweep_plot", bool(r["sweep"]["png"]), "gnuplot did not draw the plot")
+    cr = r.get("cpus") or []
+    check("cpus_ran", len(cr) == 1, "rows: %d" % len(cr))
+    for x in cr:
+        cs = x["cases"]
+        check("cpus_ncpus", x["settings_ncpus"] >= x["possible_cpus"] > 0,
+              "settings.ncpus %d, possible CPUs %d" % (x["settings_ncpus"], x["possible_cpus"]))
+        check("cpus_verdicts", not x["wrong_verdicts"], "a case's packet was not passed")
+        # the fastest rounds (noise only adds time): the driver costs
+        # more with the program behind it than with XDP_PASS
+        check("cpus_above", cs["under"]["ns"]["min"] > cs["driver"]["ns"]["min"] and
+              cs["light"]["ns"]["min"] > cs["driver"]["ns"]["min"],
+              "%s" % {n: c["ns"]["min"] for n, c in cs.items()})
     est = r.get("established") or []
     check("established_ran", len(est) == 1 and est[0]["sent"] > 0 and est[0]["passed"] > 0,
           "established sources and a flood: %s" % est)

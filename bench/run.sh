@@ -39,9 +39,24 @@
 #               the dispatcher works: per-packet cost and veth rows beside
 #               bare XDP_DROP, the minimal limiter and an nftables meter
 #               (bench/vm-dispatcher.sh, booted by tests/vm/run.sh)
+#   cpus        the per-packet cost of a light source (one packet per
+#               bucket: each rolls the bucket and refreshes its lease), of
+#               a refresh (light minus under) and of one source under quota,
+#               in Debian 12's own kernel under qemu booted three times, with
+#               possible_cpus=2, 16 and 64 (2 vCPUs present in each):
+#               ratelimit-bench cpus in bench/vm-cpus.sh, ratios of 16 and
+#               64 to 2 (an emulated CPU: only ratios within the run mean
+#               anything). --smoke boots none (three boots take minutes
+#               each): it runs ratelimit-bench cpus here, on this machine's
+#               possible CPUs, and checks its figures are sane
 #   sync        (not --smoke: tests/run.sh runs bench/sync.sh smoke as a
 #               suite of its own) the fleet sync agent's cost and bound at
 #               10,000 sources and 1, 10 and 100 ms intervals (bench/sync.sh)
+#
+#   BENCH_PARTS="cpus dispatcher": only these parts (names as above;
+#               pairs runs only beside throughput, whose receivers it
+#               uses), e.g. an A/B run of one part; the report then has
+#               only their figures and targets
 #
 # Ends with the time each part took ("bench: finished in N s").
 #
@@ -104,6 +119,21 @@ esac
 # figure); BENCH_REPS=N: that many repeats of them
 groups=${BENCH_GROUPS:-$groups}
 tp_reps=${BENCH_REPS:-$tp_reps}
+# BENCH_PARTS="cpus": only these parts
+all_parts="cost memory accuracy throughput pairs sweep established dispatcher cpus sync"
+for p in ${BENCH_PARTS:-}; do
+	[[ " $all_parts " = *" $p "* ]] || {
+		echo "bench: BENCH_PARTS: no part named '$p' (parts: $all_parts)" >&2
+		rm -rf "$tmp"	# (before the trap that cleans up)
+		exit 2
+	}
+done
+want() { [ -z "${BENCH_PARTS:-}" ] || [[ " $BENCH_PARTS " = *" $1 "* ]]; }
+want memory || { mem_sizes="" mem_from_rx=0; }
+want accuracy || acc_pops=""
+want throughput || groups=""
+want pairs || pair_reps=0
+want sweep || sweep_sizes=""
 
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -196,9 +226,11 @@ hashlimit() {	# NS RATE [BURST [EXPIRE]]: RATE as iptables writes it, e.g. 1/sec
 # ======================================================================
 # 1. per-packet cost
 # ======================================================================
-say "per-packet cost (BPF_PROG_TEST_RUN on CPU $cpu) ..."
-"$bench" cost "${cost_args[@]}" --cpu "$cpu" >"$tmp/cost.json" ||
-	say "cost: failed"
+if want cost; then
+	say "per-packet cost (BPF_PROG_TEST_RUN on CPU $cpu) ..."
+	"$bench" cost "${cost_args[@]}" --cpu "$cpu" >"$tmp/cost.json" ||
+		say "cost: failed"
+fi
 
 # ======================================================================
 # 2. memory
@@ -266,6 +298,7 @@ newns "$tx" || die "namespaces"
 #      --default-pps 1, t an nftables meter on `tcp flags syn`, u
 #      hashlimit `-p tcp --syn`
 recv_cases="a m b c d e s t u"
+want throughput || recv_cases=""
 case " $groups " in *" v6_1m "*|*" v6_1m_shuf "*)
 	recv_cases="$recv_cases B M D E"
 	[ "$big_dry_run" = 1 ] && recv_cases="$recv_cases C" ;;
@@ -315,7 +348,7 @@ rx_start B C
 # 4. accuracy (while the big tables of the throughput receivers are
 #    allocated: it measures no speed)
 # ======================================================================
-say "accuracy ($(elapsed)s) ..."
+[ -n "$acc_pops" ] && say "accuracy ($(elapsed)s) ..."
 x=${id}-x
 newns "$x" && pair "$x" "${id}tx" "${id}rx" &&
 	ip -n "$x" addr add 198.18.1.1/24 dev "${id}rx" || die "namespaces"
@@ -377,7 +410,7 @@ done
 
 phase accuracy
 
-say "throughput ($(elapsed)s) ..."
+[ -n "$groups" ] && say "throughput ($(elapsed)s) ..."
 rx_start $recv_cases
 for c in $recv_cases; do
 	n=${id}-$c
@@ -452,6 +485,7 @@ tp_run() {	# GROUP CASE SECONDS REP [TRAFFIC]
 declare -A warmed=()
 : >"$tmp/throughput.jsonl"
 for r in $(seq 1 "$tp_reps"); do
+	[ -n "$groups" ] || break
 	say "throughput: repeat $r/$tp_reps ($(elapsed)s)"
 	for g in $groups; do for c in $(group_cases "$g"); do
 		# 1,000,000 sources: one pass over them first, not recorded, so
@@ -504,7 +538,7 @@ done
 #     a size whose tables would take more than half the memory available
 #     now is skipped (said).
 # ======================================================================
-say "table size sweep: $sweep_sizes ($(elapsed)s) ..."
+[ -n "$sweep_sizes" ] && say "table size sweep: $sweep_sizes ($(elapsed)s) ..."
 : >"$tmp/sweep.jsonl"
 sweep_cases="a m p n"
 sweep_fits() {	# N: the tables of size N fit in half the available memory
@@ -571,10 +605,12 @@ phase sweep
 #    so that the flood does not crowd the paced frames out before XDP.
 # ======================================================================
 case $mode in full) est_secs=3 ;; quick) est_secs=1 ;; *) est_secs=0.3 ;; esac
-say "established sources and a spoofed flood ($(elapsed)s) ..."
 n=${id}-i est_cpu=$(( cpu == 0 ? 1 % ncpus : 0 ))
 : >"$tmp/established.jsonl"
-if newns "$n" &&
+want established && say "established sources and a spoofed flood ($(elapsed)s) ..."
+if ! want established; then
+	:
+elif newns "$n" &&
 	ip link add "${id}ti" netns "$tx" numtxqueues 2 numrxqueues 2 type veth \
 		peer name "${id}ri" netns "$n" numtxqueues 2 numrxqueues 2 &&
 	ip -n "$tx" link set "${id}ti" up && ip -n "$n" link set "${id}ri" up &&
@@ -634,9 +670,11 @@ phase established
 #    the dispatcher works; this machine's kernel may refuse its freplace
 #    programs). Without KVM the CPU is emulated: ratios within the run.
 # ======================================================================
-say "under libxdp's dispatcher, Debian 12's kernel in qemu ($(elapsed)s) ..."
 : >"$tmp/dispatcher.jsonl"
-if command -v qemu-system-x86_64 >/dev/null; then
+want dispatcher && say "under libxdp's dispatcher, Debian 12's kernel in qemu ($(elapsed)s) ..."
+if ! want dispatcher; then
+	:
+elif command -v qemu-system-x86_64 >/dev/null; then
 	VM_APPEND="rlbench=$mode" VM_CONSOLE="$tmp/vm-console" VM_TIMEOUT=600 \
 		"$here/../tests/vm/run.sh" "$out" "cloud:$here/vm-dispatcher.sh" \
 		>"$res/vm-dispatcher.log" 2>&1 ||
@@ -649,9 +687,42 @@ fi
 phase dispatcher
 
 # ======================================================================
+# 6b. the CPU count: Debian 12's kernel in qemu booted with 2, 16 and 64
+#     possible CPUs (2 present), the same measurement in each
+#     (bench/vm-cpus.sh: ratelimit-bench cpus). Without KVM the CPU is
+#     emulated: ratios within the run. --smoke: this machine only.
+# ======================================================================
+: >"$tmp/cpus.jsonl"
+if ! want cpus; then
+	:
+elif [ "$mode" = smoke ]; then
+	say "cpus: here only, on this machine's possible CPUs (--smoke boots no guest: three boots take minutes) ..."
+	if "$bench" cpus --rounds 2 --ms 1 --cpu "$cpu" >"$tmp/cpus-here.json"; then
+		jq -c '{kind: "cpus", asked: null, here: true} + .' \
+			"$tmp/cpus-here.json" >>"$tmp/cpus.jsonl"
+	else
+		say "cpus: ratelimit-bench cpus failed"
+	fi
+elif command -v qemu-system-x86_64 >/dev/null; then
+	for n in 2 16 64; do
+		say "cpus: Debian 12's kernel in qemu, possible_cpus=$n ($(elapsed)s) ..."
+		rm -f "$tmp/vm-console"
+		VM_APPEND="rlbench=$mode possible_cpus=$n" VM_CONSOLE="$tmp/vm-console" \
+			VM_TIMEOUT=600 "$here/../tests/vm/run.sh" "$out" "cloud:$here/vm-cpus.sh" \
+			>"$res/vm-cpus-$n.log" 2>&1 ||
+			say "cpus: the VM run with possible_cpus=$n failed (see $res/vm-cpus-$n.log)"
+		[ -e "$tmp/vm-console" ] && sed -n 's/^bench-json: //p' "$tmp/vm-console" \
+			>>"$tmp/cpus.jsonl"
+	done
+else
+	say "cpus: skipped: no qemu-system-x86_64 (scripts/install-deps.sh installs it)"
+fi
+phase cpus
+
+# ======================================================================
 # 7. the fleet sync agent (bench/sync.sh: its own namespaces and Redis)
 # ======================================================================
-if [ "$mode" != smoke ]; then
+if [ "$mode" != smoke ] && want sync; then
 	say "fleet sync agent ($(elapsed)s) ..."
 	"$here/sync.sh" "$out" "$mode" || say "sync: failed (see above)"
 	phase sync
@@ -670,7 +741,7 @@ py=python3
 st=$?
 # a full run's plot and its data go beside PERFORMANCE.md, as the tables
 # of its results go into it
-if [ "$mode" = full ] && [ -s "$res/sweep.png" ]; then
+if [ "$mode" = full ] && want sweep && [ -s "$res/sweep.png" ]; then
 	cp "$res/sweep.png" "$res/sweep.dat" "$here/" && say "wrote $here/sweep.png"
 fi
 phase report
