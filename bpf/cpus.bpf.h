@@ -16,20 +16,21 @@ static __always_inline struct rl_cpus *cpus_map(void)
 	return bpf_map_lookup_elem(&cpus, &zero);
 }
 
+/*
+ * Global functions: the verifier checks their branches once, and the
+ * refresh that calls them sees a number, not one state per branch
+ * (inlined, they doubled the program's verifier instructions).
+ */
+
 /* CPU `self` joins (a plain load once it has). */
-static __always_inline void cpus_join(__u32 self)
+__noinline int cpus_join(__u32 self)
 {
 	struct rl_cpus *c = cpus_map();
 
 	if (c)
 		rl_cpus_join(c, self);
+	return 0;
 }
-
-/*
- * The rest are global functions: the verifier checks their branches once,
- * and the refresh that calls them sees a number, not one state per branch
- * (inlined, they doubled the program's verifier instructions).
- */
 
 /* 1 + the highest CPU a refresh reads: every possible one if the map
  * cannot be read (cannot happen: an array). */
@@ -38,18 +39,6 @@ __noinline __u32 cpus_end(void)
 	struct rl_cpus *c = cpus_map();
 
 	return c ? rl_cpus_end(c, settings.ncpus) : settings.ncpus;
-}
-
-/* CPU `self` joins before it publishes a lease; the CPU count the lease is
- * divided by (include/cpus.h). */
-__noinline __u32 cpus_join_share(__u32 self)
-{
-	struct rl_cpus *c = cpus_map();
-
-	if (!c)
-		return settings.ncpus;
-	rl_cpus_join(c, self);
-	return rl_cpus_share(c, settings.ncpus);
 }
 
 /* Must a refresh read CPU `cpu`? */

@@ -8,7 +8,6 @@
 
 #include "maps.bpf.h"
 #include "window.h"
-#include "cpus.bpf.h"
 
 /* A source's history, created empty if it has none yet; created again
  * while this CPU's marker `st` is live, the one it flushed into was
@@ -43,9 +42,6 @@ __noinline int roll_apply(struct rl_state *st, const struct rl_key *key,
 
 	if (!st)
 		return 0;	/* cannot happen: the callers' own pointer */
-	/* a CPU's first bucket of any budget is a roll: it joins the CPUs
-	 * a refresh reads before it writes one (include/cpus.h) */
-	cpus_join(bpf_get_smp_processor_id());
 	if (plan & RL_ROLL_FLUSH) {
 		if (key) {
 			k = *key;

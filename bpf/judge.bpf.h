@@ -40,14 +40,13 @@ static __always_inline int refresh(struct rl_state *st, const struct rl_budget *
 	int ans;
 
 	/* joined before the lease is published (include/cpus.h) */
-	__u32 share = cpus_join_share(c->self);
-
+	cpus_join(c->self);
 	__builtin_memset(&c->acc, 0, sizeof(c->acc));
 	rl_usage_self(&c->acc, st, c->bucket, settings.nbuckets);
 	sum_others(c, of_source);
 	if (of_source)
 		usage_burst(&c->acc, b);
-	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, share);
+	ans = rl_quota_refresh(st, b, &c->acc, len, c->gen, settings.ncpus);
 	if (ans != RL_FITS)
 		return ans;
 	if (settings.ncpus > 1) {

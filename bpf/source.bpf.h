@@ -8,6 +8,7 @@
 #define RL_SOURCE_BPF_H
 
 #include "maps.bpf.h"
+#include "cpus.bpf.h"
 
 /* Is `v` (this CPU's value, or another's) the value of `key`? A value the
  * kernel handed to a new key while a CPU still finished a packet of the old
@@ -24,12 +25,15 @@ static __always_inline int owned_by(const struct rl_source *v,
 }
 
 /* This CPU's value for `key`, reset if it holds another key's state (or
- * none: the source is new on this CPU). */
+ * none: the source is new on this CPU), which this CPU is about to write:
+ * it joins the CPUs a refresh reads first (include/cpus.h; a window no
+ * budget judges has no refresh to join it). */
 static __always_inline void own_source(struct rl_source *src,
 				       const struct rl_key *key)
 {
 	if (owned_by(src, key))
 		return;
+	cpus_join(bpf_get_smp_processor_id());
 	__builtin_memset(src, 0, sizeof(*src));
 	__builtin_memcpy(&src->owner, key, sizeof(*key));
 }

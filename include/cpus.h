@@ -10,16 +10,20 @@
  * tests.
  *
  * The one-entry `cpus` array (struct rl_cpus): a bit per CPU that has
- * joined. A CPU joins (one fetching atomic OR, a full barrier, once per CPU)
- * before it first writes a budget's state: its first roll of any bucket,
- * and every refresh before it publishes a lease. A refresh reads, after
- * its barrier, the words and then only the CPUs whose bit is set. Of two
- * overlapping refreshes on CPUs W and R, if R's confirming read misses
- * W's bit, W's join came after that read, hence after R's lease and R's
- * join were written and fenced: W's own confirming read, after its join,
- * sees both (store, full barrier, load on both sides, as the confirm step
- * itself: doc/design/cpus.md). So the confirm step's guarantee is kept
- * whole. A CPU at or above RL_CPUS_BITS sets `high`, and from then on a
+ * joined. A CPU joins (one atomic OR, once per CPU) before it first writes
+ * a budget's state: when it first takes a source's value (its owner reset:
+ * bpf/source.bpf.h), and at every refresh before it publishes a lease. A
+ * refresh reads, after its barrier, the words and then only the CPUs
+ * whose bit is set. Of two overlapping refreshes on CPUs W and R, if R's
+ * confirming read misses W's bit, W's join came after that read, hence
+ * after R had joined, written its lease and fenced: W's confirming read
+ * comes after its join and its own fence, and sees R's bit and lease
+ * (store, full barrier, load on both sides, as the confirm step itself:
+ * doc/design/cpus.md). So the confirm step's guarantee is kept whole; the
+ * join needs no barrier of its own. A lease still divides what is free by
+ * the possible CPUs (include/quota.h `d`): the joined ones may not have
+ * sent yet, and a smaller share would leave a CPU that starts in the
+ * window less than its turn. A CPU at or above RL_CPUS_BITS sets `high`, and from then on a
  * refresh reads every possible CPU, as before this map. Bits are never
  * cleared: a reload onto the same maps keeps them, one onto new maps
  * carries them, or sets every bit when the old maps had none to carry.
@@ -39,7 +43,7 @@ RL_INLINE int rl_cpus_has(const struct rl_cpus *c, __u32 cpu)
 }
 
 /* CPU `cpu` joins, before it writes any budget's state: a plain load once
- * it has, a fetching atomic (fully ordered) the first time. */
+ * it has, an atomic OR the first time. */
 RL_INLINE void rl_cpus_join(struct rl_cpus *c, __u32 cpu)
 {
 	__u64 *w = &c->high, bit = 1;
@@ -52,9 +56,8 @@ RL_INLINE void rl_cpus_join(struct rl_cpus *c, __u32 cpu)
 		__sync_fetch_and_or(w, bit);
 }
 
-/* 1 + the highest CPU a refresh must read, at most `ncpus`: the end of
- * the word holding the highest joined CPU (every CPU once one above the
- * bits joined). */
+/* 1 + the highest joined CPU, at most `ncpus` (every CPU once one above
+ * the bits joined): where a refresh's reads end. */
 RL_INLINE __u32 rl_cpus_end(const struct rl_cpus *c, __u32 ncpus)
 {
 	__u32 end = 0;
@@ -79,15 +82,4 @@ RL_INLINE __u32 rl_cpus_end(const struct rl_cpus *c, __u32 ncpus)
 	return end < ncpus ? end : ncpus;
 }
 
-/* The CPU count a lease is divided by (include/quota.h `d`): the CPUs a
- * refresh may read, and never less than two, so that a second CPU
- * arriving finds half left, not nothing. */
-RL_INLINE __u32 rl_cpus_share(const struct rl_cpus *c, __u32 ncpus)
-{
-	__u32 n = rl_cpus_end(c, ncpus);
-
-	if (n < 2)
-		n = 2;
-	return n < ncpus ? n : ncpus;
-}
 #endif /* RL_CPUS_H */

@@ -38,10 +38,10 @@ static void check_joined(const struct rl_cpus *c, const int *want, int n,
 }
 
 /*
- * A fresh attachment has no CPU; a limited source's packet on a CPU joins
- * it (its roll and its refresh), an unlimited source's too (its roll: its
- * window counts, and a rule set later judges it); a second CPU joins when
- * it writes, not before.
+ * A fresh attachment has no CPU; an unlimited source's packet on a CPU
+ * joins it, in the first bucket too (its window counts, and a rule set
+ * later judges it), a limited source's too; a second CPU joins when it
+ * writes, not before.
  */
 TEST(cpus_joined_by_the_cpus_that_write)
 {
@@ -59,7 +59,8 @@ TEST(cpus_joined_by_the_cpus_that_write)
 		goto out;
 	frame_udp(&fr, "198.18.0.7", 64, 0);
 	frame_udp(&free_fr, "198.18.9.9", 64, 0);	/* no rule covers it */
-	CHECK_EQ(fixture_run(&f, free_fr.data, free_fr.len, cpus[n - 1], T0), XDP_PASS,
+	/* at 1 ns: the first bucket, which a fresh value needs no roll into */
+	CHECK_EQ(fixture_run(&f, free_fr.data, free_fr.len, cpus[n - 1], 1), XDP_PASS,
 		 "an unlimited source passes");
 	if (read_cpus(&f, &c))
 		check_joined(&c, &cpus[n - 1], 1, "after an unlimited source's packet");

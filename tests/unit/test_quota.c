@@ -453,7 +453,6 @@ struct vcpu {
 	int confirming;		/* its second reads, after the lease was written */
 	uint32_t next;		/* next CPU to read */
 	uint32_t end;		/* the CPUs to read, as of this round's start */
-	uint32_t share;		/* the CPU count its lease divides by */
 	uint64_t now, len;
 	struct rl_usage acc;
 	uint64_t over_start;	/* bucket in which the budget was seen full */
@@ -538,7 +537,7 @@ static void msim_read(struct msim *m, uint32_t c, uint32_t k)
 	if (v->acc.hist)
 		rl_usage_history(&v->acc, &m->hist, v->st.win.bucket, m->nb);
 	if (!v->confirming &&
-	    rl_quota_refresh(&v->st, &m->b, &v->acc, v->len, 1, v->share) == RL_FITS) {
+	    rl_quota_refresh(&v->st, &m->b, &v->acc, v->len, 1, m->ncpus) == RL_FITS) {
 		/* the lease is written (what the others now read): read
 		 * them again, interleaved like the first time, the CPUs
 		 * that joined by now */
@@ -608,13 +607,9 @@ static void msim_packet(struct msim *m, uint32_t c, uint64_t now, uint64_t len,
 	m->seen++;
 	v->now = now;
 	v->len = len;
-	{
-		/* a roll joins first (bpf/history.bpf.h roll_apply) */
-		__u64 to;
-
-		if (rl_roll_plan(&v->st, now, m->width, m->nb, &to))
-			rl_cpus_join(&m->cpus, c);
-	}
+	/* its first write joins first (bpf/source.bpf.h own_source) */
+	if (!v->st.win.bucket)
+		rl_cpus_join(&m->cpus, c);
 	if (!atomic && m->stall_rolls && !m->in_step) {
 		/* others run between the stores of this roll */
 		m->rolling = 1;
@@ -653,7 +648,6 @@ static void msim_rest(struct msim *m, uint32_t c, int atomic)
 	v->next = 0;
 	/* joined before its lease is written (bpf/judge.bpf.h refresh) */
 	rl_cpus_join(&m->cpus, c);
-	v->share = rl_cpus_share(&m->cpus, m->ncpus);
 	v->end = rl_cpus_end(&m->cpus, m->ncpus);
 	memset(&v->acc, 0, sizeof(v->acc));
 	m->inflight[m->ninflight++] = c;
