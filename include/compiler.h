@@ -14,6 +14,11 @@
 #define RL_READ(x)	(*(volatile __typeof__(x) *)&(x))
 #define RL_WRITE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 
+/* Hide what the compiler knows of a value's range, so that it keeps a mask
+ * it could prove redundant but the verifier cannot (6.1's does not learn
+ * a register's range from a comparison of a copy of it). */
+#define RL_OPAQUE(x)	__asm__ volatile("" : "+r"(x))
+
 /* Compare-and-swap of a __u64 (BPF_CMPXCHG with -mcpu=v3; fully ordered):
  * returns what *p held. The host tests may hook it. */
 #ifndef RL_CAS

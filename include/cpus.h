@@ -34,12 +34,21 @@
 #include "ratelimit.h"
 #include "compiler.h"
 
+/* The word of `cpu`'s bit: masked where the verifier sees it (below). */
+RL_INLINE __u32 rl_cpus_word(__u32 cpu)
+{
+	__u32 i = cpu / 64;
+
+	RL_OPAQUE(i);
+	return i & (RL_CPUS_WORDS - 1);
+}
+
 /* Has CPU `cpu` joined? (a CPU past the bits: if any such did) */
 RL_INLINE int rl_cpus_has(const struct rl_cpus *c, __u32 cpu)
 {
 	if (cpu >= RL_CPUS_BITS)
 		return RL_READ(c->high) != 0;
-	return (RL_READ(c->seen[(cpu / 64) & (RL_CPUS_WORDS - 1)]) >> (cpu % 64)) & 1;
+	return (RL_READ(c->seen[rl_cpus_word(cpu)]) >> (cpu % 64)) & 1;
 }
 
 /* CPU `cpu` joins, before it writes any budget's state: a plain load once
@@ -49,7 +58,7 @@ RL_INLINE void rl_cpus_join(struct rl_cpus *c, __u32 cpu)
 	__u64 *w = &c->high, bit = 1;
 
 	if (cpu < RL_CPUS_BITS) {
-		w = &c->seen[(cpu / 64) & (RL_CPUS_WORDS - 1)];
+		w = &c->seen[rl_cpus_word(cpu)];
 		bit = 1ULL << (cpu % 64);
 	}
 	if (!(RL_READ(*w) & bit))
