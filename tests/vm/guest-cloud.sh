@@ -7,6 +7,10 @@
 . /guest-lib.sh
 guest_init
 
+# The verifier's work and stack in this kernel, in the log (CONTRIBUTING
+# quotes them: they must not grow unnoticed)
+RL_VERIFIER_STATS=1 test_prog quota_exact_at_edge 2>&1 |
+	grep -E '^stack depth|^processed' | sed 's/^/    verifier: /'
 # Which prog tests: the verdict, the cross-CPU lease and history, fleet
 # sync's remote share (what 6.1 refused), bans (and that forged copies
 # never ban), events, newcomers and verified sources (the egress hook,
@@ -19,6 +23,7 @@ prog_tests quota_exact_at_edge window_slides_bucket_by_bucket cross_cpu_quota \
 	past_buckets_of_every_cpu_count history_evicted_fails_closed \
 	remote_share_counts_as_another_cpu ban_seen_on_every_cpu \
 	events_limited_then_released newcomer_refusals_take_no_entry \
+	cpus_joined_by_the_cpus_that_write \
 	ban_never_by_forged_copies proof_is_the_ack_of_the_isn proof_not_through_v4_mapped \
 	ban_counts_only_the_window newcomer_verified_on_every_cpu \
 	refused_sources_keep_their_drops vlan_tags ipv6_extension_headers_and_prefix \
