@@ -52,6 +52,7 @@
 #include "verified.bpf.h"
 #include "scope.bpf.h"
 #include "cookie.bpf.h"
+#include "refuse_first.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -68,6 +69,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define FATE_NON_IP	6
 #define FATE_ENCAP	7
 #define FATE_MALFORMED	8
+/* not decided before the verdict: judged as any packet */
+#define FATE_JUDGE	(-1)
 
 /* Count a passed packet in a source's window that no budget judged. */
 static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
@@ -190,11 +193,14 @@ static __always_inline int verdict(struct rl_source **srcp,
 			return FATE_DROP;
 		}
 	}
-	/* newcomer budget: unverified sources also fit it */
+	/* newcomer budget: unverified sources also fit it; refused, the
+	 * next packets ask refuse_first() first */
 	b = rl_newcomer_budget(rule);
 	if (rl_newcomer_applies(&b, how & HOW_VERIFIED) &&
-	    !newcomer_fits(&b, slot, now, len, gen))
+	    !newcomer_fits(&b, slot, now, len, gen)) {
+		refusing_from(now);
 		return FATE_DROP;
+	}
 	agg_budget(&b, rule);
 	if (rl_budget_limited(&b) &&
 	    judge_rule_window(rl_agg_index(slot), &b, now, len, gen) != RL_FITS)
@@ -225,6 +231,22 @@ static __always_inline int verdict(struct rl_source **srcp,
 		count_unjudged(&src->st, now, len, key, how_table(how));
 	commit_rule_windows(rule, slot, how & HOW_VERIFIED, len);
 	return FATE_PASS;
+}
+
+/* --syn-cookies (cookie.bpf.h): the fate of an unverified source's packet
+ * under `rule` that cookie_first() answers (a SYN: FATE_SENT; an ACK
+ * returning a valid cookie: FATE_COOKIE), else FATE_JUDGE. */
+static __always_inline int cookie_fate(struct xdp_md *ctx,
+				       const struct rl_rule *rule, __u64 now)
+{
+	int act;
+
+	if (!rule || !rl_rule_cookies(rule))
+		return FATE_JUDGE;
+	act = cookie_first(ctx, now);
+	if (act == RL_COOKIE_DROP)
+		return FATE_JUDGE;
+	return act == RL_COOKIE_SENT ? FATE_SENT : FATE_COOKIE;
 }
 
 /* The verdict of the rule that judged the packet, in `rule_counters`. */
@@ -366,6 +388,28 @@ int xdp_ratelimit(struct xdp_md *ctx)
 
 	/* classify */
 	now = rl_now(cfg);
+	/* while a newcomer budget refuses (refuse_first.bpf.h), a packet of
+	 * a source never verified here that it refuses drops before its
+	 * source is looked up, unless a cookie rule answers it or it is the
+	 * ACK that proves the source: then it goes on verified, as the
+	 * usual path would have it. Not with scoped rules, which judge past
+	 * the rule's own budget (scope.bpf.h). */
+	if (refusing(now) && !RL_READ(cfg->scopes_used)) {
+		rule_id = refuse_first(&key, kind, now, cfg->rules_gen, len);
+		if (rule_id != RL_NO_RULE) {
+			rule = bpf_map_lookup_elem(&rules, &rule_id);
+			fate = cookie_fate(ctx, rule, now);
+			if (fate != FATE_JUDGE)
+				goto out;
+			if (!prove_source(ctx, &key, now)) {
+				fate = FATE_DROP;
+				goto out;
+			}
+			how = HOW_VERIFIED;
+			rule = NULL;
+			rule_id = RL_NO_RULE;
+		}
+	}
 	src = table_source(RL_TABLE_SOURCES, &key);
 	/* --ban: a banned source drops, its window untouched */
 	if (cfg->bans_used) {
@@ -405,17 +449,14 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
 	 * past the SYN-ACK budget, or any other packet, judged as before.
 	 * The ACK that proves a source, and a ban's count, are looked for in
-	 * one call (verified.bpf.h) */
+	 * one call (verified.bpf.h); a source proved above is verified */
 	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED))) {
-		if (source_verified(src, &key, now)) {
+		if ((how & HOW_VERIFIED) || source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
-		} else if (rl_rule_cookies(rule)) {
-			int act = cookie_first(ctx, now);
-
-			if (act != RL_COOKIE_DROP) {
-				fate = act == RL_COOKIE_SENT ? FATE_SENT : FATE_COOKIE;
+		} else {
+			fate = cookie_fate(ctx, rule, now);
+			if (fate != FATE_JUDGE)
 				goto out;
-			}
 		}
 	}
 	if (rule)

@@ -276,6 +276,39 @@ test_reload_new_maps() {
 	rl detach "$vrx" >/dev/null
 }
 
+# A source whose `verified` entry is gone (evicted, or not carried: a
+# reload keeps the most recently answered up to --max-sources) while its
+# entry, carried, still holds the verification it read (until the TTL):
+# the new bloom filter is told of it, so that a full newcomer budget,
+# refusing before the source is looked up (xdp-ratelimit(8), "Newcomer
+# budget"), does not refuse it: judged as before the reload, verified.
+test_reload_carried_verification() {
+	local a=198.18.57.1 out st why=()
+	fresh --window 20s --buckets 1 --max-sources 64 &&
+		quota 198.18.57.0/24 --pps 1000 --new-pps 1 ||
+		{ result reload_carried_verification 1 "attach"; return; }
+	send_answered "$a" 1 >/dev/null
+	# its entry reads the verification on CPU 0, which the packets after
+	# the reload come in on too (a CPU's copy: another reads `verified`)
+	send --src "$a" --count 2 --cpu 0 >/dev/null
+	bpftool map delete pinned "$pins/$vrx/verified" \
+		key hex 00 00 00 00 00 00 00 00 00 00 ff ff c6 12 39 01 ||
+		why+=("cannot delete the verified entry")
+	out=$(rl reload "$vrx" --max-sources 32 2>&1); st=$?
+	[ "$st" = 0 ] && [[ $out == *" 0 verified sources, the sources' windows and counters"* ]] ||
+		why+=("exit $st, printed: $out")
+	# --new-pps 1 in 20 s: 20 newcomer packets, the budget then known full
+	# on CPU 0
+	[ "$(send --src 198.18.57.200 --count 30 --cpu 0)" = 30 ] || why+=("newcomer flood not sent")
+	[ "$(src_stat 198.18.57.200 dropped_packets)" = 10 ] ||
+		why+=("newcomer budget: dropped $(src_stat 198.18.57.200 dropped_packets) of 30, want 10")
+	send --src "$a" --count 5 --cpu 0 >/dev/null
+	[ "$(src_stat "$a" passed_packets)" = 8 ] ||
+		why+=("the carried verified source passed $(src_stat "$a" passed_packets) of 8")
+	result reload_carried_verification "${#why[@]}" "${why[*]}"
+	rl detach "$vrx" >/dev/null
+}
+
 # A new --window under paced traffic: 2000 pps from one source against
 # --pps 1000 in a 1 s window of 10 buckets, reloaded about 1.1 s in to a
 # 2 s window, the sender stopped 0.6 s after the reload returned (however

@@ -300,6 +300,24 @@ struct rl_counters fixture_totals(struct fixture *f)
 	return c;
 }
 
+bool fixture_refusing(struct fixture *f, __u64 now)
+{
+	return now < f->skel->bss->refusing_until;
+}
+
+__u64 fixture_refused(struct fixture *f, const char *addr)
+{
+	char err[RL_ERR_LEN];
+	struct rl_refused r;
+	struct rl_key key;
+
+	if (!CHECK(!rl_ban_key(addr, RL_DEFAULT_V6_PREFIX, &key, err, sizeof(err)),
+		   "key of %s: %s", addr, err) ||
+	    bpf_map_lookup_elem(f->m.refused, &key, &r))
+		return 0;
+	return r.dropped_pkts;
+}
+
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		    struct rl_source_sum *out)
 {

@@ -68,6 +68,11 @@ bool fixture_rule(struct fixture *f, const char *prefix,
 		  const struct rl_rule_change *c);
 
 struct rl_counters fixture_totals(struct fixture *f);
+/* Does the program ask refuse_first() at `now` (its hint that a newcomer
+ * budget refuses: bpf/refuse_first.bpf.h)? */
+bool fixture_refusing(struct fixture *f, __u64 now);
+/* The drops `refused` holds for `addr` (0: no entry). */
+__u64 fixture_refused(struct fixture *f, const char *addr);
 /* The tracked source for `addr` (IPv4 or IPv6 text, already masked). */
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		    struct rl_source_sum *out);

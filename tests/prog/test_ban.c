@@ -296,3 +296,40 @@ TEST(ban_never_by_forged_copies)
 out:
 	fixture_close(&f);
 }
+
+/*
+ * A banned source drops as banned while its rule's newcomer budget
+ * refuses before any per-source lookup: banned, it was verified, and a
+ * source once verified is never refused that early (its ban is read).
+ */
+TEST(ban_holds_while_refusing_first)
+{
+	struct rl_rule_change c = BANNING(.have_pps = true, .pps = 5,
+					  .have_new_pps = true, .new_pps = 3);
+	__u64 now = T0 + 2 * NSEC_S;
+	struct rl_counters before, after;
+	struct rl_ban b;
+	struct fixture f;
+	char addr[32];
+	int passed = 0;
+
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c))
+		goto out;
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0), 5, "the quota passes");
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 3 * NSEC_MS), 0, "over quota: dropped");
+	if (!CHECK(ban_of(&f, SRC, &b), "banned by the drop"))
+		goto out;
+	for (int i = 1; i <= 50; i++) {
+		snprintf(addr, sizeof(addr), "198.19.1.%d", i);
+		passed += forged_passed(&f, addr, 1, 0, now);
+	}
+	CHECK_EQ(passed, 3, "a forged flood: the newcomer budget");
+	CHECK(fixture_refusing(&f, now), "the budget refuses first");
+	before = fixture_totals(&f);
+	CHECK_EQ(forged_passed(&f, SRC, 2, 0, now), 0, "banned: dropped");
+	after = fixture_totals(&f);
+	CHECK_EQ(after.banned_pkts - before.banned_pkts, 2, "counted as banned");
+	CHECK_EQ(fixture_refused(&f, SRC), 0, "not as refused");
+out:
+	fixture_close(&f);
+}

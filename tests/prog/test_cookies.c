@@ -369,3 +369,44 @@ TEST(cookie_off_and_dry_run)
 out:
 	fixture_close(&f);
 }
+
+/* A UDP frame from `src` at `now` is refused (the rule refuses every
+ * newcomer), after which the program asks refuse_first() first. */
+static bool refusing_after_udp(struct fixture *f, const char *src, __u64 now)
+{
+	struct frame fr;
+
+	frame_udp(&fr, src, 100, 0);
+	return CHECK(fixture_run(f, fr.data, fr.len, 0, now) == XDP_DROP,
+		     "%s refused", src) &&
+	       CHECK(fixture_refusing(f, now), "refused first at %llu",
+		     (unsigned long long)now);
+}
+
+/* While the newcomer budget refuses before any per-source lookup, a SYN
+ * is still answered with a cookie and the ACK returning it passes. */
+TEST(cookie_answered_while_refusing_first)
+{
+	const char *src = "198.18.0.40";
+	__u64 later = T0 + NSEC_S / 10;
+	struct frame syn, fr;
+	struct synack a;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !cookie_rule(&f) ||
+	    !refusing_after_udp(&f, "198.18.9.1", T0))
+		goto out;
+	segment(&syn, src, SPORT, 0, true, ISN, 0, TCP_SYN);
+	fr = syn;
+	if (!CHECK_EQ(fixture_run_frame(&f, &fr, 0, T0), XDP_TX, "the SYN answered") ||
+	    !read_synack(&syn, &fr, 0, false, &a) ||
+	    !refusing_after_udp(&f, "198.18.9.2", later))
+		goto out;
+	segment(&fr, src, SPORT, 0, false, ISN + 1, a.cookie + 1, TCP_ACK);
+	CHECK_EQ(fixture_run_frame(&f, &fr, 0, later), XDP_PASS, "the cookie's ACK passes");
+	CHECK(verified(&f, src), "verified by its cookie");
+	frame_udp(&fr, src, 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, later), 3, "then its packets pass");
+out:
+	fixture_close(&f);
+}

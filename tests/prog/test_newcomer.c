@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "ratelimit.h"
+#include "lib/ban_map.h"
 #include "lib/source_table.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -274,6 +275,140 @@ TEST(default_budgets_shared_by_both_families)
 		v6 += pass_count(&f, addr, 1, 0, T0 + 5 * W);
 	}
 	CHECK_EQ(v6, 2, "another rule's newcomer window is its own");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * Refusal before the source is looked up (bpf/refuse_first.bpf.h): while
+ * the newcomer budget refuses, a source never verified here is refused
+ * without its entry, so a tracked one's drops count in `refused`, not in
+ * its entry; the next window, with room again, it passes as before.
+ */
+TEST(newcomer_refused_first_counts_in_refused)
+{
+	const char *tracked = "198.19.0.9";
+	struct rl_counters before, after;
+	struct rl_rule_change plain = { .have_pps = true, .pps = 100 };
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &plain))
+		goto out;
+	CHECK_EQ(pass_count(&f, tracked, 3, 0, T0), 3, "tracked before the budget");
+	if (!newcomer_rule(&f, 10))
+		goto out;
+	CHECK(!fixture_refusing(&f, T0 + 10 * W), "no refusal yet: the usual path");
+	CHECK_EQ(newcomers(&f, 1, 100, 0, T0 + 10 * W), 10, "flood: the budget");
+	CHECK(fixture_refusing(&f, T0 + 10 * W), "the budget refuses: asked first");
+	before = fixture_totals(&f);
+	CHECK_EQ(pass_count(&f, tracked, 5, 0, T0 + 10 * W), 0, "never verified: refused");
+	after = fixture_totals(&f);
+	CHECK_EQ(after.dropped_pkts - before.dropped_pkts, 5, "dropped in the totals");
+	CHECK_EQ(fixture_refused(&f, tracked), 5, "counted in `refused`");
+	CHECK_SOURCE(&f, tracked, T0 + 10 * W, 3, 0, 0, "its entry untouched");
+	CHECK(!fixture_refusing(&f, T0 + 12 * W), "two windows on: the hint is over");
+	CHECK_EQ(pass_count(&f, tracked, 2, 0, T0 + 12 * W), 2, "room again: it passes");
+	CHECK_SOURCE(&f, tracked, T0 + 12 * W, 5, 0, 2, "in its entry again");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * While the budget refuses first: a verified source passes, tracked or
+ * not (the Bloom filter's "maybe" read in `verified`), and so does a
+ * client completing its handshake (the ACK that proves it), and what it
+ * sends next; a spoofed source is refused.
+ */
+TEST(newcomer_refused_first_keeps_real_clients)
+{
+	const char *tracked = "198.19.0.1", *untracked = "198.19.0.2";
+	const char *joining = "198.19.0.3", *spoofed = "198.19.0.4";
+	__u64 now = T0 + 10 * W;
+	struct rl_counters before;
+	char err[RL_ERR_LEN];
+	struct rl_key key;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !newcomer_rule(&f, 10))
+		goto out;
+	CHECK(fixture_answer(&f, tracked, 0, T0), "the host answers one");
+	CHECK(fixture_answer(&f, untracked, 0, T0), "and another");
+	if (!CHECK(!rl_ban_key(untracked, RL_DEFAULT_V6_PREFIX, &key, err, sizeof(err)),
+		   "key: %s", err))
+		goto out;
+	CHECK_EQ(bpf_map_delete_elem(f.m.sources, &key), 0, "its entry evicted");
+	CHECK_EQ(newcomers(&f, 1, 100, 0, now), 10, "flood: the budget");
+	CHECK(fixture_refusing(&f, now), "the budget refuses: asked first");
+	CHECK_EQ(pass_count(&f, tracked, 50, 0, now), 50, "verified, tracked: passes");
+	CHECK_EQ(pass_count(&f, untracked, 5, 0, now), 5, "verified, untracked: passes");
+	CHECK(fixture_synack(&f, joining, 0, now), "the host answers a SYN");
+	before = fixture_totals(&f);
+	CHECK_EQ(fixture_handshake_ack(&f, joining, HOST_ISN + 1, 0, now), XDP_PASS,
+		 "the ACK that proves it passes");
+	CHECK_EQ(fixture_totals(&f).verified_new - before.verified_new, 1, "verified");
+	CHECK_EQ(pass_count(&f, joining, 5, 0, now), 5, "then its packets pass");
+	CHECK_EQ(pass_count(&f, spoofed, 5, 0, now), 0, "a spoofed source is refused");
+	CHECK_EQ(fixture_refused(&f, spoofed), 5, "in `refused`");
+out:
+	fixture_close(&f);
+}
+
+/* One frame from each of `n` sources NET.1.. (a /24) on CPU 0; passed. */
+static int newcomers_in(struct fixture *f, const char *net, int n, __u64 now)
+{
+	char addr[32];
+	int passed = 0;
+
+	for (int i = 1; i <= n; i++) {
+		snprintf(addr, sizeof(addr), "%s.%d", net, i);
+		passed += pass_count(f, addr, 1, 0, now);
+	}
+	return passed;
+}
+
+/*
+ * Another rule's packet goes the usual way while one rule's budget
+ * refuses: a more specific rule without a newcomer budget, and one with
+ * a budget of its own, not full.
+ */
+TEST(newcomer_refused_first_other_rules)
+{
+	struct rl_rule_change plain = { .have_pps = true, .pps = 100 };
+	struct rl_rule_change own = { .have_pps = true, .pps = 100,
+				      .have_new_pps = true, .new_pps = 5 };
+	__u64 now = T0 + 10 * W;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !newcomer_rule(&f, 10) ||
+	    !fixture_rule(&f, "198.19.128.0/17", &plain) ||
+	    !fixture_rule(&f, "198.19.64.0/18", &own))
+		goto out;
+	CHECK_EQ(newcomers(&f, 1, 100, 0, now), 10, "flood: the /15's budget");
+	CHECK(fixture_refusing(&f, now), "the budget refuses: asked first");
+	CHECK_EQ(newcomers_in(&f, "198.19.200", 20, now), 20, "a /17 without a budget: all pass");
+	CHECK_EQ(newcomers_in(&f, "198.19.100", 20, now), 5, "a /18 with its own: its 5");
+	CHECK_EQ(newcomers(&f, 2, 20, 0, now), 0, "the /15 still refuses");
+out:
+	fixture_close(&f);
+}
+
+/* --dry-run: refused first, counted as dropped, passed. */
+TEST(newcomer_refused_first_dry_run)
+{
+	struct rl_attach_req req;
+	struct rl_counters c;
+	struct fixture f;
+
+	rl_attach_req_defaults(&req);
+	req.flags = RL_F_DRY_RUN;
+	if (!fixture_open(&f, &req) || !newcomer_rule(&f, 10))
+		goto out;
+	CHECK_EQ(newcomers(&f, 1, 100, 0, T0), 100, "a dry run passes the flood");
+	CHECK(fixture_refusing(&f, T0), "the budget refuses: asked first");
+	c = fixture_totals(&f);
+	CHECK_EQ(c.dropped_pkts, 90, "what it would drop, counted");
+	CHECK_EQ(c.new_sources, 10, "refusals take no entry");
+	CHECK_EQ(fixture_refused(&f, "198.18.1.100"), 1, "in `refused`");
 out:
 	fixture_close(&f);
 }

@@ -659,3 +659,37 @@ TEST(scope_ban_bans_the_source)
 	CHECK_EQ(send_l4(&f, V4, 17, 9, 0, EXT_NONE, 5, T0 + 3 * NSEC_S), 0, "send_l4(&f, V4, 17, 9, 0, EXT_NONE, 5, T0 + 3 * NSEC_S)");
 	fixture_close(&f);
 }
+
+/*
+ * With scoped rules in use nothing is refused before its source is looked
+ * up (bpf/refuse_first.bpf.h): a source tracked before its rule had a
+ * newcomer budget, never verified, keeps the drops of the budget's
+ * refusals in its own entry, as it did before that early path.
+ */
+TEST(scope_nothing_refused_first)
+{
+	struct rl_rule_change plain = { .have_pps = true, .pps = 1000 };
+	struct rl_rule_change d = { .have_pps = true, .pps = 1000,
+				    .have_new_pps = true, .new_pps = 10 };
+	__u64 now = T0 + 10 * NSEC_S;
+	char a[32];
+	int passed = 0;
+	struct fixture f;
+
+	if (!open_fixture(&f))
+		return;
+	CHECK(fixture_rule(&f, "default", &plain), "default");
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 2, T0), 2, "tracked");
+	CHECK(fixture_rule(&f, "default", &d), "default, --new-pps 10");
+	CHECK(scoped(&f, "0.0.0.0/0", 0, SYN, 20, 0), "syn");
+	for (int i = 1; i <= 50; i++) {
+		snprintf(a, sizeof(a), "198.18.1.%d", i);
+		passed += send_l4(&f, a, 17, 53, 0, EXT_NONE, 1, now);
+	}
+	CHECK_EQ(passed, 10, "a UDP flood: the newcomer budget");
+	CHECK(fixture_refusing(&f, now), "the budget refuses");
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 3, now), 0, "never verified: refused");
+	CHECK_SOURCE(&f, V4, now, 2, 3, 0, "its drops in its entry");
+	CHECK_EQ(fixture_refused(&f, V4), 0, "none in `refused`");
+	fixture_close(&f);
+}

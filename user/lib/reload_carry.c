@@ -124,10 +124,29 @@ out:
 	return ret;
 }
 
+/* Does some CPU's value of `key` in `vals` (a per-CPU `sources` value)
+ * hold a verification it read (verified_ns)? */
+static bool holds_verified(const void *vals, const struct rl_key *key)
+{
+	size_t stride = (sizeof(struct rl_source) + 7) & ~(size_t)7;
+
+	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
+		const struct rl_source *v = (const void *)((const char *)vals + cpu * stride);
+
+		if (!memcmp(&v->owner, key, sizeof(*key)) && v->verified_ns)
+			return true;
+	}
+	return false;
+}
+
 /* The `limit` most recent sources of `src` into `dst`, with their
- * history. Count or -errno. */
+ * history; into `bloom` (a new `verified_bloom`, or -1) each that holds a
+ * verification, whether or not its `verified` entry was carried: a source
+ * the filter has never seen is refused before its entry is read
+ * (bpf/refuse_first.bpf.h), and must not be one whose entry still says
+ * verified. Count or -errno. */
 static long carry_sources(int src, int hist_src, int dst, int hist_dst,
-			  __u64 limit)
+			  __u64 limit, int bloom)
 {
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
 	struct rl_history h;
@@ -141,7 +160,9 @@ static long carry_sources(int src, int hist_src, int dst, int hist_dst,
 	for (long i = 0; i < n && (__u64)done < limit; i++) {
 		if (bpf_map_lookup_elem(src, &r[i].key, vals))
 			continue;
-		if (bpf_map_update_elem(dst, &r[i].key, vals, BPF_ANY)) {
+		if (bpf_map_update_elem(dst, &r[i].key, vals, BPF_ANY) ||
+		    (bloom >= 0 && holds_verified(vals, &r[i].key) &&
+		     bpf_map_update_elem(bloom, NULL, &r[i].key, BPF_ANY))) {
 			done = -errno;
 			break;
 		}
@@ -539,12 +560,12 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 		c->windows = true;
 		what = "sources";
 		n = carry_sources(old->m.sources, old->m.history, nm->sources,
-				  nm->history, s->max_sources);
+				  nm->history, s->max_sources, nm->verified_bloom);
 		c->sources = n;
 		if (n >= 0)
 			n = carry_sources(old->m.newcomers, old->m.new_history,
 					  nm->newcomers, nm->new_history,
-					  rl_newcomers_entries(s->max_sources));
+					  rl_newcomers_entries(s->max_sources), -1);
 		if (n >= 0)
 			n = copy_hash(old->m.refused, nm->refused, sizeof(struct rl_key),
 				      sizeof(struct rl_refused), RL_REFUSED_ENTRIES);
