@@ -203,8 +203,10 @@ static __always_inline int verdict(struct rl_source **srcp,
 	}
 	agg_budget(&b, rule);
 	if (rl_budget_limited(&b) &&
-	    judge_rule_window(rl_agg_index(slot), &b, now, len, gen) != RL_FITS)
+	    judge_rule_window(rl_agg_index(slot), &b, now, len, gen) != RL_FITS) {
+		refusing_from(now);
 		return FATE_DROP;
+	}
 	if (!src) {
 		/* admitted by the newcomer budget (its own or the covering
 		 * rule's): kept apart */
@@ -388,11 +390,11 @@ int xdp_ratelimit(struct xdp_md *ctx)
 
 	/* classify */
 	now = rl_now(cfg);
-	/* while a newcomer budget refuses (refuse_first.bpf.h), a packet of
-	 * a source never verified here that it refuses drops before its
-	 * source is looked up, unless a cookie rule answers it or it is the
-	 * ACK that proves the source: then it goes on verified, as the
-	 * usual path would have it. Not with scoped rules, which judge past
+	/* while a newcomer or aggregate budget refuses (refuse_first.bpf.h),
+	 * a packet of a source never verified here that it refuses drops
+	 * before its source is looked up, unless a cookie rule answers it
+	 * or it is the ACK that proves the source: then it goes on
+	 * verified, as the usual path would have it. Not with scoped rules, which judge past
 	 * the rule's own budget (scope.bpf.h). */
 	if (refusing(now) && !RL_READ(cfg->scopes_used)) {
 		rule_id = refuse_first(&key, kind, now, cfg->rules_gen, len);

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Refusal before any per-source lookup: while a rule's newcomer budget is
- * full, a packet of a source never verified here that the rule judges is
- * refused on the parse, the rule, the Bloom filter and the budget's own
- * per-CPU state, without the `sources` and `bans` lookups a spoofed flood
- * would otherwise miss in on every packet (xdp-ratelimit(8) SEMANTICS).
+ * Refusal before any per-source lookup: while a rule's newcomer or
+ * aggregate budget is full, a packet of a source never verified here that
+ * the rule judges is refused on the parse, the rule, the Bloom filter and
+ * the budget's own per-CPU state, without the `sources` and `bans` lookups
+ * a spoofed flood would otherwise miss in on every packet (xdp-ratelimit(8)
+ * SEMANTICS).
  *
  * The verdict is the one the usual path gives: a source the Bloom filter
  * has never seen is not verified (its `sources` entry, if any, cannot
  * hold a verification it never read), so it cannot be banned either (a
  * ban needs packets of a verified source); whatever its own window says,
- * a packet the newcomer budget refuses drops (and bans nobody: it was not
- * proven); and the budget's state is read as newcomer_fits() reads it:
- * no roll due, then the lease's fast path (include/quota.h), which says
- * RL_OVER only once the budget is known full in its bucket. Anything else
- * goes the usual way.
+ * a packet the newcomer or the aggregate budget refuses drops (and bans
+ * nobody: it was not proven); and the budget's state is read as
+ * judge_rule_window() reads it: no roll due, then the lease's fast path
+ * (include/quota.h), which says RL_OVER only once the budget is known
+ * full in its bucket. Anything else goes the usual way.
  */
 #ifndef RL_REFUSE_FIRST_BPF_H
 #define RL_REFUSE_FIRST_BPF_H
@@ -25,8 +26,8 @@
 #include "rule.bpf.h"
 
 /*
- * The end of the bucket in which some CPU's newcomer window last refused
- * a packet (the program's clock, 0: none yet): until then a packet asks
+ * The end of the bucket in which some CPU's newcomer or aggregate window
+ * last refused a packet (the program's clock, 0: none yet): until then a packet asks
  * refuse_first() before its source is looked up. A hint only, shared and
  * written once a bucket (refusing_from): refuse_first() reads the window
  * itself, so a stale hint costs its lookups, never a verdict. Not pinned:
@@ -40,8 +41,8 @@ static __always_inline int refusing(__u64 now)
 	return now < RL_READ(refusing_until);
 }
 
-/* A newcomer budget refused a packet at `now`: the hint holds until the
- * end of its bucket (a division, on this refusal only). */
+/* A newcomer or aggregate budget refused a packet at `now`: the hint
+ * holds until the end of its bucket (a division, on this refusal only). */
 static __always_inline void refusing_from(__u64 now)
 {
 	__u64 until = (now / settings.bucket_ns + 1) * settings.bucket_ns;
@@ -50,9 +51,22 @@ static __always_inline void refusing_from(__u64 now)
 		RL_WRITE(refusing_until, until);
 }
 
+/* Is rule window `idx` of `aggregates` under budget `b` known full for a
+ * packet of `len` bytes at `now`: no roll due, the fast path's RL_OVER. */
+static __always_inline int window_refuses(__u32 idx, const struct rl_budget *b,
+					  __u64 now, __u64 len, __u32 gen)
+{
+	struct rl_state *st = bpf_map_lookup_elem(&aggregates, &idx);
+	__u64 to;
+
+	return st &&
+	       !rl_roll_plan(st, now, settings.bucket_ns, settings.nbuckets, &to) &&
+	       rl_quota_fast(st, b, len, gen) == RL_OVER;
+}
+
 /*
  * The slot of the rule (unscoped: the caller checks scopes_used) whose
- * full newcomer budget refuses this packet of `len` bytes from source
+ * full newcomer or aggregate budget refuses this packet of `len` bytes from source
  * `key` (an address of family `kind`) at `now`, rules generation `gen`,
  * if the source was never verified here; RL_NO_RULE: ask the usual path.
  * The caller still answers a cookie rule's SYN or ACK (cookie_first) and
@@ -64,11 +78,9 @@ __noinline __u32 refuse_first(const struct rl_key *key, int kind, __u64 now,
 			      __u32 gen, __u64 len)
 {
 	const struct rl_rule *rule;
-	struct rl_budget nb;
-	struct rl_state *st;
+	struct rl_budget b;
 	struct rl_key k;
-	__u32 id, idx;
-	__u64 to;
+	__u32 id, slot;
 
 	if (!key)
 		return RL_NO_RULE;	/* cannot happen: the caller's key */
@@ -81,16 +93,13 @@ __noinline __u32 refuse_first(const struct rl_key *key, int kind, __u64 now,
 	rule = bpf_map_lookup_elem(&rules, &id);
 	if (!rule || !(rule->flags & RL_RULE_F_USED))
 		return RL_NO_RULE;
-	nb = rl_newcomer_budget(rule);
-	if (!rl_budget_limited(&nb))
-		return RL_NO_RULE;
-	idx = rl_new_index(rl_budget_slot(id, rule));
-	st = bpf_map_lookup_elem(&aggregates, &idx);
-	/* as judge_rule_window() would: no roll due, then the fast path */
-	if (!st ||
-	    rl_roll_plan(st, now, settings.bucket_ns, settings.nbuckets, &to) ||
-	    rl_quota_fast(st, &nb, len, gen) != RL_OVER)
-		return RL_NO_RULE;
-	return id;
+	slot = rl_budget_slot(id, rule);
+	b = rl_newcomer_budget(rule);
+	if (rl_budget_limited(&b) && window_refuses(rl_new_index(slot), &b, now, len, gen))
+		return id;
+	b = (struct rl_budget){ rule->agg_pkt_budget, rule->agg_byte_budget };
+	if (rl_budget_limited(&b) && window_refuses(rl_agg_index(slot), &b, now, len, gen))
+		return id;
+	return RL_NO_RULE;
 }
 #endif /* RL_REFUSE_FIRST_BPF_H */

@@ -392,6 +392,42 @@ out:
 	fixture_close(&f);
 }
 
+/*
+ * An aggregate budget refuses first too: while it is full, a source never
+ * verified here is refused without its entry (a tracked one's drops in
+ * `refused`), while a verified source, refused by the same budget (it
+ * binds every source), goes the usual way and counts in its own entry;
+ * the next window has room for both.
+ */
+TEST(aggregate_refused_first_counts_in_refused)
+{
+	const char *tracked = "198.19.0.9", *real = "198.19.0.1";
+	struct rl_rule_change agg = { .have_pps = true, .pps = 100,
+				      .have_agg_pps = true, .agg_pps = 10 };
+	__u64 now = T0 + 10 * W;
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &agg))
+		goto out;
+	CHECK(fixture_answer(&f, real, 0, T0), "the host answers one source");
+	CHECK_EQ(pass_count(&f, tracked, 3, 0, T0), 3, "tracked, never verified");
+	CHECK_EQ(pass_count(&f, real, 2, 0, T0), 2, "the verified one passes");
+	CHECK(!fixture_refusing(&f, now), "no refusal yet: the usual path");
+	CHECK_EQ(newcomers(&f, 1, 100, 0, now), 10, "flood: the aggregate budget");
+	CHECK(fixture_refusing(&f, now), "the budget refuses: asked first");
+	CHECK_EQ(pass_count(&f, tracked, 5, 0, now), 0, "never verified: refused");
+	CHECK_EQ(fixture_refused(&f, tracked), 5, "counted in `refused`");
+	CHECK_SOURCE(&f, tracked, now, 3, 0, 0, "its entry untouched");
+	CHECK_EQ(pass_count(&f, real, 4, 0, now), 0, "verified: refused as well");
+	CHECK_EQ(fixture_refused(&f, real), 0, "not in `refused`");
+	CHECK_SOURCE(&f, real, now, 3, 4, 0, "in its own entry, the usual way (its handshake passed too)");
+	CHECK_EQ(newcomers(&f, 10, 20, 0, now), 0, "the spoofed flood stays refused");
+	CHECK_EQ(pass_count(&f, tracked, 2, 0, T0 + 12 * W), 2, "room again: it passes");
+	CHECK_EQ(pass_count(&f, real, 2, 0, T0 + 12 * W), 2, "and so does the verified one");
+out:
+	fixture_close(&f);
+}
+
 /* --dry-run: refused first, counted as dropped, passed. */
 TEST(newcomer_refused_first_dry_run)
 {
