@@ -3,6 +3,11 @@
 # packages: scripts/install-deps.sh. `make test-unit|test-prog|test-e2e T=NAME`
 # runs only the tests NAME selects (CONTRIBUTING.md, "Running one test").
 OUTPUT ?= build
+# One spelling of the output directory however it is given (tests/ops runs
+# `make install OUTPUT=$PWD/build`): the dependency files (-MMD) name each
+# object as the rules do, or a header change would not rebuild the objects
+# another spelling built.
+override OUTPUT := $(patsubst $(CURDIR)/%,%,$(abspath $(OUTPUT)))
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= gcc
