@@ -19,7 +19,9 @@ promql() { python3 "$here/promql.py" "$@"; }
 
 vtx2=${id}c vrx2=${id}d			# the pair made broken, then gone
 rx_ifaces+=("$vrx2")
-port=$((20000 + ($$ + 7) % 30000))	# the exporter's, on the rx loopback
+# the exporter's, on the rx loopback: below the ephemeral ports (32768 and up),
+# which a client of an earlier test in the namespace may still hold
+port=$((10000 + ($$ + 7) % 20000))
 tmp=$(mktemp -d)
 tmpdirs+=("$tmp")
 

@@ -15,7 +15,9 @@ check_test_names
 
 vtx2=${id}c vrx2=${id}d			# a second pair, attached by restore
 rx_ifaces+=("$vrx2")
-port=$((20000 + $$ % 30000))		# the exporter's, on the rx loopback
+# the exporter's, on the rx loopback: below the ephemeral ports (32768 and up),
+# which a client of an earlier test in the namespace may still hold
+port=$((10000 + $$ % 20000))
 tmp=$(mktemp -d)
 trap 'lib_cleanup; rm -rf "$tmp"' EXIT
 
