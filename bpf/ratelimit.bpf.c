@@ -100,13 +100,6 @@ static __always_inline void source_budget(struct rl_budget *b,
 	*b = (struct rl_budget){ r->pkt_budget, r->byte_budget, r->burst };
 }
 
-/* The aggregate budget of rule `r` in `b`. */
-static __always_inline void agg_budget(struct rl_budget *b,
-				       const struct rl_rule *r)
-{
-	*b = (struct rl_budget){ r->agg_pkt_budget, r->agg_byte_budget };
-}
-
 /* Count a passed packet in the windows of budget slot `slot` of rule `r`
  * that judged it: the newcomer window (an unverified source's) and the
  * aggregate one. Looked up again here, not kept from the judging: a

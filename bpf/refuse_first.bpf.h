@@ -97,7 +97,7 @@ __noinline __u32 refuse_first(const struct rl_key *key, int kind, __u64 now,
 	b = rl_newcomer_budget(rule);
 	if (rl_budget_limited(&b) && window_refuses(rl_new_index(slot), &b, now, len, gen))
 		return id;
-	b = (struct rl_budget){ rule->agg_pkt_budget, rule->agg_byte_budget };
+	agg_budget(&b, rule);
 	if (rl_budget_limited(&b) && window_refuses(rl_agg_index(slot), &b, now, len, gen))
 		return id;
 	return RL_NO_RULE;

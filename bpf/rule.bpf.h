@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup: the rule covering a source, cached in its entry by rules
- * generation so that the LPM trie is read only after a change.
+ * generation so that the LPM trie is read only after a change; a rule's
+ * aggregate budget.
  */
 #ifndef RL_RULE_BPF_H
 #define RL_RULE_BPF_H
 
 #include "maps.bpf.h"
+#include "quota.h"
+
+/* The aggregate budget of rule `r` in `b`. */
+static __always_inline void agg_budget(struct rl_budget *b,
+				       const struct rl_rule *r)
+{
+	*b = (struct rl_budget){ r->agg_pkt_budget, r->agg_byte_budget };
+}
 
 /* The rule covering the source; the LPM trie is only consulted when the
  * rules changed since the source last resolved it, or while they change. */
