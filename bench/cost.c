@@ -57,22 +57,10 @@
 #define MIN_UNDER	4
 #define MIN_OVER	5
 
-struct cost_case {
-	const char *name;
-	const char *label;
-	int fd;			/* program run by BPF_PROG_TEST_RUN */
-	int tail_fd;		/* churn: the program the driver tail-calls */
-	int tail_map;		/* churn: the driver's prog array */
-	int expect;		/* XDP verdict every sample must end with, or -1:
-				 * emulated reads count this CPU's lease again
-				 * and again, and may run the budget out */
-	int base;		/* case to compare with (minimal limiter), -1 */
-	struct bench_frame fr;
-	const __u8 *tcp_tmpl;	/* xdp_tcp_churn's frame, or NULL */
-	__u64 repeat;
-	double *ns;		/* per round */
-	__u32 bad_verdicts;
-};
+#define COST_CASES	48
+
+/* each case's base of comparison (a minimal limiter's case), or -1 */
+static int base_of[COST_CASES];
 
 static struct baselines *bu;		/* bare programs, the churn driver */
 static struct minimal *mu, *mo;		/* minimal limiter: under, over quota */
@@ -356,20 +344,6 @@ static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
 	return 0;
 }
 
-/* One test run; ns per frame by the wall clock, or < 0. */
-static double run(struct cost_case *c, __u64 repeat, __u32 *retval)
-{
-	if (c->tail_fd >= 0) {
-		__u32 zero = 0;
-
-		if (bpf_map_update_elem(c->tail_map, &zero, &c->tail_fd, BPF_ANY))
-			return -1;
-	}
-	if (c->tcp_tmpl)
-		memcpy(bu->bss->tcp_frame, c->tcp_tmpl, BENCH_TCP_LEN);
-	return bench_test_run(c->fd, &c->fr, repeat, retval);
-}
-
 /* The xcpu program needs its source's entry. */
 static int make_xcpu_entry(struct baselines *b)
 {
@@ -390,54 +364,46 @@ static int make_xcpu_entry(struct baselines *b)
 	return ret;
 }
 
-static void add_case(struct cost_case *cs, int *n, const char *name,
+static void add_case(struct bench_case *cs, int *n, const char *name,
 		     const char *label, int fd, const char *src, int nvlan,
 		     int expect, int base)
 {
-	struct cost_case *c = &cs[(*n)++];
+	struct bench_case *c = &cs[*n];
 	int len;
 
+	base_of[(*n)++] = base;
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	c->label = label;
 	c->fd = fd;
-	c->tail_fd = -1;
-	c->tail_map = bpf_map__fd(bu->maps.churn_target);
+	c->tail_map = -1;
 	c->expect = expect;
-	c->base = base;
+	c->cal = 20000;
 	len = tg_frame_udp(c->fr.data, sizeof(c->fr.data), src, 0, (unsigned int)nvlan);
 	c->fr.len = len > 0 ? (size_t)len : 0;
 }
 
-/* A SYN cookie case: xdp_tcp_churn from `tmpl`, tail-calling `tail_fd` */
-static void tcp_case(struct cost_case *c, const __u8 *tmpl, int tail_fd)
+/* A case run through the churn driver `drv`, tail-calling `tail_fd` */
+static void churn_case(struct bench_case *c, const struct baselines *drv, int tail_fd)
 {
-	memcpy(c->fr.data, tmpl, BENCH_TCP_LEN);
-	c->fr.len = BENCH_TCP_LEN;
-	c->tcp_tmpl = tmpl;
+	c->tail_map = bpf_map__fd(drv->maps.churn_target);
 	c->tail_fd = tail_fd;
 }
 
-static int find(struct cost_case *cs, int n, const char *name)
+/* xdp_tcp_churn's frame, written before every run: cases share the driver */
+static void tcp_template(const struct bench_case *c)
 {
-	for (int i = 0; i < n; i++)
-		if (!strcmp(cs[i].name, name))
-			return i;
-	return -1;
+	memcpy(bu->bss->tcp_frame, c->arg, BENCH_TCP_LEN);
 }
 
-static json_t *ratio_json(const struct cost_case *cs, int a, int b, int rounds)
+/* A SYN cookie case: xdp_tcp_churn from `tmpl`, tail-calling `tail_fd` */
+static void tcp_case(struct bench_case *c, const __u8 *tmpl, int tail_fd)
 {
-	double *r = calloc((size_t)rounds, sizeof(*r));
-	json_t *j;
-
-	if (!r)
-		return NULL;
-	for (int i = 0; i < rounds; i++)
-		r[i] = cs[a].ns[i] / cs[b].ns[i];
-	j = bench_summary_json(bench_summarize(r, rounds));
-	free(r);
-	return j;
+	memcpy(c->fr.data, tmpl, BENCH_TCP_LEN);
+	c->fr.len = BENCH_TCP_LEN;
+	c->before_run = tcp_template;
+	c->arg = tmpl;
+	churn_case(c, bu, tail_fd);
 }
 
 /* y = a + b k over the emulated loops of one round, least squares of the
@@ -465,30 +431,15 @@ static void fit(const double *k, const double *y, int n, double *a, double *b)
 static const int xcpu_ns[] = { 2, 3, 5, 9, 17, 33, 65 };
 #define NKS ((int)(sizeof(xcpu_ns) / sizeof(xcpu_ns[0])))
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median_of(const double *v, int n)
-{
-	double s[n];
-
-	memcpy(s, v, sizeof(s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 /* The cross-CPU part: measured here, and its growth with CPUs, fitted
  * t(n) = a + b (n - 1) within each round (the spread over rounds), and
  * once to the medians over rounds of each case (the figure to quote: a
  * round that load from elsewhere disturbed moves a median little, but a
  * difference taken within that round a lot). */
-static json_t *xcpu_json(struct cost_case *cs, int n, int rounds)
+static json_t *xcpu_json(struct bench_case *cs, int n, int rounds)
 {
-	int none = find(cs, n, "xcpu_none"), prog = find(cs, n, "xcpu_program");
+	int none = bench_case_find(cs, n, "xcpu_none");
+	int prog = bench_case_find(cs, n, "xcpu_program");
 	double *a = calloc((size_t)rounds, sizeof(double));
 	double *b = calloc((size_t)rounds, sizeof(double));
 	double *here = calloc((size_t)rounds, sizeof(double));
@@ -506,7 +457,7 @@ static json_t *xcpu_json(struct cost_case *cs, int n, int rounds)
 		char name[32];
 
 		snprintf(name, sizeof(name), "xcpu_n%d", xcpu_ns[i]);
-		idx[i] = find(cs, n, name);
+		idx[i] = bench_case_find(cs, n, name);
 		ys[i] = calloc((size_t)rounds, sizeof(double));
 		if (idx[i] < 0 || !ys[i])
 			goto out;
@@ -524,15 +475,15 @@ static json_t *xcpu_json(struct cost_case *cs, int n, int rounds)
 		err[r] = here[r] != 0 ? pred[r] / here[r] - 1 : 0;
 	}
 	points = json_array();
-	mnone = median_of(cs[none].ns, rounds);
+	mnone = bench_summarize(cs[none].ns, rounds).median;
 	for (int i = 0; i < NKS; i++) {
-		ym[i] = median_of(cs[idx[i]].ns, rounds) - mnone;
+		ym[i] = bench_summarize(cs[idx[i]].ns, rounds).median - mnone;
 		json_array_append_new(points, json_pack("{s:i, s:f, s:o}", "ncpus", xcpu_ns[i],
 			"median_ns", ym[i],
 			"per_round_ns", bench_summary_json(bench_summarize(ys[i], rounds))));
 	}
 	fit(k, ym, NKS, &ma, &mb);
-	mhere = median_of(cs[prog].ns, rounds) - mnone;
+	mhere = bench_summarize(cs[prog].ns, rounds).median - mnone;
 	j = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:f, s:f, s:f, s:f, s:f}}",
 		      "ncpus", ncpus,
 		      "points", points,
@@ -564,11 +515,12 @@ out:
  * the churn driver (its run to XDP_PASS), and the ns they add; and the
  * share of the flood's packets whose event was counted lost (nearly all:
  * it shows the flood did report on every packet, and the budget held). */
-static json_t *events_json(struct cost_case *cs, int n, int rounds,
+static json_t *events_json(struct bench_case *cs, int n, int rounds,
 			   struct rl_inst *on_inst)
 {
-	int on = find(cs, n, "events_on"), off = find(cs, n, "events_off");
-	int drv = find(cs, n, "churn_driver");
+	int on = bench_case_find(cs, n, "events_on");
+	int off = bench_case_find(cs, n, "events_off");
+	int drv = bench_case_find(cs, n, "churn_driver");
 	double ratio[rounds], extra[rounds];
 	struct rl_counters t;
 
@@ -588,12 +540,6 @@ static json_t *events_json(struct cost_case *cs, int n, int rounds,
 			 "untracked_packets", (json_int_t)t.untracked_pkts);
 }
 
-static int usage(void)
-{
-	fprintf(stderr, "Usage: ratelimit-bench cost [--rounds N] [--ms MS] [--cpu CPU]\n");
-	return 2;
-}
-
 int bench_cost(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -603,7 +549,7 @@ int bench_cost(int argc, char **argv)
 	struct bench_rounds ro = { .rounds = 11, .ms = 20, .cpu = 0 };
 	int rounds, cpu, n = 0, opt, ret = 1;
 	double ms;
-	struct cost_case cs[48];
+	struct bench_case cs[COST_CASES];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
 	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
@@ -618,10 +564,10 @@ int bench_cost(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
 		if (!bench_rounds_opt(&ro, opt, optarg))
-			return usage();
+			return bench_usage("cost", "");
 	rounds = ro.rounds, ms = ro.ms, cpu = ro.cpu;
 	if (rounds < 1 || ms <= 0)
-		return usage();
+		return bench_usage("cost", "");
 	libbpf_set_print(quiet);
 	ncpus = rl_ncpus();
 	if (bench_pin_cpu(cpu)) {
@@ -743,15 +689,18 @@ int bench_cost(int argc, char **argv)
 		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
 		 XDP_PASS, MIN_UNDER);
 	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
+	/* tc programs: no XDP dispatcher holds them */
 	add_case(cs, &n, "egress_reply",
 		 "egress hook: one segment (TCP ACK) of a socket not established",
 		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.1", 0,
 		 -1 /* TC_ACT_UNSPEC */, -1);
 	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.1", 80, 40000, 0x10);
+	cs[n - 1].no_hold = true;
 	add_case(cs, &n, "egress_synack", "egress hook: one SYN-ACK of the host, recorded",
 		 bpf_program__fd(rvb.skel->progs.rl_egress), "198.18.0.3", 0,
 		 -1 /* TC_ACT_UNSPEC */, -1);
 	tcp_frame(&cs[n - 1].fr, "198.18.255.1", "198.18.0.3", 80, 40000, 0x12);
+	cs[n - 1].no_hold = true;
 	add_case(cs, &n, "scope_syn", "a SYN under a SYN rule and an unscoped one",
 		 bpf_program__fd(rsc.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
 		 XDP_PASS, MIN_UNDER);
@@ -761,16 +710,19 @@ int bench_cost(int argc, char **argv)
 		 XDP_PASS, MIN_UNDER);
 	add_case(cs, &n, "churn_driver", "churn driver -> XDP_PASS", churn_fd,
 		 "2001:db8::1", 0, XDP_PASS, -1);
-	cs[n - 1].tail_fd = pass_fd;
+	churn_case(&cs[n - 1], bu, pass_fd);
 	add_case(cs, &n, "churn", "churn 1M sources, --max-sources 64Ki",
 		 churn_fd, "2001:db8::1", 0, XDP_PASS, -1);
-	cs[n - 1].tail_fd = bpf_program__fd(rc.skel->progs.xdp_ratelimit);
+	churn_case(&cs[n - 1], bu, bpf_program__fd(rc.skel->progs.xdp_ratelimit));
+	/* its calibration also fills the table and starts cycling (more
+	 * runs than sources) */
+	cs[n - 1].cal = CHURN_SOURCES + CHURN_MAX * 2;
 	add_case(cs, &n, "spoof_aggregate", "spoofed flood refused by an aggregate budget",
 		 churn_fd, "2001:db8::1", 0, -1, -1);
-	cs[n - 1].tail_fd = bpf_program__fd(ra.skel->progs.xdp_ratelimit);
+	churn_case(&cs[n - 1], bu, bpf_program__fd(ra.skel->progs.xdp_ratelimit));
 	add_case(cs, &n, "spoof_newcomer", "spoofed flood refused by a newcomer budget",
 		 churn_fd, "2001:db8::1", 0, -1, -1);
-	cs[n - 1].tail_fd = bpf_program__fd(rn.skel->progs.xdp_ratelimit);
+	churn_case(&cs[n - 1], bu, bpf_program__fd(rn.skel->progs.xdp_ratelimit));
 	add_case(cs, &n, "syn_driver", "SYN churn driver -> XDP_PASS",
 		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_PASS, -1);
 	tcp_case(&cs[n - 1], syn6, pass_fd);
@@ -788,12 +740,12 @@ int bench_cost(int argc, char **argv)
 	tcp_case(&cs[n - 1], ack6, bpf_program__fd(rk.skel->progs.xdp_ratelimit));
 	add_case(cs, &n, "events_on", "events: a flood reporting on every packet",
 		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
-	cs[n - 1].tail_fd = bpf_program__fd(rev.skel->progs.xdp_ratelimit);
-	cs[n - 1].tail_map = bpf_map__fd(bev->maps.churn_target);
+	churn_case(&cs[n - 1], bev, bpf_program__fd(rev.skel->progs.xdp_ratelimit));
+	cs[n - 1].cal = 4 * EVENT_SOURCES;
 	add_case(cs, &n, "events_off", "the same flood, program without events",
 		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
-	cs[n - 1].tail_fd = bpf_program__fd(roff.skel->progs.xdp_ratelimit);
-	cs[n - 1].tail_map = bpf_map__fd(bev->maps.churn_target);
+	churn_case(&cs[n - 1], bev, bpf_program__fd(roff.skel->progs.xdp_ratelimit));
+	cs[n - 1].cal = 4 * EVENT_SOURCES;
 	add_case(cs, &n, "xcpu_none", "refresh without the loop", xcpu_fd,
 		 "198.18.0.1", 0, XDP_PASS, -1);
 	add_case(cs, &n, "xcpu_program", "refresh, the program's loop",
@@ -810,58 +762,12 @@ int bench_cost(int argc, char **argv)
 			 -1, -1);
 	}
 
-	/* hold every program that is test-run in the dispatcher */
-	int held[48], nheld = 0;
-
-	for (int i = 0; i < n; i++) {
-		bool seen = !strncmp(cs[i].name, "egress_", 7);	/* tc: no dispatcher */
-
-		for (int h = 0; h < nheld; h++)
-			seen |= held[h] == cs[i].fd;
-		if (seen)
-			continue;
-		if (bench_hold(cs[i].fd))
-			fprintf(stderr, "ratelimit-bench: program not held in the XDP dispatcher: runs are slower\n");
-		held[nheld++] = cs[i].fd;
-	}
-
-	/* calibrate: repeat for ~ms per sample; churn also fills the table
-	 * and starts cycling (more runs than sources) */
-	for (int i = 0; i < n; i++) {
-		struct cost_case *c = &cs[i];
-		__u64 cal = !strcmp(c->name, "churn") ? CHURN_SOURCES + CHURN_MAX * 2 :
-			    !strncmp(c->name, "events_", 7) ? 4 * EVENT_SOURCES : 20000;
-		__u32 rv;
-		double ns = run(c, cal, &rv);
-
-		if (ns <= 0) {
-			fprintf(stderr, "ratelimit-bench: test run of %s: %s\n",
-				c->name, strerror(errno));
-			goto out;
-		}
-		c->repeat = bench_repeat_for(&ro, ns);
-		c->ns = calloc((size_t)rounds, sizeof(double));
-		if (!c->ns)
-			goto out;
-	}
-	for (int r = 0; r < rounds; r++) {
-		for (int i = 0; i < n; i++) {
-			__u32 rv;
-
-			cs[i].ns[r] = run(&cs[i], cs[i].repeat, &rv);
-			if (cs[i].ns[r] <= 0) {
-				fprintf(stderr, "ratelimit-bench: test run of %s: %s\n",
-					cs[i].name, strerror(errno));
-				goto out;
-			}
-			if (cs[i].expect >= 0 && (int)rv != cs[i].expect)
-				cs[i].bad_verdicts++;
-		}
-	}
+	if (bench_cases_run(cs, n, &ro))
+		goto out;
 
 	cases = json_array();
 	for (int i = 0; i < n; i++) {
-		struct cost_case *c = &cs[i];
+		struct bench_case *c = &cs[i];
 		json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:i, s:o, s:o}",
 				      "name", c->name, "label", c->label,
 				      "repeat", (json_int_t)c->repeat,
@@ -869,16 +775,17 @@ int bench_cost(int argc, char **argv)
 					 c->expect == XDP_DROP ? "drop" : "any",
 				      "wrong_verdicts", (int)c->bad_verdicts,
 				      "ns", bench_summary_json(bench_summarize(c->ns, rounds)),
-				      "ratio_pass", ratio_json(cs, i, 0, rounds));
+				      "ratio_pass", bench_ratio_json(cs, i, 0, rounds));
 
-		if (c->base >= 0)
+		if (base_of[i] >= 0)
 			json_object_set_new(o, "ratio_minimal",
-					    ratio_json(cs, i, c->base, rounds));
+					    bench_ratio_json(cs, i, base_of[i], rounds));
 		json_array_append_new(cases, o);
 	}
 	{
 		/* churn net of its driver: churn - driver + bare pass */
-		int ch = find(cs, n, "churn"), dr = find(cs, n, "churn_driver");
+		int ch = bench_case_find(cs, n, "churn");
+		int dr = bench_case_find(cs, n, "churn_driver");
 		double net[rounds], ratio[rounds];
 
 		for (int r = 0; r < rounds; r++) {
@@ -899,14 +806,16 @@ int bench_cost(int argc, char **argv)
 			/* within each round: what refusing costs, newcomer
 			 * budget over aggregate (the churn driver in both) */
 			"spoof_newcomer_vs_aggregate",
-			ratio_json(cs, find(cs, n, "spoof_newcomer"),
-				   find(cs, n, "spoof_aggregate"), rounds));
+			bench_ratio_json(cs, bench_case_find(cs, n, "spoof_newcomer"),
+					 bench_case_find(cs, n, "spoof_aggregate"), rounds));
 	/* as a rate, the share of bare XDP_DROP's: one source under quota,
 	 * and a spoofed flood refused by a newcomer budget net of the churn
 	 * driver (its run to XDP_PASS taken out, bare XDP_DROP put in) */
 	{
-		int dr = find(cs, n, "xdp_drop"), un = find(cs, n, "under");
-		int sp = find(cs, n, "spoof_newcomer"), cd = find(cs, n, "churn_driver");
+		int dr = bench_case_find(cs, n, "xdp_drop");
+		int un = bench_case_find(cs, n, "under");
+		int sp = bench_case_find(cs, n, "spoof_newcomer");
+		int cd = bench_case_find(cs, n, "churn_driver");
 		double one[rounds], spoof[rounds];
 
 		for (int r = 0; r < rounds; r++) {
@@ -922,8 +831,8 @@ int bench_cost(int argc, char **argv)
 	/* a SYN answered with a cookie against one refused today, both net
 	 * of the driver's copy of the frame */
 	json_object_set_new(doc, "syn_cookie_vs_refused",
-			    ratio_json(cs, find(cs, n, "syn_cookie"),
-				       find(cs, n, "syn_refused"), rounds));
+			    bench_ratio_json(cs, bench_case_find(cs, n, "syn_cookie"),
+					     bench_case_find(cs, n, "syn_refused"), rounds));
 	/* ratios within each round to one source under one rule:
 	 * - a verified source's packet under a rule that reads verification
 	 *   (with a newcomer budget, with --ban);
@@ -940,15 +849,16 @@ int bench_cost(int argc, char **argv)
 	};
 	for (size_t i = 0; i < sizeof(vs_under) / sizeof(vs_under[0]); i++)
 		json_object_set_new(doc, vs_under[i][0],
-				    ratio_json(cs, find(cs, n, vs_under[i][1]),
-					       find(cs, n, "under"), rounds));
+				    bench_ratio_json(cs, bench_case_find(cs, n, vs_under[i][1]),
+						     bench_case_find(cs, n, "under"), rounds));
 	/* the whole path under libxdp's dispatcher, from its parts measured
 	 * here: the program through the stub, plus what the dispatcher adds
 	 * to a bare XDP_PASS (its entry's body standing for the jump the
 	 * freplace link patches in), against the program alone */
 	{
-		int sl = find(cs, n, "slot"), di = find(cs, n, "dispatcher");
-		int un = find(cs, n, "under");
+		int sl = bench_case_find(cs, n, "slot");
+		int di = bench_case_find(cs, n, "dispatcher");
+		int un = bench_case_find(cs, n, "under");
 		double r[rounds];
 
 		for (int i = 0; i < rounds; i++)
@@ -960,8 +870,7 @@ int bench_cost(int argc, char **argv)
 out:
 	xdp_slot__destroy(stub);
 	bpf_object__close(disp);
-	for (int i = 0; i < n; i++)
-		free(cs[i].ns);
+	bench_cases_free(cs, n);
 	if (rl.skel)
 		ratelimit__destroy(rl.skel);
 	if (rc.skel)

@@ -60,18 +60,6 @@ struct cpus_inst {
 	struct rl_settings s;
 };
 
-struct cpus_case {
-	const char *name;
-	const char *label;
-	int fd;			/* the program test-run */
-	int tail_map;		/* the driver's prog array, or -1 */
-	int tail_fd;		/* the driver's target */
-	struct bench_frame fr;
-	__u64 repeat;
-	double *ns;		/* per round */
-	__u32 bad_verdicts;	/* not XDP_PASS */
-};
-
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG || rl_run_config_note(level, fmt))
@@ -128,30 +116,6 @@ static struct light *load_driver(const struct cpus_inst *r, bool hold)
 	return d;
 }
 
-static double run(struct cpus_case *c, __u64 repeat, __u32 *rv)
-{
-	__u32 zero = 0;
-
-	if (c->tail_map >= 0 &&
-	    bpf_map_update_elem(c->tail_map, &zero, &c->tail_fd, BPF_ANY))
-		return -1;
-	return bench_test_run(c->fd, &c->fr, repeat, rv);
-}
-
-static int find(const struct cpus_case *cs, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(cs[i].name, name))
-			return i;
-	return -1;
-}
-
-static int usage(void)
-{
-	fprintf(stderr, "Usage: ratelimit-bench cpus [--rounds N] [--ms MS] [--cpu CPU]\n");
-	return 2;
-}
-
 int bench_cpus(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -161,17 +125,17 @@ int bench_cpus(int argc, char **argv)
 	struct bench_rounds ro = { .rounds = 11, .ms = 20, .cpu = 0 };
 	struct cpus_inst ru = { 0 }, rl = { 0 };	/* under, light */
 	struct light *dl = NULL, *du = NULL;	/* drivers: light, under */
-	struct cpus_case cs[4];
+	struct bench_case cs[4];
 	int n = 0, opt, ret = 1, rounds;
 	json_t *cases, *doc;
 
 	memset(cs, 0, sizeof(cs));
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
 		if (!bench_rounds_opt(&ro, opt, optarg))
-			return usage();
+			return bench_usage("cpus", "");
 	rounds = ro.rounds;
 	if (optind != argc || rounds < 1 || ro.ms <= 0)
-		return usage();
+		return bench_usage("cpus", "");
 	libbpf_set_print(quiet);
 	if (bench_pin_cpu(ro.cpu)) {
 		fprintf(stderr, "ratelimit-bench: cannot pin to CPU %d\n", ro.cpu);
@@ -209,7 +173,7 @@ int bench_cpus(int argc, char **argv)
 	};
 
 	for (n = 0; n < 4; n++) {
-		struct cpus_case *c = &cs[n];
+		struct bench_case *c = &cs[n];
 		int len = tg_frame_udp(c->fr.data, sizeof(c->fr.data), "198.18.0.1", 0, 0);
 
 		c->name = what[n].name;
@@ -218,42 +182,10 @@ int bench_cpus(int argc, char **argv)
 		c->tail_map = fds[n][1];
 		c->tail_fd = fds[n][2];
 		c->fr.len = len > 0 ? (size_t)len : 0;
-		c->ns = calloc((size_t)rounds, sizeof(double));
-		if (!c->ns)
-			goto out;
-		/* the light driver once: it is the run fd of two cases. Again
-		 * on failure: Debian 12's kernel refused the second end of
-		 * bench_hold()'s veth pair (seen under qemu), and the next call
-		 * takes a new pair's first end */
-		if (n != 3 && bench_hold(c->fd) && bench_hold(c->fd))
-			fprintf(stderr, "ratelimit-bench: %s: program not held in the XDP dispatcher: runs are slower\n",
-				c->name);
+		c->expect = XDP_PASS;
 	}
-	/* calibrate: repeat for ~ms per sample */
-	for (int i = 0; i < n; i++) {
-		__u32 rv;
-		double ns = run(&cs[i], 2000, &rv);
-
-		if (ns <= 0) {
-			fprintf(stderr, "ratelimit-bench: test run of %s: %s\n", cs[i].name,
-				strerror(errno));
-			goto out;
-		}
-		cs[i].repeat = bench_repeat_for(&ro, ns);
-	}
-	for (int r = 0; r < rounds; r++)
-		for (int i = 0; i < n; i++) {
-			__u32 rv;
-
-			cs[i].ns[r] = run(&cs[i], cs[i].repeat, &rv);
-			if (cs[i].ns[r] <= 0) {
-				fprintf(stderr, "ratelimit-bench: test run of %s: %s\n",
-					cs[i].name, strerror(errno));
-				goto out;
-			}
-			if (rv != XDP_PASS)
-				cs[i].bad_verdicts++;
-		}
+	if (bench_cases_run(cs, n, &ro))
+		goto out;
 
 	cases = json_array();
 	for (int i = 0; i < n; i++)
@@ -265,8 +197,10 @@ int bench_cpus(int argc, char **argv)
 	{
 		/* within each round: under and light net of the driver (its
 		 * run to XDP_PASS out, bare XDP_PASS in), and what light adds */
-		int pa = find(cs, n, "xdp_pass"), un = find(cs, n, "under");
-		int dr = find(cs, n, "driver"), li = find(cs, n, "light");
+		int pa = bench_case_find(cs, n, "xdp_pass");
+		int un = bench_case_find(cs, n, "under");
+		int dr = bench_case_find(cs, n, "driver");
+		int li = bench_case_find(cs, n, "light");
 		double unet[rounds], net[rounds], refr[rounds], ratio[rounds];
 
 		for (int r = 0; r < rounds; r++) {
@@ -289,8 +223,7 @@ int bench_cpus(int argc, char **argv)
 	}
 	ret = bench_print_json(doc) ? 1 : 0;
 out:
-	for (int i = 0; i < n; i++)
-		free(cs[i].ns);
+	bench_cases_free(cs, n);
 	light__destroy(dl);
 	light__destroy(du);
 	ratelimit_test__destroy(ru.skel);
