@@ -49,6 +49,9 @@
 #               anything). --smoke boots none (three boots take minutes
 #               each): it runs ratelimit-bench cpus here, on this machine's
 #               possible CPUs, and checks its figures are sane
+#   (the VM parts: a boot that hung in qemu's firmware, no kernel output
+#   within VM_FIRST_OUTPUT, is killed and booted again by tests/vm/run.sh,
+#   and said here: "bench: PART: no kernel output within ...")
 #   sync        (not --smoke: tests/run.sh runs bench/sync.sh smoke as a
 #               suite of its own) the fleet sync agent's cost and bound at
 #               10,000 sources and 1, 10 and 100 ms intervals (bench/sync.sh)
@@ -137,6 +140,14 @@ want sweep || sweep_sizes=""
 
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
+# The boots tests/vm/run.sh killed and booted again (no kernel output in
+# time: qemu hung in its firmware), as its log VM_LOG says.
+vm_retries() {	# PART VM_LOG
+	local l
+	while IFS= read -r l; do
+		say "$1: ${l#vm: }"
+	done < <(grep -a '^vm: no kernel output' "$2")
+}
 
 cleanup() {
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
@@ -679,6 +690,7 @@ elif command -v qemu-system-x86_64 >/dev/null; then
 		"$here/../tests/vm/run.sh" "$out" "cloud:$here/vm-dispatcher.sh" \
 		>"$res/vm-dispatcher.log" 2>&1 ||
 		say "dispatcher: the VM run failed (see $res/vm-dispatcher.log)"
+	vm_retries dispatcher "$res/vm-dispatcher.log"
 	[ -e "$tmp/vm-console" ] && sed -n 's/^bench-json: //p' "$tmp/vm-console" \
 		>"$tmp/dispatcher.jsonl"
 else
@@ -711,6 +723,7 @@ elif command -v qemu-system-x86_64 >/dev/null; then
 			VM_TIMEOUT=600 "$here/../tests/vm/run.sh" "$out" "cloud:$here/vm-cpus.sh" \
 			>"$res/vm-cpus-$n.log" 2>&1 ||
 			say "cpus: the VM run with possible_cpus=$n failed (see $res/vm-cpus-$n.log)"
+		vm_retries "cpus: possible_cpus=$n" "$res/vm-cpus-$n.log"
 		[ -e "$tmp/vm-console" ] && sed -n 's/^bench-json: //p' "$tmp/vm-console" \
 			>>"$tmp/cpus.jsonl"
 	done

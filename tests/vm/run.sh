@@ -22,6 +22,13 @@
 #                     busy; the bound is for a hung guest, not a slow one)
 #   VM_APPEND=ARGS    more kernel command line, for the guest to read
 #   VM_CONSOLE=FILE   the last boot's whole console, kept there
+#   VM_FIRST_OUTPUT=S seconds a boot may take to show the kernel's first
+#                     line (default 120; it shows within seconds): qemu
+#                     under TCG can hang in its firmware by chance, after
+#                     "Booting from ROM...". Such a boot is killed and
+#                     booted again, once, and a "vm: no kernel output" line
+#                     says so; the second boot has only VM_TIMEOUT's bound
+#                     (a busy machine's slow boot is no hang)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -30,9 +37,11 @@ shift
 [ $# -gt 0 ] || set -- cloud rt
 cache=$out/vm
 boot_timeout=${VM_TIMEOUT:-900}	# seconds, per boot
+first_output=${VM_FIRST_OUTPUT:-120}	# seconds, per boot
 passed=0 failed=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/rl-vm.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+qemu=	# the running boot's timeout(1), which ends its qemu with it
+trap '[ -n "$qemu" ] && kill "$qemu" 2>/dev/null; rm -rf "$work"' EXIT
 
 result() {	# NAME STATUS [why]
 	if [ "$2" = 0 ]; then
@@ -147,6 +156,34 @@ initramfs() {	# KERNEL_DIR GUEST_SCRIPT OUTPUT
 	(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$img"
 }
 
+# Run qemu on KERNEL and INITRD, its console into LOG, within
+# boot_timeout. With WATCH, a boot that shows no kernel output within
+# first_output seconds is killed (qemu hung in its firmware): status 2.
+# The kernel's first line: with `quiet` it prints nothing before init
+# unless something goes wrong ("[    1.234567] ..."), and the guests'
+# first line is guest_init's "guest: Linux version ...".
+qemu_boot() {	# KERNEL INITRD LOG [WATCH]
+	local t0=$SECONDS fw
+	: >"$3"	# before qemu's shell opens it: polled at once
+	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 -nographic -no-reboot \
+		-m 1G -smp 2 -kernel "$1" -initrd "$2" \
+		-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}" </dev/null >"$3" 2>&1 &
+	qemu=$!
+	while [ -n "${4:-}" ] && kill -0 "$qemu" 2>/dev/null &&
+		! grep -qaE 'guest: |\[ *[0-9]+\.[0-9]+\] ' "$3"; do
+		if [ $((SECONDS - t0)) -ge "$first_output" ]; then
+			fw=$(grep -ao 'Booting from [A-Za-z]*' "$3" | tail -n 1)
+			echo "vm: no kernel output within ${first_output}s (qemu hung before it${fw:+, after \"$fw\"}): killed qemu (timeout pid $qemu), booting again"
+			kill "$qemu" && wait "$qemu"
+			qemu=
+			return 2
+		fi
+		sleep 0.5
+	done
+	wait "$qemu"
+	qemu=
+}
+
 # Boot FLAVOUR's kernel with GUEST_SCRIPT as init; its result lines are
 # this suite's.
 boot() {	# FLAVOUR GUEST_SCRIPT
@@ -156,9 +193,8 @@ boot() {	# FLAVOUR GUEST_SCRIPT
 	[ -n "$vmlinuz" ] || { result "$flavour/boot" 1 "no vmlinuz in $kdir"; return; }
 	initramfs "$kdir" "$script" "$img" || { result "$flavour/boot" 1 "initramfs"; return; }
 	echo "vm: booting $(basename "$vmlinuz") with $(basename "$script")"
-	timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 -nographic -no-reboot \
-		-m 1G -smp 2 -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}" >"$log" 2>&1
+	qemu_boot "$vmlinuz" "$img" "$log" watch
+	[ $? = 2 ] && qemu_boot "$vmlinuz" "$img" "$log"
 	[ -n "${VM_CONSOLE:-}" ] && tr -d '\r' <"$log" >"$VM_CONSOLE"
 	# the guest's lines, without the console's carriage returns
 	tr -d '\r' <"$log" | grep -E '^(ok  |FAIL|  )' | grep -v '^  *$' | sed "s|^ok   |ok   $flavour/|; s|^FAIL |FAIL $flavour/|"
