@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/ban_map.h"
+#include "lib/reload_carry.h"
 #include "../harness.h"
 #include "fixture.h"
 
@@ -297,6 +298,26 @@ out:
 	fixture_close(&f);
 }
 
+/* A flood of 50 forged sources at `now` on a rule whose newcomer budget
+ * passes `budget` of them, after which it refuses first; SRC's packets
+ * then drop as banned. */
+static void banned_while_refusing_first(struct fixture *f, __u64 now, int budget)
+{
+	struct rl_counters before;
+	char addr[32];
+	int passed = 0;
+
+	for (int i = 1; i <= 50; i++) {
+		snprintf(addr, sizeof(addr), "198.19.1.%d", i);
+		passed += forged_passed(f, addr, 1, 0, now);
+	}
+	CHECK_EQ(passed, budget, "a forged flood: the newcomer budget");
+	CHECK(fixture_refusing(f, now), "the budget refuses first");
+	before = fixture_totals(f);
+	CHECK_EQ(forged_passed(f, SRC, 2, 0, now), 0, "banned: dropped");
+	CHECK_EQ(fixture_totals(f).banned_pkts - before.banned_pkts, 2, "counted as banned");
+}
+
 /*
  * A banned source drops as banned while its rule's newcomer budget
  * refuses before any per-source lookup: banned, it was verified, and a
@@ -307,11 +328,8 @@ TEST(ban_holds_while_refusing_first)
 	struct rl_rule_change c = BANNING(.have_pps = true, .pps = 5,
 					  .have_new_pps = true, .new_pps = 3);
 	__u64 now = T0 + 2 * NSEC_S;
-	struct rl_counters before, after;
 	struct rl_ban b;
 	struct fixture f;
-	char addr[32];
-	int passed = 0;
 
 	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c))
 		goto out;
@@ -319,17 +337,61 @@ TEST(ban_holds_while_refusing_first)
 	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 3 * NSEC_MS), 0, "over quota: dropped");
 	if (!CHECK(ban_of(&f, SRC, &b), "banned by the drop"))
 		goto out;
-	for (int i = 1; i <= 50; i++) {
-		snprintf(addr, sizeof(addr), "198.19.1.%d", i);
-		passed += forged_passed(&f, addr, 1, 0, now);
-	}
-	CHECK_EQ(passed, 3, "a forged flood: the newcomer budget");
-	CHECK(fixture_refusing(&f, now), "the budget refuses first");
-	before = fixture_totals(&f);
-	CHECK_EQ(forged_passed(&f, SRC, 2, 0, now), 0, "banned: dropped");
-	after = fixture_totals(&f);
-	CHECK_EQ(after.banned_pkts - before.banned_pkts, 2, "counted as banned");
+	banned_while_refusing_first(&f, now, 3);
 	CHECK_EQ(fixture_refused(&f, SRC), 0, "not as refused");
 out:
+	fixture_close(&f);
+}
+
+/*
+ * A ban carried by a reload onto new maps holds while the newcomer budget
+ * refuses before any per-source lookup, though the source's `verified`
+ * entry is gone (evicted: a banned source is answered no more) and its
+ * entry, which read the verification, is not carried (a new --window):
+ * the new Bloom filter, rebuilt from what is carried, must know it (a
+ * ban needs a verified source). Otherwise it is refused first: not
+ * counted as banned, and its SYN answered with a cookie, whose ACK
+ * would pass.
+ */
+TEST(ban_carried_holds_while_refusing_first)
+{
+	struct rl_rule_change c = BANNING(.have_pps = true, .pps = 5,
+					  .have_new_pps = true, .new_pps = 3,
+					  .have_cookies = true, .cookies = true);
+	__u64 now = T0 + 2 * NSEC_S;
+	struct rl_iface old = { .name = "old" };
+	struct rl_attach_req req;
+	struct rl_carried carried;
+	char err[RL_ERR_LEN];
+	struct fixture f, g;
+	struct rl_key key;
+	struct frame fr;
+
+	memset(&g, 0, sizeof(g));
+	if (!fixture_open(&f, NULL) || !fixture_rule(&f, "198.18.0.0/15", &c) ||
+	    !key_of(SRC, &key))
+		goto out;
+	old.m = f.m;
+	CHECK_EQ(sent_passed(&f, SRC, 5, 0, T0), 5, "the quota passes");
+	CHECK_EQ(sent_passed(&f, SRC, 1, 0, T0 + 3 * NSEC_MS), 0, "over quota: dropped");
+	if (!CHECK(ban_of(&f, SRC, &(struct rl_ban){ 0 }), "banned by the drop"))
+		goto out;
+	CHECK_EQ(bpf_map_delete_elem(f.m.verified, &key), 0, "its `verified` entry evicted");
+	rl_attach_req_defaults(&req);
+	req.window_ns *= 2;	/* new maps; the sources' windows not carried */
+	if (!fixture_open(&g, &req) ||
+	    !CHECK_EQ(rl_config_read(&f.m, &old.cfg), 0, "the old config") ||
+	    !CHECK(rl_carry(&old, &g.s, &g.m, &carried, err, sizeof(err)) == 0,
+		   "carry: %s", err))
+		goto out;
+	CHECK_EQ(carried.bans, 1, "the ban carried");
+	banned_while_refusing_first(&g, now, 6);	/* 3 pps in 2 s */
+	frame_tcp(&fr, SRC, HOST_ADDR(SRC), PEER_PORT, HOST_PORT + 1, TCP_SYN);
+	CHECK_EQ(fixture_run(&g, fr.data, fr.len, 0, now), XDP_DROP,
+		 "its SYN dropped as banned, not answered with a cookie");
+	CHECK_EQ(fixture_totals(&g).cookies_sent, 0, "no cookie sent");
+out:
+	if (g.skel)
+		fixture_close(&g);
 	fixture_close(&f);
 }

@@ -371,7 +371,11 @@ static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
 	return ret < 0 ? (int)ret : 0;
 }
 
-/* Bans, re-keyed: a ban merged with another keeps the later end. */
+/* Bans, re-keyed: a ban merged with another keeps the later end. Each
+ * goes into the new bloom filter too: a banned source was verified once,
+ * and one the filter has never seen is refused before its ban is read
+ * (bpf/refuse_first.bpf.h: counted as refused, its SYN answered with a
+ * cookie) once its `verified` entry is gone (evicted, or not carried). */
 static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
 		       const struct rl_maps *nm)
 {
@@ -388,7 +392,8 @@ static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
 			continue;
 		if (!bpf_map_lookup_elem(nm->bans, &k, &have) && have.until_ns >= b.until_ns)
 			continue;
-		if (bpf_map_update_elem(nm->bans, &k, &b, BPF_ANY))
+		if (bpf_map_update_elem(nm->bans, &k, &b, BPF_ANY) ||
+		    bpf_map_update_elem(nm->verified_bloom, NULL, &k, BPF_ANY))
 			return -errno;
 		n++;
 	}

@@ -3,7 +3,7 @@
  * What a reload onto new maps carries from the pinned ones (reload_txn.h;
  * xdp-ratelimit(8), reload): rules and their tries (budgets recomputed for
  * the new window), scopes, bans, verified sources (verified_bloom rebuilt
- * from them), answered connections, the interface's counters, the sync
+ * from them and the bans), answered connections, the interface's counters, the sync
  * agent's state and the config's bits. Per-source windows and counters
  * (sources, history, newcomers, new_history), the fleet's shares
  * (remote) and the rules' aggregate windows only while the bucket grid
