@@ -12,6 +12,7 @@
 #include "verified.h"
 #include "events.bpf.h"
 #include "rule.bpf.h"
+#include "cookie_check.bpf.h"
 
 /*
  * Is the source verified at `now`? A tracked source's CPU keeps the
@@ -110,7 +111,13 @@ __noinline int verify_source(const struct rl_key *key, __u64 now)
  * A segment that reached the host: if it is the peer's ACK of a SYN-ACK
  * the host sent on its connection (`synacks`), source `key` is verified,
  * the record goes, and the connection counts as established for bans
- * (`answered`, with the SYN-ACK's window). 1 if it proved. (On 6.1 the
+ * (`answered`, with the SYN-ACK's window). Without a record, an ACK that
+ * returns a valid SYN cookie of the kernel's proves as well: a listener
+ * whose SYN queue overflows answers with cookies, from no socket, so the
+ * egress hook records none (checked only while the kernel may have some
+ * out: kernel_cookies; the connection counts for bans from the host's
+ * first segment on it, as one established before the proof was seen:
+ * mark_answered). 1 if it proved. (On 6.1 the
  * program's frame and this chain of global functions share 512 bytes of
  * stack.)
  */
@@ -128,7 +135,10 @@ __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 
 	    (seg.flags & (RL_TCP_SYN | RL_TCP_RST | RL_TCP_ACK)) != RL_TCP_ACK)
 		return 0;
 	s = bpf_map_lookup_elem(&synacks, &f);
-	if (!s || !rl_synack_proved(s, seg.ack))
+	if (!s)	/* no SYN-ACK of a socket: one of the kernel's cookies? */
+		return kernel_cookies(now) && cookie_valid(ctx) &&
+		       verify_source(key, now);
+	if (!rl_synack_proved(s, seg.ack))
 		return 0;
 	a.ack = s->ack;
 	a.win = s->win;		/* a SYN-ACK's window is never scaled */
