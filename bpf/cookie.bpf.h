@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "events.h"
 #include "verified.bpf.h"
+#include "cookie_check.bpf.h"
 
 /* What cookie_first() made of a packet */
 #define RL_COOKIE_DROP	0	/* nothing: judged as any packet */
@@ -33,61 +34,6 @@
 #define RL_TS_SACK		(1U << 4)
 #define RL_TS_ECN		(1U << 5)
 #define RL_TS_BITS		0x3f
-
-/* The headers of a TCP segment: offsets of IP and TCP from the frame's
- * start (constant on each of the verifier's paths: Ethernet and up to two
- * tags), its family, its flags. 0 when it is not one we answer or check:
- * IPv4 with options or fragmented, IPv6 with extension headers. */
-struct cookie_seg {
-	__u32 l3;
-	__u32 l4;
-	int v6;
-};
-
-static __always_inline int cookie_parse(void *data, void *end, struct cookie_seg *s)
-{
-	struct ethhdr *eth = data;
-	struct rl_vlan_hdr *vh;
-	__be16 proto;
-
-	if ((void *)(eth + 1) > end)
-		return 0;
-	proto = eth->h_proto;
-	s->l3 = sizeof(*eth);
-	if (rl_is_vlan(proto)) {
-		vh = data + sizeof(*eth);
-		if ((void *)(vh + 1) > end)
-			return 0;
-		proto = vh->encap_proto;
-		s->l3 += sizeof(*vh);
-		if (rl_is_vlan(proto)) {
-			vh = data + sizeof(*eth) + sizeof(*vh);
-			if ((void *)(vh + 1) > end)
-				return 0;
-			proto = vh->encap_proto;
-			s->l3 += sizeof(*vh);
-		}
-	}
-	if (proto == RL_HTONS(ETH_P_IP)) {
-		struct iphdr *iph = data + s->l3;
-
-		if ((void *)(iph + 1) > end || iph->ihl != 5 || iph->protocol != 6 ||
-		    (iph->frag_off & RL_HTONS(0x3fff)))
-			return 0;
-		s->v6 = 0;
-		s->l4 = s->l3 + sizeof(*iph);
-	} else if (proto == RL_HTONS(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + s->l3;
-
-		if ((void *)(ip6 + 1) > end || ip6->nexthdr != 6)
-			return 0;
-		s->v6 = 1;
-		s->l4 = s->l3 + sizeof(*ip6);
-	} else {
-		return 0;
-	}
-	return data + s->l4 + sizeof(struct tcphdr) <= end;
-}
 
 /* The one's complement sum folded to 16 bits, inverted: a checksum */
 static __always_inline __u16 csum_fold32(__u64 sum)
@@ -383,25 +329,20 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 	struct rl_counters *cnt;
 	struct rl_key key;
 	__u32 zero = 0;
-	long err;
 
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (!ctx || !cnt)
 		return 0;	/* cannot happen: an array */
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	if (!cookie_parse(data, end, s))
+	if (!cookie_parse(data, end, s) || !cookie_returned(data, end, s))
 		return 0;
 
 	/* valid: the mark the host's SYNPROXY rule matches (RL_COOKIE_MARK_*) */
 	if (s->v6) {
 		struct ipv6hdr *ip6 = data + s->l3;
 
-		if ((void *)(ip6 + 1) > end ||
-		    data + s->l4 + sizeof(struct tcphdr) > end)
-			return 0;
-		err = bpf_tcp_raw_check_syncookie_ipv6(ip6, data + s->l4);
-		if (err)
+		if ((void *)(ip6 + 1) > end)
 			return 0;
 		rl_parse_ipv6(&(struct rl_cursor){ .pos = ip6 }, end, &key,
 			      settings.v6_mask);
@@ -411,11 +352,7 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
 		struct iphdr *iph = data + s->l3;
 		__u16 old;
 
-		if ((void *)(iph + 1) > end ||
-		    data + s->l4 + sizeof(struct tcphdr) > end)
-			return 0;
-		err = bpf_tcp_raw_check_syncookie_ipv4(iph, data + s->l4);
-		if (err)
+		if ((void *)(iph + 1) > end)
 			return 0;
 		rl_v4_mapped(key.addr, &iph->saddr);
 		old = iph->frag_off;

@@ -488,6 +488,27 @@ out:
 	return account(cnt, fate, src, &key, rule, rule_id, &zero, len, now);
 }
 
+/* A segment the host sends from no socket: forwarded or bridged, or a
+ * SYN-ACK carrying the kernel's own SYN cookie (cookie_check.bpf.h), whose
+ * headers are in the linear part, as the kernel builds it. A function of
+ * its own: its locals stay apart from the socket path's. */
+static __noinline int no_socket_segment(struct __sk_buff *skb)
+{
+	struct rl_config *cfg;
+	struct rl_flow f;
+	struct rl_seg seg;
+	__u32 zero = 0;
+
+	if (!rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
+			  &f, 1, &seg) ||
+	    (seg.flags & (RL_TCP_SYN | RL_TCP_ACK)) != (RL_TCP_SYN | RL_TCP_ACK))
+		return 0;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (cfg)
+		kernel_cookies_from(rl_now(cfg));
+	return 0;
+}
+
 /*
  * The egress hook (tc clsact, on the interface and every --replies-via
  * one), for the segments the host's own sockets send (a forwarded or
@@ -511,8 +532,11 @@ int rl_egress(struct __sk_buff *skb)
 	__u64 now;
 
 	sk = skb->sk;
-	if (!sk)
-		return TC_ACT_UNSPEC;	/* forwarded or bridged */
+	if (!sk) {
+		/* forwarded or bridged; or the kernel's SYN cookie */
+		no_socket_segment(skb);
+		return TC_ACT_UNSPEC;
+	}
 	tcp = rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
 			   &f, 1, &seg);
 	if (!tcp) {

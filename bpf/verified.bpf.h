@@ -12,6 +12,7 @@
 #include "verified.h"
 #include "events.bpf.h"
 #include "rule.bpf.h"
+#include "cookie_check.bpf.h"
 
 /*
  * Is the source verified at `now`? A tracked source's CPU keeps the
@@ -110,7 +111,13 @@ __noinline int verify_source(const struct rl_key *key, __u64 now)
  * A segment that reached the host: if it is the peer's ACK of a SYN-ACK
  * the host sent on its connection (`synacks`), source `key` is verified,
  * the record goes, and the connection counts as established for bans
- * (`answered`, with the SYN-ACK's window). 1 if it proved. (On 6.1 the
+ * (`answered`, with the SYN-ACK's window). Without a record, an ACK that
+ * returns a valid SYN cookie of the kernel's proves as well: a listener
+ * whose SYN queue overflows answers with cookies, from no socket, so the
+ * egress hook records none (checked only while the kernel may have some
+ * out: kernel_cookies; the connection counts for bans from the host's
+ * first segment on it, as one established before the proof was seen:
+ * mark_answered). 1 if it proved. (On 6.1 the
  * program's frame and this chain of global functions share 512 bytes of
  * stack.)
  */
@@ -128,7 +135,10 @@ __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 
 	    (seg.flags & (RL_TCP_SYN | RL_TCP_RST | RL_TCP_ACK)) != RL_TCP_ACK)
 		return 0;
 	s = bpf_map_lookup_elem(&synacks, &f);
-	if (!s || !rl_synack_proved(s, seg.ack))
+	if (!s)	/* no SYN-ACK of a socket: one of the kernel's cookies? */
+		return kernel_cookies(now) && cookie_valid(ctx) &&
+		       verify_source(key, now);
+	if (!rl_synack_proved(s, seg.ack))
 		return 0;
 	a.ack = s->ack;
 	a.win = s->win;		/* a SYN-ACK's window is never scaled */
@@ -165,33 +175,21 @@ __noinline int proven_packet(struct xdp_md *ctx, __u64 now)
 	       rl_seq_in_window(a, seg.seq);
 }
 
-/* Count a proven packet of `len` bytes of source `key` at `now`, whatever
- * its verdict, toward a ban (rl_proven_add). 1 if counted (the source has
- * a `verified` entry). */
-__noinline int count_proven(const struct rl_key *key, __u64 now, __u64 len)
-{
-	struct rl_verified *v;
-	struct rl_key k;
-
-	if (!key)
-		return 0;	/* cannot happen: the caller's key */
-	k = *key;	/* 6.1: a map key on this stack, not an argument */
-	v = bpf_map_lookup_elem(&verified, &k);
-	if (!v)
-		return 0;
-	rl_proven_add(v, rl_proven_window(now, settings.window_ns), len);
-	return 1;
-}
-
-/* Do the proven packets of source `key` alone exceed the quota of rule
- * `rule` in the window of `now` (rl_proven_exceeds)? Then a drop for that
- * quota bans. */
-__noinline int proven_over(const struct rl_key *key, const struct rl_rule *rule,
-			   __u64 now)
+/*
+ * Count a proven packet of `len` bytes of source `key` at `now`, whatever
+ * its verdict, toward a ban (rl_proven_add), and answer whether the
+ * source's proven packets alone now exceed the quota of rule `rule` in the
+ * window of `now` (rl_proven_exceeds): then a drop for that quota bans.
+ * One lookup of `verified` for both: the count and the question read the
+ * same entry. 0 when the source has no entry (nothing counted).
+ */
+__noinline int count_proven(const struct rl_key *key, const struct rl_rule *rule,
+			    __u64 now, __u64 len)
 {
 	struct rl_budget b = { 0 };
 	struct rl_verified *v;
 	struct rl_key k;
+	__u32 win;
 
 	if (!key || !rule)
 		return 0;	/* cannot happen: the caller's pointers */
@@ -199,9 +197,11 @@ __noinline int proven_over(const struct rl_key *key, const struct rl_rule *rule,
 	v = bpf_map_lookup_elem(&verified, &k);
 	if (!v)
 		return 0;
+	win = rl_proven_window(now, settings.window_ns);
+	rl_proven_add(v, win, len);
 	b.pkts = rule->pkt_budget;
 	b.bytes = rule->byte_budget;
-	return rl_proven_exceeds(v, rl_proven_window(now, settings.window_ns), &b);
+	return rl_proven_exceeds(v, win, &b);
 }
 
 /*
@@ -209,8 +209,8 @@ __noinline int proven_over(const struct rl_key *key, const struct rl_rule *rule,
  * (RL_NO_RULE: none), for source `key` that is verified (`how` has
  * HOW_VERIFIED) or not: the ACK that proves it (prove_source, whatever
  * the rule), then, under a rule that bans, its count toward a ban
- * (proven_packet, count_proven) and whether that count is over the quota
- * (proven_over). The flags to add to `how`. One call from the program,
+ * (proven_packet) and whether that count is over the quota (count_proven).
+ * The flags to add to `how`. One call from the program,
  * so that its own frame stays small: on 6.1 it and the deepest chain of
  * global functions share 512 (and a rule slot, not a pointer that may be
  * NULL, which 6.1 refuses a global function).
@@ -231,8 +231,7 @@ __noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
 	if (!rule || !(rule->flags & RL_RULE_F_USED) || !rule->ban_ns ||
 	    !proven_packet(ctx, now))
 		return add;
-	if (count_proven(key, now, (__u64)(ctx->data_end - ctx->data)) &&
-	    proven_over(key, rule, now))
+	if (count_proven(key, rule, now, (__u64)(ctx->data_end - ctx->data)))
 		add |= HOW_PROVEN_OVER;
 	return add;
 }

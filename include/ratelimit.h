@@ -80,6 +80,11 @@
  * label (0xc00c1, read only by SYNPROXY, which answers it). */
 #define RL_COOKIE_MARK_V4	0x8000
 #define RL_COOKIE_MARK_V6	0xc00c1
+/* How long after the host last sent a SYN-ACK from no socket (the kernel's
+ * own SYN cookie: its listener's SYN queue overflowed) an ACK without a
+ * SYN-ACK on record is checked for one: the kernel accepts a cookie up to
+ * two minute-counts old, so up to 3 minutes; 4 with room for the clocks. */
+#define RL_KERNEL_COOKIES_NS	(240ULL * 1000000000ULL)
 
 /* ---- newcomer budgets (include/newcomer.h) and bans (include/ban.h) ---- */
 /* `aggregates` holds two windows per rule: its aggregate at the rule's

@@ -267,6 +267,36 @@ t_egress_chain() {
 	ip -n "$rx" link del "$m"
 }
 
+# (g) the kernel's own SYN cookies (net.ipv4.tcp_syncookies=2: every SYN
+# answered with one, from no socket, as a listener whose queue overflows
+# does): a real client that completes such a handshake is verified, on
+# both families (new addresses: IPv6 in a /64 of its own); a blind forger's flood of SYNs and guessed ACKs, answered
+# with cookies it never reads, verifies nobody
+t_kernel_cookies() {
+	local v0 s0 n ok=0
+	in_rx sysctl -qw net.ipv4.tcp_syncookies=2 &&
+		ip -n "$tx" addr add 198.19.2.2/24 dev "$vtx" &&
+		ip -n "$tx" addr add 2001:db8:fffd::2/64 dev "$vtx" nodad &&
+		ip -n "$rt" route add 2001:db8:fffd::/64 dev "$rc" ||
+		{ result kernel_cookies 1 "sysctl or addresses"; return; }
+	v0=$(verified_total) s0=$(verified_sources)
+	forge flood 198.19.1.1 8080 20 $(srcs4 50 5) &&
+		forge flood 2001:db8:ffff::1 8080 20 $(srcs6 50 5) ||
+		{ result kernel_cookies 1 "forge.py failed"; return; }
+	settled 20 verified_total >/dev/null
+	check kernel_cookies_forger_verifies_nobody "$(verified_total) == v0" \
+		"2,000 SYNs answered with the kernel's cookies and guessed ACKs: $(( $(verified_total) - v0 )) proofs (want 0)"
+	from() { [ "$(in_tx curl -s -o /dev/null -m 2 -w '%{http_code}' --interface "$1" "http://$2:8080/")" = 200 ]; }
+	within 5 from 198.19.2.2 198.19.1.1 && ok=$((ok + 1))
+	within 5 from 2001:db8:fffd::2 '[2001:db8:ffff::1]' && ok=$((ok + 1))
+	more() { [ "$(verified_sources)" -ge $((s0 + 2)) ]; }
+	within 30 more
+	n=$(( $(verified_sources) - s0 ))
+	check kernel_cookies_verify_the_client "ok == 2 && n == 2" \
+		"a client's handshakes on the kernel's cookies, IPv4 and IPv6: $ok of 2 served, $n verified (want 2)"
+	in_rx sysctl -qw net.ipv4.tcp_syncookies=1
+}
+
 t_request_socket_ack
 t_aimed_ban
 t_rst_and_challenge
@@ -274,4 +304,5 @@ t_v4_mapped
 t_repeating_flood
 t_forwarded
 t_egress_chain
+t_kernel_cookies
 lib_finish

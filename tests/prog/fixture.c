@@ -300,6 +300,11 @@ struct rl_counters fixture_totals(struct fixture *f)
 	return c;
 }
 
+void fixture_kernel_cookies(struct fixture *f, __u64 until)
+{
+	f->skel->bss->kernel_cookies_until = until;
+}
+
 bool fixture_refusing(struct fixture *f, __u64 now)
 {
 	return now < f->skel->bss->refusing_until;

@@ -68,6 +68,10 @@ bool fixture_rule(struct fixture *f, const char *prefix,
 		  const struct rl_rule_change *c);
 
 struct rl_counters fixture_totals(struct fixture *f);
+/* Until `until` (the program's clock) the kernel may have SYN cookies
+ * out, as the egress hook says on seeing a SYN-ACK from no socket
+ * (kernel_cookies_until: a test run's skb always has one). */
+void fixture_kernel_cookies(struct fixture *f, __u64 until);
 /* Does the program ask refuse_first() at `now` (its hint that a newcomer
  * budget refuses: bpf/refuse_first.bpf.h)? */
 bool fixture_refusing(struct fixture *f, __u64 now);

@@ -410,3 +410,78 @@ TEST(cookie_answered_while_refusing_first)
 out:
 	fixture_close(&f);
 }
+
+/* The kernel's own SYN cookie (a listener whose SYN queue overflowed
+ * answers with one, from no socket, so the egress hook records no SYN-ACK)
+ * verifies its source as the program's does, under any rule: the same
+ * secret. Here the program's cookie stands in for the kernel's (the same
+ * helper makes both); the rule's --syn-cookies is then off, so the ACK
+ * meets the usual path, with no SYN-ACK on record (`refusing_first`: the
+ * path taken while the newcomer budget refuses first). It passes unmarked
+ * (the host's own stack checks it again and opens the connection), and
+ * only the right cookie, 4-tuple and address prove. (A cookie whose low
+ * bits are off by one or two may still be valid: they hold the MSS's
+ * index, so the wrong one here is wrong in its hash.) */
+static void kernel_cookie(const char *src, const char *other, int nvlan,
+			  bool refusing_first)
+{
+	struct rl_rule_change off = { .have_cookies = true, .cookies = false };
+	bool v6 = strchr(src, ':') != NULL;
+	size_t l3 = ETH_HLEN + 4 * (size_t)nvlan;
+	struct frame syn, fr, sent;
+	struct rl_counters t0;
+	struct fixture f;
+	struct synack a;
+
+	if (!fixture_open(&f, NULL) || !cookie_rule(&f))
+		goto out;
+	segment(&syn, src, SPORT, nvlan, true, ISN, 0, TCP_SYN);
+	fr = syn;
+	if (!CHECK(fixture_run_frame(&f, &fr, 0, T0) == XDP_TX, "%s: a cookie", src) ||
+	    !read_synack(&syn, &fr, nvlan, v6, &a) || !fixture_rule(&f, "default", &off))
+		goto out;
+	/* checked only while the kernel may have cookies out: it sent a
+	 * SYN-ACK from no socket in the last RL_KERNEL_COOKIES_NS */
+	segment(&fr, src, SPORT, nvlan, false, ISN + 1, a.cookie + 1, TCP_ACK);
+	CHECK(fixture_run(&f, fr.data, fr.len, 0, T0 + NSEC_S / 10) == XDP_DROP &&
+	      !verified(&f, src), "%s: no kernel cookie out: not checked, refused", src);
+	fixture_kernel_cookies(&f, T0 + NSEC_S / 10 + 1);
+	t0 = fixture_totals(&f);
+	segment(&fr, src, SPORT, nvlan, false, ISN + 1, a.cookie + (1u << 20), TCP_ACK);
+	CHECK(fixture_run(&f, fr.data, fr.len, 0, T0 + NSEC_S / 10) == XDP_DROP,
+		 "%s: a wrong cookie is refused", src);
+	segment(&fr, src, SPORT + 1, nvlan, false, ISN + 1, a.cookie + 1, TCP_ACK);
+	CHECK(fixture_run(&f, fr.data, fr.len, 0, T0 + NSEC_S / 10) == XDP_DROP,
+		 "%s: another 4-tuple's is refused", src);
+	segment(&fr, other, SPORT, nvlan, false, ISN + 1, a.cookie + 1, TCP_ACK);
+	CHECK(fixture_run(&f, fr.data, fr.len, 0, T0 + NSEC_S / 10) == XDP_DROP,
+		 "%s's cookie replayed from %s is refused", src, other);
+	CHECK(!verified(&f, src) && !verified(&f, other), "%s: none of those verifies", src);
+	/* while refused before any per-source lookup, the ACK is still
+	 * looked at for its proof */
+	if (refusing_first && !refusing_after_udp(&f, "198.18.9.1", T0 + NSEC_S / 10))
+		goto out;
+	segment(&fr, src, SPORT, nvlan, false, ISN + 1, a.cookie + 1, TCP_ACK);
+	sent = fr;
+	CHECK(fixture_run_frame(&f, &fr, 0, T0 + NSEC_S / 10) == XDP_PASS,
+		 "%s: the ACK returning the kernel's cookie passes", src);
+	CHECK(!memcmp(fr.data, sent.data, l3 + (v6 ? 40 : 20)),
+	      "%s: unmarked: the host's stack takes it, not SYNPROXY", src);
+	CHECK(verified(&f, src), "%s verified by the kernel's cookie", src);
+	CHECK(fixture_totals(&f).verified_new - t0.verified_new == 1, "%s: counted verified", src);
+	CHECK(fixture_totals(&f).cookies_valid - t0.cookies_valid == 0,
+		 "%s: not counted as one of the program's cookies", src);
+	frame_udp(&fr, src, 100, 0);
+	CHECK(fixture_send(&f, &fr, 3, 0, T0 + NSEC_S / 5) == 3,
+		 "%s: then its packets pass the newcomer budget", src);
+out:
+	fixture_close(&f);
+}
+
+TEST(kernel_cookie_verifies)
+{
+	kernel_cookie("198.18.0.50", "198.18.0.51", 0, false);
+	kernel_cookie("2001:db8:8::1", "2001:db8:8:1::1", 0, false);
+	kernel_cookie("198.18.0.52", "198.18.0.53", 1, false);
+	kernel_cookie("198.18.0.54", "198.18.0.55", 0, true);
+}
