@@ -73,9 +73,9 @@ rl quota list
 
 say "traffic for ${seconds}s from a separate namespace"
 cat <<EOF
-  198.18.0.1-4     4 sources, 5000 pps each  -> each held to 1000 pps
-  198.18.64.1-16  16 sources,  250 pps each  -> 200 each, 500 for the /24 together
-  198.18.0.9       1 source,  5000 pps       -> allow-listed: all pass
+  198.18.0.1-4     4 sources, 5000 pps each -> each held to 1000 pps
+  198.18.64.1-16  16 sources,  250 pps each -> 200 each, 500 for the /24
+  198.18.0.9       1 source,  5000 pps      -> allow-listed: all pass
 EOF
 sleep 2
 mac=$(ip -n "$rx" -br link show "$vrx" | awk '{print $3}')
@@ -92,14 +92,19 @@ bg=()
 say "final counters"
 rl stats --iface "$vrx" --top 25
 pin_dir=$(rl status --json | jq -r .pin_dir)
+# Every line printed here fits 80 columns: the pin path, as long as the
+# namespace's directory makes it, has a line of its own, ready to copy.
 cat <<EOF
 
-Each of 198.18.0.1-4 passed about 1000 packets per second; the /24 passed about
-500 per second in all, however many of its sources sent; 198.18.0.9 lost
-nothing. Dropped frames never reached the kernel's network stack. The same
-counters are in the pinned maps: bpftool map dump pinned
-$pin_dir/$vrx/counters (while attached; the directory is the network
-namespace's, as 'xdp-ratelimit status --json' names it).
+Each of 198.18.0.1-4 passed about 1000 packets per second, and the /24
+about 500 per second in all, however many of its sources sent;
+198.18.0.9 lost nothing. Dropped frames never reached the kernel's
+network stack. The same counters are in the pinned maps, under the
+network namespace's directory ('xdp-ratelimit status --json' names it
+as pin_dir), until the detach below:
+
+  bpftool map dump pinned \\
+  $pin_dir/$vrx/counters
 EOF
 say "detach and clean up"
 rl detach "$vrx"

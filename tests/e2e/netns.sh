@@ -3,7 +3,8 @@
 # the same interface name attached in two at once, every command in each
 # with and without --iface acting on its own, status naming the other
 # only as such, `ip netns exec` (a private mount namespace) refused by
-# readers and writers alike, and a detach in one leaving the other.
+# readers and writers alike, a detach in one leaving the other, and a
+# namespace's directory there only while something is attached in it.
 # Sourced by tests/e2e/run.sh; `tests/e2e/run.sh BUILD_DIR NAME` runs one.
 
 test_netns_same_name() {
@@ -90,12 +91,59 @@ test_netns_gone() {
 	within 200 gone_here || why+=("not marked gone 20 s after its namespace was deleted: $(rl status --json | jq -c .other_namespaces)")
 	out=$(rl status)
 	[[ $out == *"in network namespace net:[$ino3] (not this one): $vrx (gone)"* ]] &&
-		[[ $out == *"which this frees:"$'\n'"  rm -r $b3/IFACE"* ]] &&
+		[[ $out$'\n' == *"which this frees:"$'\n'"  rm -r $b3/IFACE"$'\n'* ]] &&
+		[[ $out$'\n' == *"once none is left:"$'\n'"  rmdir $b3"$'\n'* ]] &&
 		[ "$(awk 'length > 80' <<<"$out")" = "" ] ||
 		why+=("status: $out")
 	rm -r "${b3:?}/$vrx"
 	rl status --json | jq -e --argjson n "$ino3" \
 		'.other_namespaces | map(select(.netns_inode == $n)) | length == 0' >/dev/null ||
 		why+=("still listed after its pins went: $(rl status --json | jq -c .other_namespaces)")
+	# what status says to run last leaves nothing of that namespace
+	rmdir "$b3" || why+=("rmdir $b3, as status says: $(ls -A "$b3")")
 	result netns_gone "${#why[@]}" "${why[*]}"
+}
+
+# ---- a namespace's directory ---------------------------------------------------
+# It is there while an interface is attached in the namespace: the last
+# detach removes it, and a command that fails or finds nothing attached
+# (which made it to take the lock) leaves none; one interface detached of
+# two leaves it and the other's pins. Only the namespace's own, and only
+# empty: this suite's namespace's and an empty one of another stay.
+test_netns_dir_tidy() {
+	local ns4=${id}n i1=${id}i i2=${id}j why=() out rc c d4 top other
+	in4() { nsenter --net="/run/netns/$ns4" "$cli" "$@"; }
+	ip netns add "$ns4" && extra_ns+=("$ns4") &&
+		ip link add "$i1" netns "$ns4" type veth peer name "$i2" netns "$ns4" &&
+		ip -n "$ns4" link set "$i1" up && ip -n "$ns4" link set "$i2" up &&
+		ip -n "$ns4" link set lo up && d4=$(ns_pins "$ns4") && [ -n "$d4" ] ||
+		{ result netns_dir_tidy 1 "a namespace with two interfaces"; return; }
+	top=${d4%/*} other=${d4%/*}/netns:0:$$	# inode 0: no namespace's
+	mkdir -m 0700 "$other" && tmpdirs+=("$other") &&
+		fresh --default-pps 10 && [ ! -e "$d4" ] ||
+		{ result netns_dir_tidy 1 "attach here, $other, no $d4 yet"; return; }
+	# lo has no native XDP: that attach fails after pinning in its staging
+	# directory, and rolls back
+	for c in "attach lo --mode native" "attach ${id}x" "detach $i1" \
+		"quota set default --pps 5 --iface $i1" "reload $i1" "ban del all --iface $i1"; do
+		# shellcheck disable=SC2086
+		out=$(in4 $c 2>&1); rc=$?
+		[ "$rc" != 0 ] || why+=("'$c' there succeeded: $out")
+		[ ! -e "$d4" ] || why+=("'$c' there (exit $rc) left $d4: $(ls -A "$d4")")
+	done
+	in4 attach "$i1" --default-pps 10 >/dev/null && in4 attach "$i2" --default-pps 10 >/dev/null &&
+		[ -e "$d4/$i1/link" ] && [ -e "$d4/$i2/link" ] ||
+		{ result netns_dir_tidy 1 "attach $i1 and $i2 there: $(ls -A "$d4" 2>&1); ${why[*]}"; return; }
+	out=$(in4 detach "$i1" 2>&1) || why+=("detach $i1: $out")
+	[ ! -e "$d4/$i1" ] && [ -e "$d4/$i2/link" ] && [ -e "$d4/$i2/config" ] ||
+		why+=("after detaching $i1 of two: $(ls -A "$d4" 2>&1)")
+	out=$(in4 status --json | jq -r '[.interfaces[] | .ifname, .state] | join(" ")')
+	[ "$out" = "$i2 ok" ] || why+=("status there after detaching $i1: $out")
+	out=$(in4 detach "$i2" 2>&1) || why+=("detach $i2: $out")
+	[ ! -e "$d4" ] || why+=("$d4 left after the last detach there: $(ls -A "$d4")")
+	out=$(in4 detach "$i2" 2>&1); rc=$?
+	[ "$rc" = 3 ] && [ ! -e "$d4" ] || why+=("detach $i2 again: exit $rc ($out), $d4 there: $(ls -A "$d4" 2>&1)")
+	[ -d "$other" ] || why+=("another namespace's empty $other was removed")
+	[ -e "$pins/$vrx/link" ] && [ -d "$top" ] || why+=("this namespace's pins: $(ls -A "$pins" 2>&1)")
+	result netns_dir_tidy "${#why[@]}" "${why[*]}"
 }

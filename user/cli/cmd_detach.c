@@ -60,7 +60,6 @@ static int detach_run(void *cfg)
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
-			rl_pin_root_tidy();
 			printf("removed the pins an interrupted attach left for %s (it was not attached)\n",
 			       iface);
 			return RL_EXIT_OK;
@@ -91,7 +90,8 @@ static int detach_run(void *cfg)
 	if (ret)
 		return rl_fail("detach: cannot remove every pin of %s (%s): remove them by hand with 'rm -r %s/%s'",
 			       name, strerror(-ret), rl_pin_root(), name);
-	rl_pin_root_tidy();
+	/* the namespace's directory goes, if now empty, as the lock is
+	 * released (rl_unlock) */
 	if (linked == -ENOENT && !released)
 		printf("removed the pins of %s (its program was not attached: no link pin)\n",
 		       name);

@@ -88,30 +88,35 @@ static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
 /* The other namespaces' attachments and the flat layout's pins, in the
  * table's tail: named, never repaired from here. One whose link says its
  * interface is gone (deleted, or with its namespace) is marked so, with
- * the directory whose removal frees what its pins hold. */
+ * the directory whose removal frees what its pins hold, and, when every
+ * one there is gone, the namespace's directory that is left empty then
+ * (no detach can run in a deleted namespace to remove it). */
 static void print_elsewhere(const struct status *st)
 {
 	char ns[32], dir[NAME_MAX + 1];
 
 	for (int i = 0; i < st->nothers; i++) {
 		const struct rl_netns_pins *o = &st->others[i];
-		bool gone = false;
+		int gone = 0;
 
 		netns_text(&o->ns, ns, sizeof(ns));
 		printf("%sin network namespace %s (not this one):", i ? "" : "\n", ns);
 		for (int k = 0; k < o->n; k++) {
 			printf(" %s%s", o->names[k], o->gone[k] ? " (gone)" : "");
-			gone |= o->gone[k];
+			gone += o->gone[k];
 		}
 		printf("\n");
-		if (gone) {
-			rl_netns_dir(&o->ns, dir, sizeof(dir));
-			/* the command on a line of its own: 80 columns */
-			printf("  (gone): the interface was deleted, or its namespace; the pins\n"
-			       "  only hold memory now, which this frees:\n"
-			       "  rm -r %s/%s/IFACE\n",
-			       RL_PIN_TOP, dir);
-		}
+		if (!gone)
+			continue;
+		rl_netns_dir(&o->ns, dir, sizeof(dir));
+		/* each command on a line of its own: 80 columns */
+		printf("  (gone): the interface was deleted, or its namespace; the pins\n"
+		       "  only hold memory now, which this frees:\n"
+		       "  rm -r %s/%s/IFACE\n",
+		       RL_PIN_TOP, dir);
+		if (gone == o->n)
+			printf("  then the namespace's directory, empty once none is left:\n"
+			       "  rmdir %s/%s\n", RL_PIN_TOP, dir);
 	}
 	if (st->nflat) {
 		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);

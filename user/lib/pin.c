@@ -267,8 +267,8 @@ int rl_lock(char *err, size_t errlen)
 			continue;
 		if (fd < 0 || flock(fd, LOCK_EX))
 			break;
-		/* the last detach here removes the directory (rl_pin_root_tidy):
-		 * a lock taken on it as it went is no lock; take the new one */
+		/* the holder's rl_unlock removed the directory, empty: a lock
+		 * taken on it as it went is no lock; take the new one */
 		if (!fstat(fd, &st) && st.st_nlink == 0) {
 			close(fd);
 			if (mkdir(rl_pin_root(), 0700) && errno != EEXIST)
@@ -282,11 +282,6 @@ int rl_lock(char *err, size_t errlen)
 	if (fd >= 0)
 		close(fd);
 	return e;
-}
-
-void rl_pin_root_tidy(void)
-{
-	(void)rmdir(rl_pin_root());	/* only when empty */
 }
 
 bool rl_change_running(void)
@@ -303,8 +298,16 @@ bool rl_change_running(void)
 
 void rl_unlock(int fd)
 {
-	if (fd >= 0)
-		close(fd);	/* drops the flock */
+	if (fd < 0)
+		return;
+	/* Still under the lock, so nothing is being added: an empty directory
+	 * means nothing is attached here (a last detach, or a command that
+	 * found nothing and made it only to lock it, a failed attach's
+	 * rollback). rmdir removes only an empty one, and only this
+	 * namespace's; RL_PIN_TOP stays, since no lock covers the namespaces
+	 * that share it. */
+	(void)rmdir(rl_pin_root());
+	close(fd);	/* drops the flock */
 }
 
 int rl_pin_dir_remove(const char *name)

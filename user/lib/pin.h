@@ -81,11 +81,9 @@ int rl_pins_prepare(char *err, size_t errlen);
 int rl_pins_trusted(const char *iface, char *err, size_t errlen);
 
 /* Exclusive lock over every change in the namespace (attach, detach,
- * quota set/del); released by rl_unlock or exit. Returns an fd or -errno. */
+ * quota set/del), on rl_pin_root(), which it creates when missing;
+ * released by rl_unlock or exit. Returns an fd or -errno. */
 int rl_lock(char *err, size_t errlen);
-/* Under the lock, after a detach: remove the namespace's directory if
- * nothing is left in it (a lock taken on it meanwhile is taken again). */
-void rl_pin_root_tidy(void);
 /* Are we in a mount namespace of our own whose /sys/fs/bpf is not the
  * machine's (ip netns exec mounts a sysfs of its own on /sys), so that
  * pins made here vanish with the command and pins made elsewhere are not
@@ -96,6 +94,9 @@ bool rl_private_mount_ns(void);
 	"this command runs in a private mount namespace (as 'ip netns exec' gives), whose /sys/fs/bpf is not the machine's: pins made here vanish when it exits, and those of attached interfaces are not seen; run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead"
 /* Does some CLI hold that lock right now (a change in progress)? */
 bool rl_change_running(void);
+/* Release the lock (fd < 0: none), first removing rl_pin_root() if nothing
+ * is left in it: no command leaves the namespace an empty directory. A
+ * lock taken on it meanwhile is taken again (rl_lock). */
 void rl_unlock(int fd);
 
 /*
