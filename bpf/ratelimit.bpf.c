@@ -302,9 +302,9 @@ static __always_inline void account_judged(struct rl_counters *cnt, int fate,
 /*
  * Account for the packet and return its action: the program's one exit,
  * as xdp-filter's `out:`. A packet that was not judged counts by its kind
- * (and passes or drops as --pass-malformed says); a SYN cookie's answer
- * is counted in cookie_first(), its returning ACK as the interface's pass
- * only.
+ * (and passes or drops as --pass-malformed says); a SYN answered with a
+ * SYN cookie counts as the interface's drop only (and in cookie_first()),
+ * its returning ACK as the interface's pass only.
  */
 static __always_inline int account(struct rl_counters *cnt, int fate,
 				   struct rl_source *src,
@@ -314,8 +314,14 @@ static __always_inline int account(struct rl_counters *cnt, int fate,
 {
 	int pass = fate == FATE_PASS || fate == FATE_COOKIE;
 
-	if (fate == FATE_SENT)
+	if (fate == FATE_SENT) {
+		/* answered in the host's place: the SYN never reaches its
+		 * stack, so it counts as dropped, in the totals only (as a
+		 * cookie's ACK counts as passed), and again in cookies_sent */
+		cnt->dropped_pkts++;
+		cnt->dropped_bytes += len;
 		return XDP_TX;
+	}
 	if (fate == FATE_NON_IP) {
 		cnt->non_ip_pkts++;
 		pass = 1;

@@ -205,7 +205,9 @@ static bool handshake(struct fixture *f, const char *src, int nvlan, bool opts,
 		return false;
 	t1 = fixture_totals(f);
 	CHECK_EQ(t1.cookies_sent - t0.cookies_sent, 1, "cookies_sent");
-	CHECK_EQ(t1.dropped_pkts - t0.dropped_pkts, 0, "an answered SYN is no drop");
+	CHECK_EQ(t1.dropped_pkts - t0.dropped_pkts, 1,
+		 "an answered SYN counts as dropped: it never reaches the host");
+	CHECK_EQ(t1.passed_pkts - t0.passed_pkts, 0, "nor as passed");
 	segment(&fr, src, SPORT, nvlan, false, ISN + 1, a->cookie + 1, TCP_ACK);
 	if (!CHECK(fixture_run_frame(f, &fr, 0, T0 + NSEC_S / 10) == XDP_PASS,
 		   "the ACK of %s's cookie passes", src))
@@ -484,4 +486,26 @@ TEST(kernel_cookie_verifies)
 	kernel_cookie("2001:db8:8::1", "2001:db8:8:1::1", 0, false);
 	kernel_cookie("198.18.0.52", "198.18.0.53", 1, false);
 	kernel_cookie("198.18.0.54", "198.18.0.55", 0, true);
+}
+
+/* In the interface's totals, passed + dropped is every frame the program
+ * saw: a SYN answered with a cookie (XDP_TX) is one of them (a drop: it
+ * never reaches the host). */
+TEST(cookie_answered_syn_in_totals)
+{
+	struct fixture f;
+	struct rl_counters t0, t1;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL) || !cookie_rule(&f))
+		goto out;
+	t0 = fixture_totals(&f);
+	segment(&fr, "198.18.0.9", SPORT, 0, true, ISN, 0, TCP_SYN);
+	if (!CHECK_EQ(fixture_run_frame(&f, &fr, 0, T0), XDP_TX, "the SYN answered"))
+		goto out;
+	t1 = fixture_totals(&f);
+	CHECK_EQ((t1.passed_pkts + t1.dropped_pkts) - (t0.passed_pkts + t0.dropped_pkts), 1,
+		 "passed + dropped counts the answered SYN");
+out:
+	fixture_close(&f);
 }
