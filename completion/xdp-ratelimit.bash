@@ -54,7 +54,7 @@ _xdp_ratelimit_prefixes() {	# BIN [IFACE]
 }
 
 _xdp_ratelimit_banned() {	# BIN [IFACE]: the ADDRESS column of ban list
-	"$1" ban list ${2:+--iface "$2"} 2>/dev/null |
+	"$1" ban list --wide ${2:+--iface "$2"} 2>/dev/null |
 		awk 'NF == 3 && $1 != "ADDRESS" { print $1 }'
 	echo all
 }

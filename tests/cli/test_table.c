@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/table.h"
+#include "cli/stats_view.h"
+#include "lib/ban_map.h"
 #include "../harness.h"
 
 /* A table of one row: the cells of `row`, as given. */
@@ -132,4 +134,73 @@ TEST(table_bytes)
 	CHECK(!strcmp(b, "50.2MB"), "got '%s'", b);
 	rl_table_bytes(120, " ", b, sizeof(b));
 	CHECK(!strcmp(b, "0.1 kB"), "got '%s'", b);
+}
+
+/* The widest line of `text`. */
+static size_t widest_line(const char *text)
+{
+	size_t w = 0;
+
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		w = n > w ? n : w;
+		p += n + (p[n] == '\n');
+	}
+	return w;
+}
+
+/* A banned IPv6 source tracked per /128 under a /128 rule, banned for the
+ * longest --ban. */
+static void ban_row_v6(struct rl_ban_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	memset(row->key.addr, 0xff, sizeof(row->key.addr));
+	row->key.addr[0] = 0x20, row->key.addr[1] = 0x01;
+	row->key.addr[2] = 0x0d, row->key.addr[3] = 0xb8;
+	row->ns_left = 86400ULL * 1000000000ULL;
+	snprintf(row->rule, sizeof(row->rule), "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff/128");
+}
+
+/* The bans table of `row` within `width`, into out. */
+static bool ban_table(const struct rl_ban_row *row, int width, char *out, size_t len)
+{
+	FILE *f = fmemopen(out, len, "w");
+
+	if (!CHECK(f, "fmemopen"))
+		return false;
+	rl_bans_print_table(f, row, 1, 128, width);
+	fclose(f);
+	return true;
+}
+
+/* The table of bans (in 'ban list' and 'stats') is a default view, which
+ * fits 80 columns like every other one: the rule, last, wraps under its
+ * row, whole. */
+TEST(ban_table_fits_80_columns)
+{
+	static char out[4096];
+	struct rl_ban_row row;
+
+	ban_row_v6(&row);
+	if (!ban_table(&row, RL_VIEW_MIN_WIDTH, out, sizeof(out)))
+		return;
+	CHECK(widest_line(out) <= RL_VIEW_MIN_WIDTH, "%zu columns:\n%s", widest_line(out), out);
+	CHECK(!strcmp(out, "ADDRESS                                 TIME_LEFT  RULE\n"
+		      "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff   86400.0s\n"
+		      "    2001:db8:ffff:ffff:ffff:ffff:ffff:ffff/128\n"), "got:\n%s", out);
+}
+
+/* --wide: every column on the row's line, nothing wrapped. */
+TEST(ban_table_wide_keeps_rows_whole)
+{
+	static char out[4096];
+	struct rl_ban_row row;
+
+	ban_row_v6(&row);
+	if (!ban_table(&row, 0, out, sizeof(out)))
+		return;
+	CHECK(!strcmp(out, "ADDRESS                                 TIME_LEFT  RULE\n"
+		      "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff   86400.0s  "
+		      "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff/128\n"), "got:\n%s", out);
 }

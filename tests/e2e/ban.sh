@@ -21,8 +21,9 @@ test_ban_lifecycle() {
 		'.interfaces[0].bans[] | select(.address == $a and .rule == $r) | .ms_left' <<<"$out")
 	check ban_listed "${left:-0} > 3000 && ${left:-0} <= 5000" "ban list --json: $out"
 	out=$(rl ban list --iface "$vrx")
-	[[ $out == "$vrx: 1 banned source"$'\n'"ADDRESS "*" RULE "*" TIME_LEFT"$'\n'* ]] &&
-		[[ $(table_row "$out" ADDRESS "$a") =~ ^$a\ $rule\ [0-9]+\.[0-9]s$ ]]
+	[[ $out == "$vrx: 1 banned source"$'\n'"ADDRESS "*" TIME_LEFT  RULE"$'\n'* ]] &&
+		[[ $(table_row "$out" ADDRESS "$a") =~ ^$a\ [0-9]+\.[0-9]s\ $rule$ ]] &&
+		[[ $(table_row "$(rl ban list --iface "$vrx" --wide)" ADDRESS "$a") =~ ^$a\ [0-9]+\.[0-9]s\ $rule$ ]]
 	result ban_list_table $? "ban list printed:"$'\n'"$out"
 	out=$(stats_json)
 	jq -e --arg a "$a" '.interfaces[0] | .banned_sources == 1 and .bans[0].address == $a and

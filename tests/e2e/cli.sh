@@ -89,7 +89,9 @@ test_cli_bad_input() {
 	bad missing_value 2 "--pps" rl "${q[@]}" 198.18.19.0/24 "${i[@]}" --pps
 	bad ipv6_longer_than_tracked 1 "/64" rl "${q[@]}" 2001:db8::/96 --pps 5 "${i[@]}"
 	# a window counts at most 4294967294 packets or bytes (32-bit buckets)
-	bad budget_too_large 1 "--pps 4294967294 or less" rl "${q[@]}" 198.18.19.0/24 --pps 5G "${i[@]}"
+	bad budget_too_large 2 "--pps 4294967294 or less" rl "${q[@]}" 198.18.19.0/24 --pps 5G "${i[@]}"
+	bad budget_too_large_scoped 2 "--aggregate-bps 4294967294 or less" \
+		rl "${q[@]}" 198.18.19.0/24 --proto tcp --syn --aggregate-bps 5G "${i[@]}"
 	bad default_budget_too_large 2 "--default-pps 71582788 or less" \
 		rl attach "$vrx2" --window 1m --default-pps 100M
 	# --verified-ttl: 1s to 24h; --replies-via: interfaces here, once each

@@ -215,6 +215,7 @@ t_restore_bad_input() {
 	try help 2 "--help does not belong" "$a2"$'\n'"quota set default --help"
 	try attached_twice 3 "second time" "$a2"$'\n'"quota set default --pps 1 --iface $vrx2"$'\n'"attach $vrx2"
 	try ipv6_too_long 2 "longer than the /64" "$a2"$'\n'"quota set 2001:db8::/80 --pps 1 --iface $vrx2"
+	try budget_too_large 2 "--pps 4294967294 or less" "$a2"$'\n'"quota set default --pps 5G --iface $vrx2"
 	try del_missing 2 "no rule for 198.18.9.0/24" "$a2"$'\n'"quota del 198.18.9.0/24 --iface $vrx2"
 	try nul_byte 2 "NUL" "$a2"$'\n'"quota set default --pps 1\\0 --iface $vrx"
 	err=$(rl restore "$tmp/nonexistent" 2>&1); rc=$?

@@ -16,6 +16,7 @@
 #include "lib/maps.h"
 #include "lib/rule.h"
 #include "lib/settings.h"
+#include "lib/values.h"
 #include "harness.h"
 
 TEST(cpu_ids_bound_not_count)
@@ -82,6 +83,27 @@ TEST(budget_range_refused_with_the_range)
 				     .have_pps = true, .pps = 0 };
 	CHECK_EQ(rl_budgets_fit(&c, 60 * RL_NSEC_PER_SEC, "", err, sizeof(err)), 0,
 		 "unlimited and 0 always fit");
+}
+
+/* quota set's check tells a budget out of range (-ERANGE: the CLI's bad
+ * usage, exit 2, as attach's) from a rule the interface cannot take
+ * (-EINVAL: exit 1). */
+TEST(rule_check_tells_range_from_failure)
+{
+	struct rl_settings s = { .window_ns = RL_NSEC_PER_SEC, .v6_prefix = 64 };
+	struct rl_rule_change c = { .have_pps = true, .pps = 5000000000ULL };
+	struct rl_prefix v4, v6;
+	char err[512] = "";
+
+	if (!CHECK_EQ(rl_parse_prefix("198.18.0.0/15", &v4, err, sizeof(err)), 0, "v4") ||
+	    !CHECK_EQ(rl_parse_prefix("2001:db8::/96", &v6, err, sizeof(err)), 0, "v6"))
+		return;
+	CHECK(rl_rule_check(&s, &v4, NULL, &c, err, sizeof(err)) == -ERANGE &&
+	      strstr(err, "--pps 4294967294 or less"), "5G pps over 1 s: %s", err);
+	c.pps = 1000;
+	CHECK_EQ(rl_rule_check(&s, &v4, NULL, &c, err, sizeof(err)), 0, "1000 pps fits");
+	CHECK(rl_rule_check(&s, &v6, NULL, &c, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "/64"), "a /96 under --ipv6-prefix 64: %s", err);
 }
 
 TEST(coarse_clock_by_bucket_width)

@@ -14,12 +14,13 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "cli/stats_view.h"
+#include "cli/table.h"
 #include "cli/text.h"
 
 struct ban_args {
 	const char *iface;
 	const char *address;	/* del: ADDRESS or "all" */
-	bool json;
+	bool json, wide;
 };
 
 #define OPT_BAN_IFACE RL_OPT_IFACE(struct ban_args, iface, \
@@ -50,6 +51,7 @@ struct ban_list {
 	__u32 v6_prefix;
 	struct rl_ban_row *rows;
 	size_t n;
+	int width;		/* of the table (rl_view_width) */
 };
 
 static int bans_read(void *ctx, const char *name)
@@ -93,7 +95,7 @@ static void bans_table(const void *ctx)
 	printf("%s: %zu banned source%s\n", rl_text_shown(l->name, name, sizeof(name)),
 	       l->n, l->n == 1 ? "" : "s");
 	if (l->n)
-		rl_bans_print_table(stdout, l->rows, l->n, l->v6_prefix);
+		rl_bans_print_table(stdout, l->rows, l->n, l->v6_prefix, l->width);
 }
 
 static void bans_release(void *ctx)
@@ -111,7 +113,7 @@ static int ban_list_run(void *cfg)
 		.table = bans_table, .release = bans_release,
 	};
 	const struct ban_args *a = cfg;
-	struct ban_list list = { 0 };
+	struct ban_list list = { .width = rl_view_width(a->wide) };
 
 	return rl_list_ifaces(&lister, &list, a->iface, a->json);
 }
@@ -161,6 +163,9 @@ static const struct rl_cmd ban_list_cmd = {
 	.opts = (const struct rl_opt[]){
 		OPT_BAN_IFACE,
 		RL_OPT_JSON(struct ban_args, json, "'list': print one JSON object on one line instead of tables"),
+		{ .name = "wide", .kind = RL_OPT_SWITCH, RL_OPT_FIELD(struct ban_args, wide),
+		  .help = "'list': every column on the row's line, nothing wrapped\n"
+			  "(default: the table fits the terminal, at least 80 columns)" },
 		{ 0 }
 	},
 	.flags = RL_CMD_ROOT, .cfg_size = sizeof(struct ban_args),

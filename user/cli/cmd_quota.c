@@ -162,6 +162,8 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 		ret = rl_rule_del_scoped(&ifc.m, &a->prefix, &a->scope, err,
 					 sizeof(err));
 	rl_iface_close(&ifc);
+	if (ret == -ERANGE)	/* a budget the window cannot count: as attach's */
+		return rl_usage_err("quota %s: %s", verb, err);
 	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
 	rl_format_prefix(&a->prefix, buf, sizeof(buf));

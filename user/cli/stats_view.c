@@ -290,13 +290,15 @@ static void print_iface(FILE *f, const struct rl_stats_view *v,
 	print_sources(f, v, s);
 	if (s->nbans) {
 		fprintf(f, "\nbanned: %zu source%s\n", s->nbans, s->nbans == 1 ? "" : "s");
-		rl_bans_print_table(f, s->bans, s->nbans, set->v6_prefix);
+		rl_bans_print_table(f, s->bans, s->nbans, set->v6_prefix, v->width);
 	}
 }
 
 /* ---- bans --------------------------------------------------------- */
 
-enum { BAN_ADDRESS, BAN_RULE, BAN_LEFT, BAN_COLS };
+/* The rule last: an IPv6 source and its /128 rule side by side pass 80
+ * columns, so the rule wraps under its row rather than the view. */
+enum { BAN_ADDRESS, BAN_LEFT, BAN_RULE, BAN_COLS };
 
 struct ban_table {
 	const struct rl_ban_row *rows;
@@ -321,14 +323,16 @@ static void ban_cell(const void *ctx, size_t row, int col, char *buf, size_t len
 }
 
 void rl_bans_print_table(FILE *f, const struct rl_ban_row *rows, size_t n,
-			 __u32 v6_prefix)
+			 __u32 v6_prefix, int width)
 {
 	static const struct rl_table_col cols[BAN_COLS] = {
-		{ "ADDRESS", true, 0 }, { "RULE", true, 0 }, { "TIME_LEFT", false, 0 },
+		[BAN_ADDRESS] = { "ADDRESS", true, 0 },
+		[BAN_LEFT] = { "TIME_LEFT", false, 0 },
+		[BAN_RULE] = { "RULE", true, 0 },
 	};
 	struct ban_table t = { rows, v6_prefix };
 
-	rl_table_print(f, cols, BAN_COLS, n, ban_cell, &t);
+	rl_table_print_fit(f, cols, BAN_COLS, n, ban_cell, &t, width);
 }
 
 void rl_ban_json(struct rl_json *j, const struct rl_ban_row *row,

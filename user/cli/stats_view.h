@@ -108,12 +108,13 @@ int rl_stats_print_json(FILE *f, const struct rl_stats_view *v);
  * lines, counters named *_total, the shown sources only. 0 or -EIO. */
 int rl_stats_print_prometheus(FILE *f, const struct rl_stats_view *v);
 
-/* Banned sources as a table (ADDRESS, RULE, TIME_LEFT), shared by stats
- * and `ban list`, and one as the object of their JSON ("address", "rule",
+/* Banned sources as a table (ADDRESS, TIME_LEFT, RULE) within `width`
+ * (rl_view_width; 0: every column, nothing wrapped), shared by stats and
+ * `ban list`, and one as the object of their JSON ("address", "rule",
  * "ms_left"). */
 struct rl_json;
 void rl_bans_print_table(FILE *f, const struct rl_ban_row *rows, size_t n,
-			 __u32 v6_prefix);
+			 __u32 v6_prefix, int width);
 void rl_ban_json(struct rl_json *j, const struct rl_ban_row *row,
 		 __u32 v6_prefix);
 

@@ -122,8 +122,9 @@ void rl_rule_apply(struct rl_rule *r, const struct rl_rule_change *c,
 /* Whether `p` may have a rule of `scope` (NULL: none) changed by `c` on an
  * interface with settings `s` (its budgets fit the window's counters, an
  * IPv6 prefix is no longer than the tracking prefix, a scope covering IPv6
- * has room for its sources in a scoped window's key): 0 or -EINVAL with
- * what to do in err. */
+ * has room for its sources in a scoped window's key): 0, -ERANGE when a
+ * budget is out of range (rl_budgets_fit: the CLI's bad usage) or -EINVAL,
+ * with what to do in err. */
 int rl_rule_check(const struct rl_settings *s, const struct rl_prefix *p,
 		  const struct rl_scope *scope, const struct rl_rule_change *c,
 		  char *err, size_t errlen);

@@ -11,7 +11,9 @@
 
 #include "lib/rule.h"
 
-/* quota set and del of the unscoped rule of `p`. */
+/* quota set and del of the unscoped rule of `p`: 0, or a negative errno
+ * with what to do in err (set: -ERANGE for a budget out of range, as
+ * rl_rule_check says). */
 int rl_rule_set(const struct rl_maps *m, const struct rl_settings *s,
 		const struct rl_prefix *p, const struct rl_rule_change *c,
 		char *err, size_t errlen);
