@@ -93,7 +93,7 @@ rl detach "$vrx" >/dev/null
 # removes them (exit 0; 1 when there was nothing), a fresh attach works.
 leftovers() {	# pins of $vrx: its directory, staging directories
 	[ -e "$pins/$vrx" ] && echo "$vrx"
-	ls "$pins" | grep -F "$vrx attaching "
+	ls "$pins" 2>/dev/null | grep -F "$vrx attaching "
 }
 hooks_left() {	# egress hook filters (tc clsact, rl_egress) on $vrx
 	ip netns exec "$rx" tc filter show dev "$vrx" egress 2>/dev/null | grep -c rl_egress
@@ -196,10 +196,10 @@ attach_killed_at() {	# SYSCALL N NAME K
 killed_steps attach 10
 # the next attach reaps staging directories of dead attaches and works
 killed_attach rename 1
-before=$(ls "$pins" | grep -cF "$vrx attaching ")
+before=$(ls "$pins" 2>/dev/null | grep -cF "$vrx attaching ")
 rl attach "$vrx" --default-pps 50 >/dev/null
 st=$?
-leftover=$(ls "$pins" | grep -cF "$vrx attaching ")
+leftover=$(ls "$pins" 2>/dev/null | grep -cF "$vrx attaching ")
 result attach_after_kills "$([ "$before" = 1 ] && [ "$st" = 0 ] && [ "$leftover" = 0 ] && echo 0 || echo 1)" \
 	"staging dirs before: $before, attach rc=$st, staging dirs left: $leftover"
 
@@ -407,7 +407,7 @@ rebuild_steps() {	# TRACE
 window_of() {	# window_ms and state of $vrx in status
 	rl status --json | jq -c ".interfaces[] | select(.ifname == \"$vrx\") | [.window_ms, .state]"
 }
-stages_left() { ls "$pins" | grep -cF "$vrx reloading "; }
+stages_left() { ls "$pins" 2>/dev/null | grep -cF "$vrx reloading "; }
 rebuild_killed_at() {	# SYSCALL N NAME K
 	local name=$3 k=$4 why=() rc id0 id1 eg0 rules0 out
 	killed_reload "$1" "$2" --window 2s
