@@ -5,6 +5,9 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "lib/iface.h"
+#include "lib/reload_carry.h"
+#include "lib/settings.h"
+#include "lib/values.h"
 #include "../harness.h"
 
 static const struct rl_opt *opt_named(const struct rl_opt *opts, const char *name)
@@ -128,4 +131,75 @@ TEST(reload_layout11_shapes)
 		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus)
 			CHECK_EQ(rl_layout_value_size(11, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
+}
+
+static void settings_v6(struct rl_settings *s, __u32 v6_prefix, __u64 max_sources)
+{
+	struct rl_attach_req req;
+	char err[RL_ERR_LEN];
+
+	rl_attach_req_defaults(&req);
+	req.v6_prefix = v6_prefix;
+	req.max_sources = max_sources;
+	CHECK_EQ(rl_settings_build(s, &req, 2, err, sizeof(err)), 0, err);
+}
+
+/* Bans and verified sources go to new keys (xdp-ratelimit(8), reload): an
+ * IPv6 one is masked to a shorter --ipv6-prefix, cannot be to a longer
+ * one; IPv4 keys and an unchanged prefix stay as they are. */
+TEST(reload_carry_key)
+{
+	struct rl_settings p64, p48, p128;
+	struct rl_key k = { .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x52, 0, 1 } };
+	struct rl_key v4 = { .addr = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 } };
+	struct rl_key want = { .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x52 } }, k2 = k, v4b = v4;
+
+	settings_v6(&p64, 64, 1024);
+	settings_v6(&p48, 48, 1024);
+	settings_v6(&p128, 128, 1024);
+	CHECK(rl_carry_key(&k2, &p64, &p48) && !memcmp(&k2, &want, sizeof(k2)),
+	      "a /64 key masked to /48");
+	k2 = k;
+	CHECK(rl_carry_key(&k2, &p64, &p64) && !memcmp(&k2, &k, sizeof(k2)),
+	      "the same prefix keeps the key");
+	CHECK(!rl_carry_key(&k2, &p64, &p128), "a /64 key cannot be a /128 one");
+	CHECK(rl_carry_key(&v4b, &p64, &p128) && !memcmp(&v4b, &v4, sizeof(v4)),
+	      "an IPv4 key under any prefix");
+}
+
+/* What a reload onto new settings would lose refuses it, naming how many
+ * and how to go on; a shorter prefix and a table that holds them all
+ * lose nothing. */
+TEST(reload_refuses_loss)
+{
+	struct rl_settings p64, p48, p128, small;
+	char err[RL_ERR_LEN];
+	struct rl_carry_loss none = { .verified = 5 },
+			     bans = { .v6_bans = 2 },
+			     both = { .v6_bans = 2, .v6_verified = 3, .verified = 1 },
+			     many = { .verified = 1025 };
+
+	settings_v6(&p64, 64, 2048);
+	settings_v6(&p48, 48, 2048);
+	settings_v6(&p128, 128, 2048);
+	settings_v6(&small, 64, 1024);
+	err[0] = 0;
+	CHECK_EQ(rl_carry_loss_check(&none, &p64, &p48, "eth0", err, sizeof(err)), 0,
+		 "a shorter prefix loses nothing");
+	CHECK_EQ(rl_carry_loss_check(&none, &p64, &small, "eth0", err, sizeof(err)), 0,
+		 "a smaller table that holds them");
+	CHECK_EQ(rl_carry_loss_check(&bans, &p64, &p128, "eth0", err, sizeof(err)), -EINVAL,
+		 "IPv6 bans to a longer prefix");
+	CHECK(strstr(err, "/128, from /64") && strstr(err, "would lose 2 IPv6 bans and 0 verified") &&
+	      strstr(err, "ban del") && strstr(err, "detach eth0"), "%s", err);
+	CHECK_EQ(rl_carry_loss_check(&both, &p64, &p128, "eth0", err, sizeof(err)), -EINVAL,
+		 "verified IPv6 sources to a longer prefix");
+	CHECK(strstr(err, "2 IPv6 bans and 3 verified IPv6 sources") &&
+	      strstr(err, "keep the prefix"), "%s", err);
+	CHECK_EQ(rl_carry_loss_check(&many, &p64, &small, "eth0", err, sizeof(err)), -EINVAL,
+		 "more verified than --max-sources");
+	CHECK(strstr(err, "1025 sources are verified, more than --max-sources 1024") &&
+	      strstr(err, "--max-sources 1025 or more"), "%s", err);
+	CHECK_EQ(rl_carry_loss_check(&many, &p64, &p64, "eth0", err, sizeof(err)), 0,
+		 "a table as large holds them");
 }

@@ -276,6 +276,70 @@ test_reload_new_maps() {
 	rl detach "$vrx" >/dev/null
 }
 
+# COUNT IPv4 sources from FIRST verified by the handshakes of
+# tests/gen/answers.py (the host's SYN-ACKs, the peers' ACKs).
+verify_sources() {	# FIRST COUNT
+	in_rx python3 "$here/../gen/answers.py" "$vrx" 198.19.0.1 "$1" "$2" &&
+		in_tx python3 "$here/../gen/answers.py" --peer-acks "$vtx" "$mac" \
+			198.19.0.1 "$1" "$2"
+}
+verified_are() { [ "$(stats_json "$vrx" 0 | jq -r .interfaces[0].verified_sources)" = "$1" ]; }
+# The attachment as a refused reload must leave it: the program, every
+# pin (map ids, no staging directory left), rules, bans, verified sources.
+attachment_state() {
+	local f
+	xdp_prog_id "$vrx"
+	ls "$pins"
+	for f in "$pins/$vrx"/*; do
+		echo "${f##*/} $(bpftool -j map show pinned "$f" 2>/dev/null | jq -r .id)"
+	done
+	reload_state
+}
+
+# A reload onto new maps that would lose a ban in force or a verification
+# that holds is refused, exit 1, naming how many and how to go on, with
+# nothing changed: IPv6 keys under a longer --ipv6-prefix, more verified
+# sources than a smaller --max-sources keeps. A shorter prefix merges
+# them and carries.
+test_reload_refuses_loss() {
+	local b6=2001:db8:58:1::7 v6=2001:db8:58:2::9 before out st why=()
+	fresh --window 20s --max-sources 64 &&
+		quota 2001:db8:58::/48 --pps 20 --ban 1m &&
+		quota 198.18.58.0/24 --pps 1000 ||
+		{ result reload_refuses_loss 1 "attach"; return; }
+	send_answered "$b6" 500 >/dev/null	# verified, then over 400 in 20 s: banned
+	send_answered "$v6" 1 >/dev/null	# verified
+	verify_sources 198.18.58.1 18 || why+=("cannot send the handshakes")
+	within 30 verified_are 20 || why+=("verified before: $(reload_state | tail -1), want 20")
+	rl ban list --iface "$vrx" --json | jq -e --arg a "2001:db8:58:1::/64" \
+		'.interfaces[0].bans[] | select(.address == $a)' >/dev/null ||
+		why+=("$b6 not banned: $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
+	before=$(attachment_state)
+	out=$(rl reload "$vrx" --ipv6-prefix 128 2>&1 >/dev/null); st=$?
+	[ "$st" = 1 ] || why+=("--ipv6-prefix 128: exit $st, want 1")
+	[[ $out == "xdp-ratelimit: reload: a longer --ipv6-prefix (/128, from /64) would lose 1 IPv6 bans and 2 verified IPv6 sources"*"; nothing changed" ]] ||
+		why+=("--ipv6-prefix 128 said: $out")
+	[[ $out == *"xdp-ratelimit detach $vrx"* ]] || why+=("no way out named: $out")
+	[ "$(attachment_state)" = "$before" ] ||
+		why+=("--ipv6-prefix 128 changed: $before -> $(attachment_state)")
+	# 20 verified, 16 kept: refused before the active sources are weighed
+	out=$(rl reload "$vrx" --max-sources 16 2>&1 >/dev/null); st=$?
+	[ "$st" = 1 ] || why+=("--max-sources 16: exit $st, want 1")
+	[[ $out == *"20 sources are verified, more than --max-sources 16 would keep: give --max-sources 20 or more"* ]] ||
+		why+=("--max-sources 16 said: $out")
+	[ "$(attachment_state)" = "$before" ] ||
+		why+=("--max-sources 16 changed: $before -> $(attachment_state)")
+	# a shorter prefix merges the two IPv6 sources into one /48, the ban on it
+	out=$(rl reload "$vrx" --ipv6-prefix 48 2>&1); st=$?
+	[ "$st" = 0 ] && [[ $out == *"carried 2 rules, 1 bans, 19 verified sources"* ]] ||
+		why+=("--ipv6-prefix 48: exit $st, $out")
+	rl ban list --iface "$vrx" --json | jq -e '.interfaces[0].bans[] | select(.address == "2001:db8:58::/48")' >/dev/null ||
+		why+=("IPv6 ban not re-keyed to /48: $(rl ban list --iface "$vrx" --json | jq -c .interfaces[0].bans)")
+	verified_are 19 || why+=("verified after /48: $(reload_state | tail -1), want 19")
+	result reload_refuses_loss "${#why[@]}" "${why[*]}"
+	rl detach "$vrx" >/dev/null
+}
+
 # A source whose `verified` entry is gone (evicted, or not carried: a
 # reload keeps the most recently answered up to --max-sources) while its
 # entry, carried, still holds the verification it read (until the TTL):

@@ -395,3 +395,58 @@ out:
 		fixture_close(&g);
 	fixture_close(&f);
 }
+
+/*
+ * A reload onto new maps loses no ban in force and no verification that
+ * holds: IPv6 keys a longer --ipv6-prefix cannot name refuse it at the
+ * check (how many, in the message) and, made since the check, at the
+ * carry, before the swap (xdp-ratelimit(8), reload). A ban over and a
+ * verification lapsed are no loss.
+ */
+TEST(ban_reload_loses_none)
+{
+	struct rl_ban b = { .until_ns = ~0ULL >> 1, .banned_ns = 1 };
+	struct rl_iface old = { .name = "old" };
+	struct rl_verified v = { 0 };
+	struct rl_attach_req req;
+	struct rl_carried carried;
+	char err[RL_ERR_LEN];
+	struct fixture f, g;
+	struct rl_key key;
+
+	memset(&g, 0, sizeof(g));
+	if (!fixture_open(&f, NULL) || !key_of("2001:db8:58:1::7", &key))
+		goto out;
+	old.m = f.m;
+	rl_attach_req_defaults(&req);
+	req.v6_prefix = 128;
+	if (!CHECK_EQ(bpf_map_update_elem(f.m.bans, &key, &b, BPF_ANY), 0, "an IPv6 ban") ||
+	    !fixture_open(&g, &req) ||
+	    !CHECK_EQ(rl_config_read(&f.m, &old.cfg), 0, "the old config"))
+		goto out;
+	CHECK_EQ(rl_carry_check(&old, &g.s, err, sizeof(err)), -EINVAL, "ban: checked");
+	CHECK(strstr(err, "would lose 1 IPv6 bans and 0 verified IPv6 sources") &&
+	      strstr(err, "ban del ADDRESS --iface old"), "%s", err);
+	CHECK_EQ(rl_carry(&old, &g.s, &g.m, &carried, err, sizeof(err)), -ENOSPC,
+		 "ban made since the check: carried");
+	CHECK(strstr(err, "would lose bans"), "%s", err);
+	b.until_ns = 2;	/* over */
+	v.answered_ns = rl_prog_now_ns(&old.cfg.set);
+	CHECK_EQ(bpf_map_update_elem(f.m.bans, &key, &b, BPF_ANY), 0, "the ban over");
+	CHECK_EQ(bpf_map_update_elem(f.m.verified, &key, &v, BPF_ANY), 0, "verified");
+	CHECK_EQ(rl_carry_check(&old, &g.s, err, sizeof(err)), -EINVAL, "verified: checked");
+	CHECK(strstr(err, "would lose 0 IPv6 bans and 1 verified IPv6 sources") &&
+	      strstr(err, "keep the prefix"), "%s", err);
+	CHECK_EQ(rl_carry(&old, &g.s, &g.m, &carried, err, sizeof(err)), -ENOSPC,
+		 "verified since the check: carried");
+	CHECK(strstr(err, "would lose verified sources"), "%s", err);
+	v.answered_ns = 1;	/* lapsed */
+	CHECK_EQ(bpf_map_update_elem(f.m.verified, &key, &v, BPF_ANY), 0, "lapsed");
+	err[0] = 0;
+	CHECK(rl_carry_check(&old, &g.s, err, sizeof(err)) == 0, "nothing to lose: %s", err);
+	CHECK_EQ(rl_carry(&old, &g.s, &g.m, &carried, err, sizeof(err)), 0, "carried");
+out:
+	if (g.skel)
+		fixture_close(&g);
+	fixture_close(&f);
+}

@@ -25,11 +25,8 @@ static bool same_sources(const struct rl_settings *a, const struct rl_settings *
 	return same_grid(a, b) && a->v6_prefix == b->v6_prefix;
 }
 
-/* A source key under the new --ipv6-prefix: IPv6 masked to a shorter
- * one; false for IPv6 under a longer one, which a shorter key cannot
- * name. */
-static bool key_remap(struct rl_key *k, const struct rl_settings *from,
-		      const struct rl_settings *to)
+bool rl_carry_key(struct rl_key *k, const struct rl_settings *from,
+		  const struct rl_settings *to)
 {
 	__u32 w[4];
 
@@ -189,6 +186,102 @@ static long active_sources(const struct rl_iface *old)
 	return n < 0 ? n : active;
 }
 
+/* ---- what the new keys and tables would lose ----------------------- */
+
+static int by_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* The bans in force and the verifications that hold (under the new
+ * --verified-ttl: one that lapses there is not kept by carrying it) of
+ * `old`, against the new settings `s`: how many are IPv6 keys a longer
+ * --ipv6-prefix cannot name, and how many sources the rest make under the
+ * new keys. 0 or -errno. */
+static int count_losses(const struct rl_iface *old, const struct rl_settings *s,
+			struct rl_carry_loss *l)
+{
+	__u64 now = rl_prog_now_ns(&old->cfg.set);
+	/* bounded: an LRU being written to may hand back keys again */
+	__u64 steps = 4ULL * RL_BAN_ENTRIES + 16;
+	struct rl_key key, next, k, *prev = NULL, *keys = NULL, *grown;
+	struct rl_verified v;
+	struct rl_ban b;
+	size_t n = 0, alloc = 0;
+	int ret = 0;
+
+	memset(l, 0, sizeof(*l));
+	while (steps-- && !bpf_map_get_next_key(old->m.bans, prev, &next)) {
+		key = next;
+		prev = &key;
+		k = key;	/* key stays the iteration's */
+		if (!bpf_map_lookup_elem(old->m.bans, &key, &b) && b.until_ns > now &&
+		    !rl_carry_key(&k, &old->cfg.set, s))
+			l->v6_bans++;
+	}
+	prev = NULL;
+	steps = 4ULL * old->cfg.set.max_sources + 16;
+	while (steps-- && !bpf_map_get_next_key(old->m.verified, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(old->m.verified, &key, &v) ||
+		    !rl_verified_holds(v.answered_ns, now, s->verified_ttl_ns))
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			grown = realloc(keys, alloc * sizeof(*keys));
+			if (!grown) {
+				ret = -ENOMEM;
+				break;
+			}
+			keys = grown;
+		}
+		keys[n] = key;
+		if (rl_carry_key(&keys[n], &old->cfg.set, s))
+			n++;
+		else
+			l->v6_verified++;
+	}
+	if (!ret && n) {	/* sources merged by a shorter prefix are one */
+		qsort(keys, n, sizeof(*keys), by_key);
+		l->verified = 1;
+		for (size_t i = 1; i < n; i++)
+			l->verified += !!memcmp(&keys[i], &keys[i - 1], sizeof(*keys));
+	}
+	free(keys);
+	return ret;
+}
+
+int rl_carry_loss_check(const struct rl_carry_loss *l, const struct rl_settings *from,
+			const struct rl_settings *to, const char *iface,
+			char *err, size_t errlen)
+{
+	char how[RL_ERR_LEN];
+
+	if (l->v6_bans || l->v6_verified) {
+		/* a ban can be deleted; a verification only lapses */
+		if (l->v6_verified)
+			snprintf(how, sizeof(how), "keep the prefix, or");
+		else
+			snprintf(how, sizeof(how),
+				 "delete the IPv6 bans first ('xdp-ratelimit ban list --iface %s', then 'xdp-ratelimit ban del ADDRESS --iface %s'), or",
+				 iface, iface);
+		snprintf(err, errlen,
+			 "a longer --ipv6-prefix (/%u, from /%u) would lose %ld IPv6 bans and %ld verified IPv6 sources (a /%u key cannot be split into /%u ones): %s 'xdp-ratelimit detach %s' and attach with --ipv6-prefix %u to start them afresh (save and restore carry the rules)",
+			 (unsigned)to->v6_prefix, (unsigned)from->v6_prefix,
+			 l->v6_bans, l->v6_verified, (unsigned)from->v6_prefix,
+			 (unsigned)to->v6_prefix, how, iface, (unsigned)to->v6_prefix);
+		return -EINVAL;
+	}
+	if ((__u64)l->verified > to->max_sources) {
+		snprintf(err, errlen,
+			 "%ld sources are verified, more than --max-sources %llu would keep: give --max-sources %ld or more, or reload when fewer are verified (each lapses --verified-ttl after its last answer)",
+			 l->verified, (unsigned long long)to->max_sources, l->verified);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- check --------------------------------------------------------- */
 
 int rl_carry_check(const struct rl_iface *old, const struct rl_settings *s,
@@ -199,7 +292,9 @@ int rl_carry_check(const struct rl_iface *old, const struct rl_settings *s,
 	struct rl_prefix p;
 	struct rl_scope sc;
 	struct rl_rule_change c;
+	struct rl_carry_loss loss;
 	long active;
+	int ret;
 
 	for (__u32 id = 0; id < RL_MAX_RULES; id++) {
 		memset(&r, 0, sizeof(r));	/* an older rule is shorter */
@@ -230,6 +325,14 @@ int rl_carry_check(const struct rl_iface *old, const struct rl_settings *s,
 			 pfx, why, pfx, old->name);
 		return -EINVAL;
 	}
+	ret = count_losses(old, s, &loss);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the bans and verified sources: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	if (rl_carry_loss_check(&loss, &old->cfg.set, s, old->name, err, errlen))
+		return -EINVAL;
 	if (!same_sources(&old->cfg.set, s) || s->max_sources >= old->cfg.set.max_sources)
 		return 0;
 	active = active_sources(old);
@@ -375,10 +478,14 @@ static int carry_rules(const struct rl_iface *old, const struct rl_settings *s,
  * goes into the new bloom filter too: a banned source was verified once,
  * and one the filter has never seen is refused before its ban is read
  * (bpf/refuse_first.bpf.h: counted as refused, its SYN answered with a
- * cookie) once its `verified` entry is gone (evicted, or not carried). */
+ * cookie) once its `verified` entry is gone (evicted, or not carried).
+ * Count, or -ENOSPC when a ban in force made before the call is not in
+ * `nm` after it (a key a longer prefix cannot name, made since
+ * rl_carry_check, or pushed out of the new table). */
 static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
 		       const struct rl_maps *nm)
 {
+	__u64 start = rl_prog_now_ns(&old->cfg.set);
 	struct rl_key key, next, *prev = NULL, k;
 	struct rl_ban b, have;
 	long n = 0;
@@ -388,7 +495,7 @@ static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
 		prev = &key;
 		k = key;
 		if (bpf_map_lookup_elem(old->m.bans, &key, &b) ||
-		    !key_remap(&k, &old->cfg.set, s))
+		    !rl_carry_key(&k, &old->cfg.set, s))
 			continue;
 		if (!bpf_map_lookup_elem(nm->bans, &k, &have) && have.until_ns >= b.until_ns)
 			continue;
@@ -397,12 +504,23 @@ static long carry_bans(const struct rl_iface *old, const struct rl_settings *s,
 			return -errno;
 		n++;
 	}
+	for (prev = NULL; !bpf_map_get_next_key(old->m.bans, prev, &next); prev = &key) {
+		key = next;
+		k = key;
+		if (bpf_map_lookup_elem(old->m.bans, &key, &b) || b.banned_ns > start ||
+		    b.until_ns <= start)
+			continue;	/* made since, or over */
+		if (!rl_carry_key(&k, &old->cfg.set, s) ||
+		    bpf_map_lookup_elem(nm->bans, &k, &have))
+			return -ENOSPC;
+	}
 	return n;
 }
 
 struct verified_row {
 	struct rl_key key;
 	struct rl_verified v;
+	bool holds;		/* under the new --verified-ttl */
 };
 
 static int by_answered(const void *a, const void *b)
@@ -416,14 +534,18 @@ static int by_answered(const void *a, const void *b)
 /* Verified sources, the most recently answered first, at most the new
  * --max-sources; re-keyed as bans are; each pushed into the new bloom
  * filter (which cannot be read, only rebuilt). A new --window restarts
- * the proven counts, which are per fixed window. */
+ * the proven counts, which are per fixed window. Count, or -ENOSPC when
+ * one that holds is not in `nm` after it (a key a longer prefix cannot
+ * name, more than the new table holds, or pushed out of it). */
 static long carry_verified(const struct rl_iface *old, const struct rl_settings *s,
 			   const struct rl_maps *nm)
 {
+	__u64 now = rl_prog_now_ns(&old->cfg.set);
 	struct rl_key key, next, *prev = NULL;
 	struct verified_row *r = NULL, *grown;
 	size_t n = 0, alloc = 0;
 	struct rl_verified have;
+	bool lost = false;
 	long done = 0;
 
 	while (!bpf_map_get_next_key(old->m.verified, prev, &next)) {
@@ -439,9 +561,13 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 			r = grown;
 		}
 		r[n].key = key;
-		if (bpf_map_lookup_elem(old->m.verified, &key, &r[n].v) ||
-		    !key_remap(&r[n].key, &old->cfg.set, s))
+		if (bpf_map_lookup_elem(old->m.verified, &key, &r[n].v))
 			continue;
+		r[n].holds = rl_verified_holds(r[n].v.answered_ns, now, s->verified_ttl_ns);
+		if (!rl_carry_key(&r[n].key, &old->cfg.set, s)) {
+			lost |= r[n].holds;
+			continue;
+		}
 		if (s->window_ns != old->cfg.set.window_ns) {
 			r[n].v.proven_win = r[n].v.proven_pkts = 0;
 			r[n].v.proven_bytes = 0;
@@ -461,8 +587,10 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 		}
 		done++;
 	}
+	for (size_t i = 0; done >= 0 && i < n && !lost; i++)
+		lost = r[i].holds && bpf_map_lookup_elem(nm->verified, &r[i].key, &have);
 	free(r);
-	return done;
+	return done >= 0 && lost ? -ENOSPC : done;
 }
 
 /* The CPUs a refresh reads (include/cpus.h): every one that may hold a
@@ -587,7 +715,11 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 		what = "config";
 		ret = carry_config(old, nm);
 	}
-	if (ret)
+	if (ret == -ENOSPC)	/* carry_bans, carry_verified */
+		snprintf(err, errlen,
+			 "the new maps would lose %s the old ones hold (made while the reload ran, or more than the new table holds): run the same reload again",
+			 what);
+	else if (ret)
 		snprintf(err, errlen, "cannot carry the %s into the new maps: %s",
 			 what, strerror(-ret));
 	return ret;
