@@ -555,6 +555,7 @@ int bench_cost(int argc, char **argv)
 	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct rl_inst rk = { 0 };			/* SYN cookies */
+	struct rl_inst rvh = { 0 }, rkh = { 0 };	/* kernel cookies out */
 	static __u8 syn6[BENCH_TCP_LEN], ack6[BENCH_TCP_LEN];
 	struct baselines *xprog = NULL, *xk[NKS] = { 0 };
 	struct xdp_slot *stub = NULL;			/* under libxdp's dispatcher */
@@ -623,6 +624,14 @@ int bench_cost(int argc, char **argv)
 	 * (rk); refused by a newcomer budget today (rn, above) */
 	if (load_rl(&rk, RL_DEFAULT_MAX_SOURCES) || cookie_rule(&rk))
 		goto out;
+	/* the same two while the kernel may have SYN cookies out (the
+	 * egress hook saw a SYN-ACK from no socket): a forged ACK with no
+	 * SYN-ACK on record is checked for one (bpf/cookie_check.bpf.h) */
+	if (load_rl(&rvh, RL_DEFAULT_MAX_SOURCES) || verified_rule(&rvh, true) ||
+	    answer(&rvh) || load_rl(&rkh, RL_DEFAULT_MAX_SOURCES) || cookie_rule(&rkh))
+		goto out;
+	rvh.skel->bss->kernel_cookies_until = ~0ULL;
+	rkh.skel->bss->kernel_cookies_until = ~0ULL;
 	tcp6_frame(syn6, true);
 	tcp6_frame(ack6, false);
 	/* events: the same flood with and without them (quota set default
@@ -689,6 +698,11 @@ int bench_cost(int argc, char **argv)
 		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
 		 XDP_PASS, MIN_UNDER);
 	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
+	add_case(cs, &n, "proof_miss_hint",
+		 "the same forged ACK while the kernel may have SYN cookies out",
+		 bpf_program__fd(rvh.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
+		 XDP_PASS, MIN_UNDER);
+	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
 	/* tc programs: no XDP dispatcher holds them */
 	add_case(cs, &n, "egress_reply",
 		 "egress hook: one segment (TCP ACK) of a socket not established",
@@ -738,6 +752,10 @@ int bench_cost(int argc, char **argv)
 	add_case(cs, &n, "cookie_ack", "spoofed ACKs under a cookie rule: checked, refused",
 		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_DROP, -1);
 	tcp_case(&cs[n - 1], ack6, bpf_program__fd(rk.skel->progs.xdp_ratelimit));
+	add_case(cs, &n, "cookie_ack_hint",
+		 "the same ACKs while the kernel may have SYN cookies out",
+		 bpf_program__fd(bu->progs.xdp_tcp_churn), "2001:db8::1", 0, XDP_DROP, -1);
+	tcp_case(&cs[n - 1], ack6, bpf_program__fd(rkh.skel->progs.xdp_ratelimit));
 	add_case(cs, &n, "events_on", "events: a flood reporting on every packet",
 		 bpf_program__fd(bev->progs.xdp_churn), "2001:db8::1", 0, -1, -1);
 	churn_case(&cs[n - 1], bev, bpf_program__fd(rev.skel->progs.xdp_ratelimit));
@@ -881,6 +899,10 @@ out:
 		ratelimit__destroy(rn.skel);
 	if (rk.skel)
 		ratelimit__destroy(rk.skel);
+	if (rkh.skel)
+		ratelimit__destroy(rkh.skel);
+	if (rvh.skel)
+		ratelimit__destroy(rvh.skel);
 	if (rvn.skel)
 		ratelimit__destroy(rvn.skel);
 	if (rvb.skel)

@@ -26,6 +26,8 @@
 #define RL_COOKIE_DROP	0	/* nothing: judged as any packet */
 #define RL_COOKIE_PASS	1	/* an ACK returning a valid cookie */
 #define RL_COOKIE_SENT	2	/* a SYN answered with a SYN-ACK: XDP_TX */
+#define RL_COOKIE_BAD	3	/* an ACK checked, no valid cookie: judged as
+				 * any packet, not checked again (prove_source) */
 
 #define RL_TCP_ECE	0x40
 #define RL_TCP_CWR	0x80
@@ -373,7 +375,8 @@ __noinline int cookie_ack(struct xdp_md *ctx, __u64 now)
  * verifies its source (RL_COOKIE_PASS, counted as passed by the program's
  * account()). Anything else, a SYN past the
  * budget and an ACK without a valid cookie included, is judged as any
- * packet (RL_COOKIE_DROP: "not answered here"). Every SYN, not only those
+ * packet (RL_COOKIE_DROP: "not answered here"; RL_COOKIE_BAD: an ACK whose
+ * cookie was checked and is not valid). Every SYN, not only those
  * the newcomer budget would refuse: during a flood a SYN it admits would
  * open a handshake whose ACK it refuses. A global function: its frame is
  * not the program's, whose stack the cross-CPU sum fills.
@@ -405,7 +408,7 @@ __noinline int cookie_first(struct xdp_md *ctx, __u64 now)
 		return RL_COOKIE_DROP;
 	if (!cookie_ack(ctx, now)) {
 		cnt->cookies_bad++;
-		return RL_COOKIE_DROP;
+		return RL_COOKIE_BAD;
 	}
 	cnt->cookies_valid++;
 	return RL_COOKIE_PASS;

@@ -36,6 +36,9 @@
 #define HOW_COVER_SHIFT	8
 /* it paid it: an untracked window goes to `newcomers` */
 #define HOW_PAID	(1 << 5)
+/* it is an ACK whose SYN cookie cookie_first() found invalid: the proof
+ * does not check it again (prove_source) */
+#define HOW_COOKIE_BAD	(1 << 6)
 
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
@@ -69,8 +72,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define FATE_NON_IP	6
 #define FATE_ENCAP	7
 #define FATE_MALFORMED	8
-/* not decided before the verdict: judged as any packet */
+/* not decided before the verdict: judged as any packet (FATE_CHECKED: an
+ * ACK whose SYN cookie cookie_first() found invalid) */
 #define FATE_JUDGE	(-1)
+#define FATE_CHECKED	(-2)
 
 /* Count a passed packet in a source's window that no budget judged. */
 static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
@@ -230,7 +235,8 @@ static __always_inline int verdict(struct rl_source **srcp,
 
 /* --syn-cookies (cookie.bpf.h): the fate of an unverified source's packet
  * under `rule` that cookie_first() answers (a SYN: FATE_SENT; an ACK
- * returning a valid cookie: FATE_COOKIE), else FATE_JUDGE. */
+ * returning a valid cookie: FATE_COOKIE), else FATE_JUDGE (FATE_CHECKED:
+ * an ACK it found no valid cookie in). */
 static __always_inline int cookie_fate(struct xdp_md *ctx,
 				       const struct rl_rule *rule, __u64 now)
 {
@@ -241,6 +247,8 @@ static __always_inline int cookie_fate(struct xdp_md *ctx,
 	act = cookie_first(ctx, now);
 	if (act == RL_COOKIE_DROP)
 		return FATE_JUDGE;
+	if (act == RL_COOKIE_BAD)
+		return FATE_CHECKED;
 	return act == RL_COOKIE_SENT ? FATE_SENT : FATE_COOKIE;
 }
 
@@ -400,9 +408,11 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		if (rule_id != RL_NO_RULE) {
 			rule = bpf_map_lookup_elem(&rules, &rule_id);
 			fate = cookie_fate(ctx, rule, now);
-			if (fate != FATE_JUDGE)
+			if (fate >= 0)
 				goto out;
-			if (!prove_source(ctx, &key, now)) {
+			if (fate == FATE_CHECKED)
+				how = HOW_COOKIE_BAD;
+			if (!prove_source(ctx, &key, now, how & HOW_COOKIE_BAD)) {
 				fate = FATE_DROP;
 				goto out;
 			}
@@ -456,8 +466,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			how |= HOW_VERIFIED;
 		} else {
 			fate = cookie_fate(ctx, rule, now);
-			if (fate != FATE_JUDGE)
+			if (fate >= 0)
 				goto out;
+			if (fate == FATE_CHECKED)
+				how |= HOW_COOKIE_BAD;
 		}
 	}
 	if (rule)
@@ -487,7 +499,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		cover_commit(how_cover(how), len);
 		how |= HOW_PAID;
 	}
-	how &= ((1 << HOW_COVER_SHIFT) - 1) & ~HOW_COVERED;
+	how &= ((1 << HOW_COVER_SHIFT) - 1) & ~(HOW_COVERED | HOW_COOKIE_BAD);
 
 	fate = verdict(&src, &key, how, rule, rule_id, now, len, gen, cnt);
 out:

@@ -117,11 +117,13 @@ __noinline int verify_source(const struct rl_key *key, __u64 now)
  * egress hook records none (checked only while the kernel may have some
  * out: kernel_cookies; the connection counts for bans from the host's
  * first segment on it, as one established before the proof was seen:
- * mark_answered). 1 if it proved. (On 6.1 the
+ * mark_answered; `cookie_bad`: cookie_first() found none in it, a check
+ * not made twice). 1 if it proved. (On 6.1 the
  * program's frame and this chain of global functions share 512 bytes of
  * stack.)
  */
-__noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 now)
+__noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 now,
+			    int cookie_bad)
 {
 	struct rl_answered a = { .answered_ns = now };
 	struct rl_synack *s;
@@ -136,7 +138,7 @@ __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 
 		return 0;
 	s = bpf_map_lookup_elem(&synacks, &f);
 	if (!s)	/* no SYN-ACK of a socket: one of the kernel's cookies? */
-		return kernel_cookies(now) && cookie_valid(ctx) &&
+		return !cookie_bad && kernel_cookies(now) && cookie_valid(ctx) &&
 		       verify_source(key, now);
 	if (!rl_synack_proved(s, seg.ack))
 		return 0;
@@ -223,7 +225,8 @@ __noinline int proof_and_proven(struct xdp_md *ctx, const struct rl_key *key,
 
 	if (!ctx || !key)
 		return 0;	/* cannot happen: the caller's pointers */
-	if (!(how & HOW_VERIFIED) && prove_source(ctx, key, now))
+	if (!(how & HOW_VERIFIED) &&
+	    prove_source(ctx, key, now, how & HOW_COOKIE_BAD))
 		add = HOW_VERIFIED;
 	if (!((how | add) & HOW_VERIFIED) || rule_id == RL_NO_RULE)
 		return add;

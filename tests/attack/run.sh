@@ -297,6 +297,45 @@ t_kernel_cookies() {
 	in_rx sysctl -qw net.ipv4.tcp_syncookies=1
 }
 
+# (i) --ban counts a client's own packets on a connection the kernel's
+# cookie opened as on any other: a client uploading past its quota at
+# full speed is banned, on a cookie's connection as on a recorded
+# SYN-ACK's (the control)
+t_kernel_cookie_ban() {
+	local got
+	upload() {	# SRC: 4 s of upload at full speed on one connection
+		in_tx timeout 15 python3 - "$1" <<-'PY'
+		import socket, sys, time
+		s = socket.create_connection(('198.19.1.1', 8080), timeout=5,
+		                             source_address=(sys.argv[1], 0))
+		s.settimeout(1)
+		s.sendall(b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n')
+		end, buf = time.time() + 4, b'x' * 65536
+		try:
+		    while time.time() < end:
+		        s.send(buf)
+		except OSError:
+		    pass
+		PY
+	}
+	banned() { rl ban list --iface "$vrx" --json |
+		jq -e --arg a "$1" '.interfaces[0].bans[] | select(.address == $a)' >/dev/null; }
+	ip -n "$tx" addr add 198.19.2.3/24 dev "$vtx" &&
+		ip -n "$tx" addr add 198.19.2.4/24 dev "$vtx" ||
+		{ result kernel_cookie_ban 1 "addresses"; return; }
+	upload 198.19.2.4
+	within 5 banned 198.19.2.4; got=$?
+	check kernel_cookie_ban_control "got == 0" \
+		"a client uploading past its quota on a recorded SYN-ACK's connection: banned (exit $got, want 0)"
+	in_rx sysctl -qw net.ipv4.tcp_syncookies=2 ||
+		{ result kernel_cookie_ban 1 "sysctl"; return; }
+	upload 198.19.2.3
+	within 5 banned 198.19.2.3; got=$?
+	in_rx sysctl -qw net.ipv4.tcp_syncookies=1
+	check kernel_cookie_ban_bans "got == 0" \
+		"a client uploading past its quota on a kernel cookie's connection: banned (exit $got, want 0); verified: $(stats_json "$vrx" 0 | jq -c '[.interfaces[0].sources[] | select(.address == "198.19.2.3") | .verified]')"
+}
+
 t_request_socket_ack
 t_aimed_ban
 t_rst_and_challenge
@@ -305,4 +344,5 @@ t_repeating_flood
 t_forwarded
 t_egress_chain
 t_kernel_cookies
+t_kernel_cookie_ban
 lib_finish
