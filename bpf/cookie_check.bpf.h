@@ -104,6 +104,18 @@ static __always_inline int cookie_returned(void *data, void *end,
  */
 __u64 kernel_cookies_until;
 
+/*
+ * The window scale the kernel's cookie SYN-ACKs offer, by the listener's
+ * port (network order; 1 + the scale, 0: none seen): the connection a
+ * cookie proves has no SYN-ACK on record, and without its scale the
+ * window a ban counts in (`answered`) would be the unscaled one, a
+ * fraction of what the host advertises, so a bulk sender's packets would
+ * fall out of it and never ban. A listener's scale is fixed by its
+ * receive buffer; a forwarded SYN-ACK may write a port's, which only
+ * sizes that window, never proves. Not pinned, as the hint.
+ */
+__u8 kernel_cookie_wscale[65536];
+
 /* The egress hook saw a SYN-ACK from no socket at `now`: a kernel cookie,
  * or a SYN-ACK the host forwards, which only turns the check on. */
 static __always_inline void kernel_cookies_from(__u64 now)

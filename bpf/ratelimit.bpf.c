@@ -517,13 +517,18 @@ static __noinline int no_socket_segment(struct __sk_buff *skb)
 	struct rl_seg seg;
 	__u32 zero = 0;
 
-	if (!rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
-			  &f, 1, &seg) ||
-	    (seg.flags & (RL_TCP_SYN | RL_TCP_ACK)) != (RL_TCP_SYN | RL_TCP_ACK))
+	__u8 *tcp, ws;
+
+	tcp = rl_parse_tcp((void *)(long)skb->data, (void *)(long)skb->data_end,
+			   &f, 1, &seg);
+	if (!tcp || (seg.flags & (RL_TCP_SYN | RL_TCP_ACK)) != (RL_TCP_SYN | RL_TCP_ACK))
 		return 0;
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (cfg)
 		kernel_cookies_from(rl_now(cfg));
+	ws = 1 + rl_tcp_wscale(tcp, (void *)(long)skb->data_end, seg.doff);
+	if (kernel_cookie_wscale[f.host_port] != ws)
+		kernel_cookie_wscale[f.host_port] = ws;
 	return 0;
 }
 

@@ -137,17 +137,29 @@ __noinline int prove_source(struct xdp_md *ctx, const struct rl_key *key, __u64 
 	    (seg.flags & (RL_TCP_SYN | RL_TCP_RST | RL_TCP_ACK)) != RL_TCP_ACK)
 		return 0;
 	s = bpf_map_lookup_elem(&synacks, &f);
-	if (!s)	/* no SYN-ACK of a socket: one of the kernel's cookies? */
-		return !cookie_bad && kernel_cookies(now) && cookie_valid(ctx) &&
-		       verify_source(key, now);
-	if (!rl_synack_proved(s, seg.ack))
-		return 0;
-	a.ack = s->ack;
-	a.win = s->win;		/* a SYN-ACK's window is never scaled */
-	a.wscale = s->wscale;
-	bpf_map_delete_elem(&synacks, &f);
-	if (!verify_source(key, now))
-		return 0;
+	if (!s) {	/* no SYN-ACK of a socket: one of the kernel's cookies? */
+		if (cookie_bad || !kernel_cookies(now) || !cookie_valid(ctx) ||
+		    !verify_source(key, now))
+			return 0;
+		/* for bans, the window scale its listener's cookies offer
+		 * (none seen: the host's first segment makes an unscaled
+		 * entry, mark_answered); its window, at most an unscaled
+		 * one's, until the host's first segment says */
+		a.wscale = kernel_cookie_wscale[f.host_port];
+		if (!a.wscale--)
+			return 1;
+		a.ack = seg.seq;
+		a.win = 0xffff;
+	} else {
+		if (!rl_synack_proved(s, seg.ack))
+			return 0;
+		a.ack = s->ack;
+		a.win = s->win;		/* a SYN-ACK's window is never scaled */
+		a.wscale = s->wscale;
+		bpf_map_delete_elem(&synacks, &f);
+		if (!verify_source(key, now))
+			return 0;
+	}
 	bpf_map_update_elem(&answered, &f, &a, BPF_ANY);
 	return 1;
 }
