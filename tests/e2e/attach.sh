@@ -25,6 +25,11 @@ test_attach_pins_bpftool() {
 	commit=link
 	[ -e "$pins/$vrx/prog" ] && commit=prog
 	bpftool "$commit" show pinned "$pins/$vrx/$commit" 2>&1 | grep -q "xdp" || bad+=("$commit")
+	# the egress hook's program: the one its tc filter runs
+	bpftool prog show pinned "$pins/$vrx/egress" 2>&1 | grep -q "sched_cls.*name rl_egress" ||
+		bad+=("egress is no rl_egress program")
+	[ -n "$(egress_pin_id)" ] && [ "$(egress_pin_id)" = "$(egress_filter_ids "$vrx")" ] ||
+		bad+=("egress pins program $(egress_pin_id), the filter runs $(egress_filter_ids "$vrx")")
 	n=$(bpftool -j map dump pinned "$pins/$vrx/counters" |
 		jq '[.[0].formatted.values[].value.passed_pkts] | add')
 	[ "$n" = 15 ] && [ "$n" = "$(total passed_packets)" ] ||
@@ -35,7 +40,7 @@ test_attach_pins_bpftool() {
 		grep -q "STRUCT 'rl_history'.*" || bad+=("history has no BTF value type rl_history")
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters cpus events \
-		history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
+		egress history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
 		rules_v6 scoped_v4 scoped_v6 scopes sources synacks sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
@@ -127,10 +132,10 @@ test_attach_several() {
 test_attach_detach() {
 	fresh --default-pps 10 && quota 198.18.17.0/24 --pps 5 || { result detach 1 "attach"; return; }
 	send --src 198.18.17.1 --count 20 >/dev/null
-	local prog maps rc left=() m i
-	prog=$(xdp_prog_id "$vrx")
+	local prog egress maps rc left=() m i
+	prog=$(xdp_prog_id "$vrx") egress=$(egress_pin_id)
 	maps=$(for m in "$pins/$vrx"/*; do
-		[ "${m##*/}" = link ] || bpftool -j map show pinned "$m" | jq .id; done)
+		[[ ${m##*/} =~ ^(link|prog|egress)$ ]] || bpftool -j map show pinned "$m" | jq .id; done)
 	rl detach "$vrx" >/dev/null; rc=$?
 	[ -e "$pins/$vrx" ] && left+=("pin dir")
 	ls "$pins" 2>/dev/null | grep -q "^$vrx " && left+=("staging dir")
@@ -138,12 +143,28 @@ test_attach_detach() {
 	# The kernel frees the program after an RCU grace period and each map
 	# later still, from a deferred work item: wait for each, bounded (10 s).
 	gone_within 100 prog "$prog" || left+=("program $prog")
+	[ -n "$(egress_filter_ids "$vrx")" ] && left+=("egress filter")
+	gone_within 100 prog "$egress" || left+=("egress program $egress")
 	for m in $maps; do
 		gone_within 100 map "$m" || left+=("map $m")
 	done
 	rl stats --iface "$vrx" --json >/dev/null 2>&1 && left+=("stats still answers")
-	check detach_leaves_nothing "rc == 0 && ${prog:-0} > 0 && ${#left[@]} == 0" \
+	check detach_leaves_nothing "rc == 0 && ${prog:-0} > 0 && ${egress:-0} > 0 && ${#left[@]} == 0" \
 		"detach rc $rc (prog ${prog:-none}); left: ${left[*]}"
+}
+
+# An attach that fails after its egress hook was added (native XDP on a
+# bridge) takes back the filter and the egress pin it made before it.
+test_attach_failed_no_egress() {
+	local trace=/tmp/$id.attach_failed.trace out rc left=()
+	tmpfiles+=("$trace")
+	[ -e "$(pin_dir "$dummy")" ] && rl detach "$dummy" >/dev/null
+	out=$(in_rx strace -f -qq -o "$trace" -e trace=bpf "$cli" attach "$dummy" --mode native 2>&1); rc=$?
+	grep -q "BPF_OBJ_PIN.*attaching [0-9]*/egress\"" "$trace" || left+=("the attempt pinned no egress")
+	[ -e "$(pin_dir "$dummy")" ] && left+=("pin dir")
+	ls "$pins" 2>/dev/null | grep -qF "$dummy attaching " && left+=("staging dir")
+	[ -n "$(egress_filter_ids "$dummy")" ] && left+=("egress filter")
+	check attach_failed_no_egress "rc == 1 && ${#left[@]} == 0" "exit $rc ($out); ${left[*]}"
 }
 
 # ---- generic mode, and auto falling back ----------------------------------------

@@ -164,6 +164,55 @@ test_reload_replies_via() {
 	result reload_replies_via "${#why[@]}" "${why[*]}"
 }
 
+# The egress pin names the program the egress filters run after each
+# reload (in place, onto new maps, --replies-via), status says so, and a
+# reload finishes what one that died before its rename left as egress_next.
+egress_pin_follows() {	# WHAT RXDEV...: each filter runs the pinned program
+	local what=$1 d pin st
+	shift
+	pin=$(egress_pin_id)
+	[ -n "$pin" ] || { why+=("$what: no egress pin"); return; }
+	for d in "$@"; do
+		[ "$(egress_filter_ids "$d")" = "$pin" ] ||
+			why+=("$what: egress pins $pin, the filter on $d runs '$(egress_filter_ids "$d")'")
+	done
+	[ -e "$pins/$vrx/egress_next" ] && why+=("$what: egress_next left")
+	st=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		[.egress_pin_prog_id, ([.egress_hooks[].pinned] | all)]')
+	[ "$st" = "[$pin,true]" ] || why+=("$what: status says $st")
+	[ "$what" = first ] || [ "$pin" != "$last" ] || why+=("$what: still program $pin")
+	last=$pin
+}
+test_reload_egress_pin() {
+	local why=() last out
+	fresh --default-pps 10 || { result reload_egress_pin 1 "attach"; return; }
+	egress_pin_follows first "$vrx"
+	rl reload "$vrx" >/dev/null || why+=("reload in place failed")
+	egress_pin_follows "in place" "$vrx"
+	rl reload "$vrx" --window 2s >/dev/null || why+=("reload onto new maps failed")
+	egress_pin_follows "new maps" "$vrx"
+	rl reload "$vrx" --replies-via "$vrx2,$dummy" >/dev/null || why+=("--replies-via failed")
+	egress_pin_follows "--replies-via" "$vrx2" "$dummy"
+	[ -z "$(egress_filter_ids "$vrx")" ] || why+=("--replies-via: a filter left on $vrx")
+	# killed after its filters, before its rename: what they run is
+	# egress_next too; the next reload moves them back to $vrx
+	bpftool prog pin id "$last" "$pins/$vrx/egress_next" || why+=("pin egress_next")
+	rl reload "$vrx" --replies-via "$vrx" >/dev/null || why+=("reload back failed")
+	egress_pin_follows "after egress_next" "$vrx"
+	[ -z "$(egress_filter_ids "$vrx2")$(egress_filter_ids "$dummy")" ] ||
+		why+=("back: filters left on $vrx2 or $dummy")
+	# attached by a version that pinned none: status says so, reload pins it
+	rm -f "$pins/$vrx/egress"
+	out=$(rl status --wide | grep "^$vrx ")
+	[[ $out == *"$vrx(unpinned)"* ]] || why+=("status without a pin: $out")
+	[ "$(rl status --json | jq --arg i "$vrx" '.interfaces[] | select(.ifname == $i) |
+		.egress_pin_prog_id, .egress_hooks[0].pinned' | tr '\n' ' ')" = "null false " ] ||
+		why+=("status --json without a pin")
+	rl reload "$vrx" >/dev/null || why+=("reload without a pin failed")
+	egress_pin_follows "no pin before" "$vrx"
+	result reload_egress_pin "${#why[@]}" "${why[*]}"
+}
+
 # Refused: exit 1 (not attached, a map size, another layout, another
 # mode), 2 (bad values); the running program and its pins untouched.
 reload_refused() {	# NAME WANT WORD ARGS...

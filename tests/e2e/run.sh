@@ -157,6 +157,17 @@ fresh() {	# ARGS...
 }
 quota() { rl quota set "$@" --iface "$vrx" >/dev/null; }
 
+# The egress hook's program: the one pinned as PIN (egress) in IFACE's
+# directory, and those the tc filters of $vrx's hook run on RXDEV.
+egress_pin_id() {	# [IFACE [PIN]]
+	bpftool -j prog show pinned "$(pin_dir "${1:-$vrx}")/${2:-egress}" 2>/dev/null |
+		jq -r '.id // empty'
+}
+egress_filter_ids() {	# RXDEV
+	ip netns exec "$rx" tc -j filter show dev "$1" egress 2>/dev/null |
+		jq -r '[.[] | .options.prog.id? // empty] | map(tostring) | join(" ")'
+}
+
 now() { date +%s.%N; }
 
 # ---- run ---------------------------------------------------------------------

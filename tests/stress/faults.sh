@@ -305,14 +305,16 @@ rl detach "$vrx" >/dev/null
 # ---- SIGKILL at each step of reload ----------------------------------------
 # As for attach: the steps of a traced reload, from the load of its XDP
 # program on (every bpf() call, each netlink message that replaces an
-# egress filter, the exit). Killed before bpf_link_update (its commit
-# point), the old program enforces with its state: the same program id,
-# rules, settings and egress filter. Killed after it, the new program
-# enforces, and the same reload run again completes it (the settings in
-# status, one egress filter running the new program).
+# egress filter, the rename of the egress pin, the exit). Killed before
+# bpf_link_update (its commit point), the old program enforces with its
+# state: the same program id, rules, settings and egress filter. Killed
+# after it, the new program enforces, and the same reload run again
+# completes it (the settings in status, one egress filter running the new
+# program, which the egress pin names). At every step a pin (egress or
+# egress_next) names what the egress filter runs.
 reload_steps() {	# TRACE
 	rl attach "$vrx" --default-pps 10 >/dev/null || return 1
-	in_rx strace -f -qq -o "$1" -e trace=bpf,sendto,exit_group \
+	in_rx strace -f -qq -o "$1" -e trace=bpf,sendto,rename,exit_group \
 		"$cli" reload "$vrx" --verified-ttl 5m >/dev/null || return 1
 	rl detach "$vrx" >/dev/null || return 1
 	trace_steps "$1" load
@@ -323,6 +325,23 @@ ttl_of() {	# verified_ttl_ms of $vrx in status
 egress_prog() {	# the program id of the egress hook filter on $vrx
 	ip netns exec "$rx" tc -j filter show dev "$vrx" egress 2>/dev/null |
 		jq -r '[.[] | .options.prog.id? // empty][0] // empty'
+}
+egress_pinned() {	# PIN: the id of the program pinned as PIN for $vrx
+	bpftool -j prog show pinned "$pins/$vrx/$1" 2>/dev/null | jq -r '.id // empty'
+}
+# The egress filter's program has a pin at every step: egress, or
+# egress_next while a reload moves the filter to it (why gets what is wrong).
+egress_named() {	# WHEN
+	local f
+	f=$(egress_prog)
+	[ -n "$f" ] && { [ "$(egress_pinned egress)" = "$f" ] || [ "$(egress_pinned egress_next)" = "$f" ]; } ||
+		why+=("$1: the egress filter runs '$f', pinned: egress '$(egress_pinned egress)', egress_next '$(egress_pinned egress_next)'")
+}
+# Once a reload is done: egress names it, and no egress_next is left.
+egress_done() {	# WHEN
+	[ -n "$(egress_prog)" ] && [ "$(egress_pinned egress)" = "$(egress_prog)" ] &&
+		[ ! -e "$pins/$vrx/egress_next" ] ||
+		why+=("$1: the egress filter runs '$(egress_prog)', egress pins '$(egress_pinned egress)', egress_next $(ls "$pins/$vrx" | grep -c egress_next)")
 }
 # Attach with a rule, note its program, egress filter and rules (the
 # caller's id0 eg0 rules0), then run reload ARGS killed on entering the
@@ -342,6 +361,7 @@ killed_reload() {	# SYSCALL N ARGS...
 reload_killed_at() {	# SYSCALL N NAME K
 	local name=$3 k=$4 why=() rc id0 id1 eg0 rules0
 	killed_reload "$1" "$2" --verified-ttl 5m
+	egress_named killed
 	id1=$(xdp_prog_id "$vrx")
 	[ -n "$id1" ] || why+=("no XDP program left")
 	[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules changed")
@@ -353,6 +373,7 @@ reload_killed_at() {	# SYSCALL N NAME K
 		rl reload "$vrx" --verified-ttl 5m >/dev/null || why+=("the reload again failed")
 		[ "$(ttl_of)" = 300000 ] || why+=("reloaded again, status shows ttl $(ttl_of)")
 		[ "$(egress_prog)" != "$eg0" ] || why+=("egress filter still runs the old program")
+		egress_done "reloaded again"
 	fi
 	[ "$(hooks_left)" = 1 ] || why+=("$(hooks_left) egress hook filters")
 	enforces "198.18.78.$k" || why+=("not ok and enforcing")
@@ -377,7 +398,7 @@ killed_steps reload 5
 # enforced, and no staging directory left.
 rebuild_steps() {	# TRACE
 	rl attach "$vrx" --default-pps 10 >/dev/null || return 1
-	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,renameat2,unlink,rmdir,sendto,exit_group \
+	in_rx strace -f -qq -o "$1" -e trace=bpf,mkdir,rename,renameat2,unlink,rmdir,sendto,exit_group \
 		"$cli" reload "$vrx" --window 2s >/dev/null || return 1
 	rl detach "$vrx" >/dev/null || return 1
 	awk '{
@@ -411,6 +432,7 @@ stages_left() { ls "$pins" 2>/dev/null | grep -cF "$vrx reloading "; }
 rebuild_killed_at() {	# SYSCALL N NAME K
 	local name=$3 k=$4 why=() rc id0 id1 eg0 rules0 out
 	killed_reload "$1" "$2" --window 2s
+	egress_named killed
 	id1=$(xdp_prog_id "$vrx")
 	[ -n "$id1" ] || why+=("no XDP program left")
 	if [ "$id1" = "$id0" ]; then
@@ -424,6 +446,7 @@ rebuild_killed_at() {	# SYSCALL N NAME K
 	[ "$(window_of)" = '[2000,"ok"]' ] || why+=("reloaded again, status shows $(window_of)")
 	[ "$(rl quota list --iface "$vrx" --json)" = "$rules0" ] || why+=("rules not kept")
 	[ "$(egress_prog)" != "$eg0" ] || why+=("egress filter still runs the old program")
+	egress_done "reloaded again"
 	[ "$(hooks_left)" = 1 ] || why+=("$(hooks_left) egress hook filters")
 	[ "$(stages_left)" = 0 ] || why+=("$(stages_left) staging directories left")
 	enforces "198.18.78.$k" 20 || why+=("not ok and enforcing 20 in 2 s")

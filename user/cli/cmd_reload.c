@@ -12,8 +12,8 @@
  * killed or refused there leaves the old program enforcing), after it the
  * new program judges every packet. Then the egress hook's filters get the
  * new program (BPF_TC_F_REPLACE, in place), the filters of interfaces no
- * longer in --replies-via go, and the config map gets the new settings
- * last. A reload killed after the commit point is completed by running
+ * longer in --replies-via go, its pin follows (egress.h), and the config
+ * map gets the new settings last. A reload killed after the commit point is completed by running
  * it again: each of those steps is idempotent.
  *
  * A setting that sizes or lays out the maps (--window, --buckets,
@@ -288,14 +288,10 @@ static int finish(const struct reload_args *r, const char *iface, int ifindex,
 	char err[RL_ERR_LEN];
 	int ret;
 
-	ret = rl_egress_replace(egress_fd, ifindex, s->replies_via, err, sizeof(err));
+	ret = rl_egress_replace(egress_fd, ifindex, s->replies_via, iface, err, sizeof(err));
 	if (ret)
 		return rl_fail("reload: the new program runs on %s, but %s; run the same reload again to finish",
 			       iface, err);
-	ret = rl_egress_sweep(ifindex, s->replies_via);
-	if (ret)
-		return rl_fail("reload: the new program runs on %s, but an egress hook filter of an interface no longer in --replies-via could not be removed (%s); run the same reload again to finish",
-			       iface, strerror(-ret));
 	if (rl_rule_change_default(&c, r->a.def_pps, r->a.def_bps) &&
 	    rl_rule_set(m, s, &def, &c, err, sizeof(err)))
 		return rl_fail("reload: the new program runs on %s, but the default rule could not be set (%s); run the same reload again to finish",

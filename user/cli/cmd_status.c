@@ -59,6 +59,7 @@ struct status_row {
 	 * it (a filter removed by hand leaves nothing verified) */
 	int hooks[RL_MAX_REPLIES_VIA], nhooks;
 	__u32 hook_prog[RL_MAX_REPLIES_VIA];	/* 0: missing */
+	__u32 egress_pin;	/* the program pinned as egress; 0: none */
 	struct rl_xdp_progs progs;	/* every XDP program on the interface */
 	/* under the dispatcher: our stub and the program in its slot */
 	__u32 stub_id, slot_id;
@@ -189,6 +190,7 @@ static void row_iface(struct status *st, const char *name)
 	static struct rl_rule rules[RL_MAX_RULES];
 	struct status_row *r = &st->rows[st->n++];
 	struct rl_iface ifc;
+	int id;
 
 	snprintf(r->ifname, sizeof(r->ifname), "%.*s", IF_NAMESIZE, name);
 	if (rl_attached_state(name, &ifc, &r->opened, r->why, sizeof(r->why)))
@@ -208,14 +210,17 @@ static void row_iface(struct status *st, const char *name)
 		r->verified = 0;
 	r->nhooks = rl_egress_hooks((int)r->set.ifindex, r->set.replies_via, r->hooks);
 	for (int i = 0; i < r->nhooks; i++) {
-		int id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
-
+		id = rl_egress_prog_id((int)r->set.ifindex, r->hooks[i]);
 		r->hook_prog[i] = id > 0 ? (__u32)id : 0;
 	}
+	id = rl_egress_pinned_id(name);
+	r->egress_pin = id > 0 ? (__u32)id : 0;
 	rl_iface_close(&ifc);
 }
 
-/* The egress hook as "eth0 (prog 12),eth1 (missing)". */
+/* The egress hook as "eth0,eth1(missing)"; "(unpinned)": its filter runs
+ * a program that the egress pin does not name (attached by a version that
+ * did not pin it, or a reload that did not finish). */
 static void format_hooks(const struct status_row *r, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -229,6 +234,8 @@ static void format_hooks(const struct status_row *r, char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", name);
 		if (!r->hook_prog[i] && off < len)
 			off += (size_t)snprintf(buf + off, len - off, "(missing)");
+		else if (r->hook_prog[i] != r->egress_pin && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "(unpinned)");
 	}
 }
 
@@ -389,9 +396,13 @@ static void row_json(struct rl_json *j, const struct status_row *r)
 			rl_json_string_field(j, "ifname", name);
 			rl_json_uint_or_null_field(j, "prog_id", r->hook_prog[i] != 0,
 						   r->hook_prog[i]);
+			rl_json_bool_field(j, "pinned", r->hook_prog[i] &&
+					   r->hook_prog[i] == r->egress_pin);
 			rl_json_object_end(j);
 		}
 		rl_json_array_end(j);
+		rl_json_uint_or_null_field(j, "egress_pin_prog_id", r->egress_pin != 0,
+					   r->egress_pin);
 	}
 	if (r->opened)
 		sync_json(j, r);

@@ -169,6 +169,13 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 			goto unpin;
 		}
 	}
+	/* before any filter runs it: a pin names it while one does */
+	rl_pin_path(path, sizeof(path), name, RL_PIN_EGRESS);
+	if (bpf_obj_pin(p->egress_fd, path)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot pin %s: %s", path, strerror(-ret));
+		goto unpin;
+	}
 	ret = rl_config_read(m, &cfg);
 	if (ret) {
 		snprintf(err, errlen, "cannot read the config map: %s",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The egress hook: tc clsact filters of rl_egress (egress.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -10,8 +11,10 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/egress.h"
+#include "lib/pin.h"
 
 int rl_egress_hooks(int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
 		    int out[RL_MAX_REPLIES_VIA])
@@ -135,13 +138,77 @@ int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VI
 	return ret;
 }
 
-int rl_egress_replace(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
-		      char *err, size_t errlen)
+static int pin_error(int ret, const char *what, const char *path, char *err,
+		     size_t errlen)
 {
-	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	snprintf(err, errlen, "cannot %s %s: %s", what, path, strerror(-ret));
+	return ret;
+}
+
+/* Every filter runs the program pinned as RL_PIN_EGRESS_NEXT (`prog_fd`),
+ * none of those of interfaces not in `via` is left, then the pin is
+ * renamed over RL_PIN_EGRESS: until then the old program, which filters
+ * not yet done run, keeps its pin. */
+static int replace_pinned(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+			  const char *dir, char *err, size_t errlen)
+{
+	char next[PATH_MAX], pin[PATH_MAX];
 	int ret = egress_attach(prog_fd, ifindex, via, false, err, errlen);
 
+	if (ret)
+		return ret;
+	ret = rl_egress_sweep(ifindex, via);
+	if (ret) {
+		snprintf(err, errlen,
+			 "an egress hook filter of an interface no longer in --replies-via could not be removed (%s)",
+			 strerror(-ret));
+		return ret;
+	}
+	rl_pin_path(next, sizeof(next), dir, RL_PIN_EGRESS_NEXT);
+	rl_pin_path(pin, sizeof(pin), dir, RL_PIN_EGRESS);
+	return rename(next, pin) ? pin_error(-errno, "rename to " RL_PIN_EGRESS, next,
+					     err, errlen) : 0;
+}
+
+int rl_egress_replace(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
+		      const char *dir, char *err, size_t errlen)
+{
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	char next[PATH_MAX];
+	int ret = 0, fd;
+
+	rl_pin_path(next, sizeof(next), dir, RL_PIN_EGRESS_NEXT);
+	/* a reload that failed or died half way: its program, which some
+	 * filters may run, everywhere first, so that the pin can take ours */
+	fd = bpf_obj_get(next);
+	if (fd >= 0) {
+		ret = replace_pinned(fd, ifindex, via, dir, err, errlen);
+		close(fd);
+	} else if (errno != ENOENT) {
+		ret = pin_error(-errno, "open", next, err, errlen);
+	}
+	if (!ret && bpf_obj_pin(prog_fd, next))
+		ret = pin_error(-errno, "pin", next, err, errlen);
+	if (!ret)
+		ret = replace_pinned(prog_fd, ifindex, via, dir, err, errlen);
 	libbpf_set_print(print);
+	return ret;
+}
+
+int rl_egress_pinned_id(const char *dir)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret;
+
+	rl_pin_path(path, sizeof(path), dir, RL_PIN_EGRESS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ret = !rl_pin_is(fd, "prog_type:") ? -EPROTO :
+	      bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : (int)info.id;
+	close(fd);
 	return ret;
 }
 

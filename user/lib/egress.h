@@ -6,14 +6,22 @@
  * verified. The filter of XDP interface X is the one with handle X's
  * ifindex and priority RL_TC_PRIORITY on each of those interfaces: attach
  * adds it before the XDP link is pinned, detach and the repair of an
- * interrupted attach remove it. The filter holds the program (and so its
- * maps); nothing else is pinned for it.
+ * interrupted attach remove it. One program runs in every filter of an
+ * interface: it is pinned once, as RL_PIN_EGRESS in the XDP interface's
+ * directory (the hook interfaces of --replies-via have none), before the
+ * first filter runs it, and unpinned only after the last filter stopped
+ * running it, so that a pin always names each program a filter runs.
  */
 #ifndef RL_EGRESS_H
 #define RL_EGRESS_H
 
 #include <stddef.h>
 #include "ratelimit.h"
+
+#define RL_PIN_EGRESS		"egress"
+/* reload: the new program, pinned beside the old one until every filter
+ * runs it, then renamed over RL_PIN_EGRESS (bpffs refuses dots in names) */
+#define RL_PIN_EGRESS_NEXT	"egress_next"
 
 /* The interfaces the hook of XDP interface `ifindex` sits on: `via`
  * (0-terminated, up to RL_MAX_REPLIES_VIA), or the interface itself. */
@@ -34,10 +42,19 @@ int rl_egress_attach(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VI
 
 /* reload: the hook of XDP interface `ifindex` runs `prog_fd` on each of
  * its interfaces, each filter's program replaced in place (added where
- * there is none). On failure the filters done so far keep the new
- * program, the others the old one; err says which failed. */
+ * there is none), and the filters of interfaces no longer in `via` go
+ * (rl_egress_sweep). The pins of `dir` (for rl_pin_path) follow:
+ * `prog_fd` pinned as RL_PIN_EGRESS_NEXT first, renamed over
+ * RL_PIN_EGRESS last. An RL_PIN_EGRESS_NEXT found (a reload that failed
+ * or died half way) is completed first. On failure the filters done so
+ * far keep the new program, the others the old one, each pinned; err
+ * says what failed. */
 int rl_egress_replace(int prog_fd, int ifindex, const __u32 via[RL_MAX_REPLIES_VIA],
-		      char *err, size_t errlen);
+		      const char *dir, char *err, size_t errlen);
+
+/* The id of the program pinned as RL_PIN_EGRESS in `dir`, 0 when there
+ * is none (attached by a version that did not pin it), or -errno. */
+int rl_egress_pinned_id(const char *dir);
 
 /* Remove the filter of XDP interface `ifindex` from every interface here
  * but the hook interfaces of `via` (what a reload that changed

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <linux/fs.h>
 #include <bpf/bpf.h>
+#include "lib/egress.h"
 #include "lib/iface.h"
 #include "lib/pin.h"
 #include "lib/reload_txn.h"
@@ -20,6 +21,29 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE	(1 << 1)
 #endif
+
+/* The egress hook's pins of IFACE, as they are (reload's finish replaces
+ * them): the filters run those programs until then, whichever directory
+ * is IFACE's. */
+static int stage_egress(const char *iface, const char *stage)
+{
+	static const char *const names[] = { RL_PIN_EGRESS, RL_PIN_EGRESS_NEXT };
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !ret; i++) {
+		rl_pin_path(path, sizeof(path), iface, names[i]);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			ret = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
+		rl_pin_path(path, sizeof(path), stage, names[i]);
+		ret = bpf_obj_pin(fd, path) ? -errno : 0;
+		close(fd);
+	}
+	return ret;
+}
 
 int rl_reload_stage(const char *iface, const struct rl_maps *m,
 		    const struct rl_reload_pin *att, int natt,
@@ -33,6 +57,13 @@ int rl_reload_stage(const char *iface, const struct rl_maps *m,
 	if (mkdir(dir, 0700)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	ret = stage_egress(iface, stage);
+	if (ret) {
+		snprintf(err, errlen, "cannot pin the egress hook's program in %s: %s",
+			 dir, strerror(-ret));
+		rl_pin_dir_remove(stage);
 		return ret;
 	}
 	for (int i = 0; i < RL_NR_MAPS + natt; i++) {

@@ -5,7 +5,9 @@
  * commit point, and the repair of what a reload killed half way leaves.
  *
  * The new maps and the interface's link are pinned in a staging directory
- * rl_pin_root()/"IFACE reloading PID". The commit point is bpf_link_update()
+ * rl_pin_root()/"IFACE reloading PID", with IFACE's egress hook pins as
+ * they are (the old program's: the filters run it until the reload
+ * replaces them after the exchange, egress.h). The commit point is bpf_link_update()
  * of the link to the program on those maps. Under libxdp's dispatcher the
  * directory holds the interface's slot and stub instead of a link
  * (xdp_multi.h), and the commit point is the update of the slot's entry.
@@ -36,8 +38,9 @@ struct rl_reload_pin {
 	int fd;
 };
 
-/* Pin every map of `m`, then the attachment's `natt` pins of `att` (the
- * last one completes the directory), in this process's staging directory
+/* Pin IFACE's egress hook pins again, every map of `m`, then the
+ * attachment's `natt` pins of `att` (the last one completes the
+ * directory), in this process's staging directory
  * of `iface`, whose name goes to `stage` (for rl_pin_path). 0, or -errno
  * with a message in err and nothing left. */
 int rl_reload_stage(const char *iface, const struct rl_maps *m,
