@@ -238,7 +238,7 @@ test_reload_new_maps() {
 	# carried window below must not slide away under them
 	out=$(rl reload "$vrx" --window 20s --max-sources 2048 2>&1); st=$?
 	after=$(reload_state)
-	[ "$st" = 0 ] && [[ $out == *"new maps: carried 4 rules, 1 bans, 2 verified sources, not the sources' windows"* ]] ||
+	[ "$st" = 0 ] && [[ $out == *"new maps: carried 4 rules, 1 bans, 2 verified sources,"$'\n'"  not the sources' windows"* ]] ||
 		why+=("exit $st, printed: $out")
 	[ "$(xdp_prog_id "$vrx")" != "$id0" ] || why+=("program not swapped")
 	[ "$(head -2 <<<"$before")" = "$(head -2 <<<"$after")" ] || why+=("rules or bans: $before -> $after")
