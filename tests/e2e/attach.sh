@@ -308,7 +308,7 @@ test_deleted_iface() {
 # uses (6.4 and later), within the kernel's own struct of the map (under
 # 1 KiB) of its memlock. attach prints the total status shows.
 test_attach_memory() {
-	local out j bad=() m e k v b want memlock ncpus sum
+	local out j bad=() m e k v b want memlock ncpus sum total
 	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
 	out=$(rl attach "$vrx" --max-sources 5000) || { result attach_memory 1 "attach: $out"; return; }
 	j=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | .memory')
@@ -319,8 +319,12 @@ test_attach_memory() {
 		bad+=("possible CPUs $ncpus")
 	sum=$(jq '[.maps[]] | add' <<<"$j")
 	[ "$sum" = "$(jq .bytes <<<"$j")" ] || bad+=("total $(jq .bytes <<<"$j") is not the maps' sum $sum")
-	grep -q "^memory: $(rl status --wide | awk -v i="$vrx" '$1 == i { print $6 }' |
-		sed 's/\([0-9.]*\)\(.*\)/\1 \2/') of kernel maps on $ncpus possible CPUs, .* for --max-sources 5000; up to .* more" <<<"$out" ||
+	# the first table's row (the second, of programs, starts with the name too)
+	total=$(rl status --wide | awk -v i="$vrx" '$1 == i { print $6; exit }' |
+		sed 's/\([0-9.]*\)\(.*\)/\1 \2/')
+	grep -qx "memory: $total of kernel maps on $ncpus possible CPUs," <<<"$out" &&
+		grep -qx "  .* of it for --max-sources 5000;" <<<"$out" &&
+		grep -qx "  up to .* more as rules and fleet shares are written" <<<"$out" ||
 		bad+=("attach printed: $out")
 	for m in sources history verified answered newcomers; do
 		read -r e k v memlock < <(bpftool -j map show pinned "$pins/$vrx/$m" |
@@ -347,4 +351,33 @@ test_attach_memory() {
 	awk -v a="$(jq .max_sources_bytes <<<"$j")" -v b="$b" 'BEGIN { exit !(b > 1.8 * a && b < 2.2 * a) }' ||
 		bad+=("max_sources_bytes $(jq .max_sources_bytes <<<"$j") at 5000, $b at 10000")
 	check attach_memory "${#bad[@]} == 0" "${bad[*]}"
+}
+
+# ---- what attach and reload print fits 80 columns -----------------------------------
+# With a name of the kernel's longest (15 characters), every line of what
+# attach (falling back to generic mode, every flag on) and a reload onto
+# new maps print is at most 80 columns: a long message goes on in lines
+# indented two spaces.
+test_attach_output_width() {
+	local long out rc why=() want
+	long=$(printf '%.15s' "${id}wwwwwwwwwwwwwww")
+	rx_ifaces+=("$long")
+	ip -n "$rx" link add "$long" type bridge && ip -n "$rx" link set "$long" up ||
+		{ result attach_output_width 1 "setup"; return; }
+	out=$(rl attach "$long" --dry-run --pass-malformed 2>&1) &&
+		out+=$'\n'$(rl reload "$long" --window 2s --no-dry-run 2>&1) &&
+		out+=$'\n'$(rl detach "$long" 2>&1); rc=$?
+	[ "$rc" = 0 ] || why+=("exit $rc")
+	for want in "^attached to $long (generic mode):$" "^  falling back to generic mode$" \
+		"^  window 1s in 10 buckets (.* clock), up to [0-9]* sources, dry run$" \
+		"^  passing malformed frames$" "^memory: .* possible CPUs,$" \
+		"^  up to .* more as rules and fleet shares are written$" \
+		"^$long: new maps: carried 0 rules, 0 bans, 0 verified sources,$" \
+		"^  not the sources' windows and counters (every source starts a fresh window)$" \
+		"^reloaded $long (generic mode):$"; do
+		grep -q "$want" <<<"$out" || why+=("no line $want")
+	done
+	[ -z "$(awk 'length > 80' <<<"$out")" ] || why+=("lines over 80 columns")
+	ip -n "$rx" link del "$long"
+	result attach_output_width "${#why[@]}" "${why[*]}; printed: $out"
 }

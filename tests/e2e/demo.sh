@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # e2e area: `make demo` (scripts/demo.sh) as its reader sees it: it runs
-# through, every line it prints itself fits 80 columns (the CLI's output is
-# kept apart), the path of the pinned counters is a line of its own under
-# `bpftool map dump pinned \`, ready to copy, and nothing of its namespace
-# stays under /sys/fs/bpf (its cleanup runs detach once more).
+# through, every line it prints itself fits 80 columns and so does every
+# line of the CLI's output (kept apart), the path of the pinned counters is
+# a line of its own under `bpftool map dump pinned \`, ready to copy, and
+# nothing of its namespace stays under /sys/fs/bpf (its cleanup runs detach
+# once more).
 # Sourced by tests/e2e/run.sh; `tests/e2e/run.sh BUILD_DIR NAME` runs one.
 
 test_demo() {
@@ -30,6 +31,9 @@ test_demo() {
 	sed 's/\x1b\[[0-9;]*m//g' "$d/out" >"$d/text"
 	[ "$(awk 'length > 80' "$d/text")" = "" ] ||
 		why+=("lines over 80 columns: $(awk 'length > 80' "$d/text")")
+	# and the CLI's lines too (a message longer goes on in lines of its own)
+	[ "$(awk 'length > 80' "$d/cli.out" 2>/dev/null)" = "" ] ||
+		why+=("the CLI's lines over 80 columns: $(awk 'length > 80' "$d/cli.out")")
 	path=$(awk -v re='^ */sys/fs/bpf/xdp-ratelimit/netns:[0-9]+:[0-9]+/rldemo[0-9]+b/counters$' \
 		'prev ~ /^ *bpftool map dump pinned \\$/ && $0 ~ re { print $1 } { prev = $0 }' "$d/text")
 	[ -n "$path" ] || why+=("no 'bpftool map dump pinned \\' with the path on the next line: $(cat "$d/text")")

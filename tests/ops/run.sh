@@ -248,7 +248,8 @@ t_restore_test_noflush() {
 	# a file that would attach: nothing attached
 	file_b "$vrx2" >"$tmp/b2t.rules"
 	out=$(rl restore --test "$tmp/b2t.rules" 2>&1); rc=$?
-	[ "$rc" = 0 ] && [ "$out" = "$vrx2: not attached, would attach: +6 -0 ~0, 6 rules (test: nothing changed)" ] &&
+	[ "$rc" = 0 ] && [ "$out" = "$vrx2: not attached, would attach: +6 -0 ~0, 6 rules
+  (test: nothing changed)" ] &&
 		[ ! -e "$(pin_dir "$vrx2")" ] && [ -z "$(xdp_prog_id "$vrx2")" ]
 	result restore_test_attaches_nothing $? "exit $rc: $out"
 	# a bad line: FILE:LINE, exit 1, nothing changed
@@ -825,7 +826,8 @@ t_units() {
 		stat -c "mode %a" "/etc/xdp-ratelimit/$3.rules"
 		ls -A /etc/xdp-ratelimit | grep -c "^\."
 		"$2" restore --test --iface "$3" "/etc/xdp-ratelimit/$3.rules"' _ "$tmp/ov" "$cli" "$vrx2" 2>&1)
-	[ "$out" = "saved $vrx2 to /etc/xdp-ratelimit/$vrx2.rules: 'systemctl reload xdp-ratelimit@$vrx2' applies it
+	[ "$out" = "saved $vrx2 to /etc/xdp-ratelimit/$vrx2.rules:
+  'systemctl reload xdp-ratelimit@$vrx2' applies it
 same
 mode 644
 0

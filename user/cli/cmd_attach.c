@@ -131,12 +131,14 @@ void rl_attach_print(const char *what, const char *iface, __u32 mode,
 
 	rl_format_duration(s->window_ns, w, sizeof(w));
 	snprintf(p, sizeof(p), ", libxdp dispatcher, priority %u", prio);
-	printf("%s %s (%s mode%s): window %s in %u buckets (%s clock), up to %llu sources%s%s\n",
+	/* lines of 80 columns with a 15-character name: the rest indented */
+	printf("%s %s (%s mode%s):\n"
+	       "  window %s in %u buckets (%s clock), up to %llu sources%s\n%s",
 	       what, iface, rl_mode_name(mode), prio ? p : "", w, s->nbuckets,
 	       s->flags & RL_F_COARSE_CLOCK ? "coarse" : "precise",
 	       (unsigned long long)s->max_sources,
 	       s->flags & RL_F_DRY_RUN ? ", dry run" : "",
-	       s->flags & RL_F_PASS_MALFORMED ? ", passing malformed frames" : "");
+	       s->flags & RL_F_PASS_MALFORMED ? "  passing malformed frames\n" : "");
 }
 
 /* "memory: ..." of the maps attach made (xdp-ratelimit(8) Memory). */
@@ -147,7 +149,9 @@ static void print_memory(const struct rl_memory *mem, const struct rl_settings *
 	rl_table_bytes(mem->total, " ", all, sizeof(all));
 	rl_table_bytes(mem->per_source, " ", per, sizeof(per));
 	rl_table_bytes(mem->grow_total, " ", grow, sizeof(grow));
-	printf("memory: %s of kernel maps on %d possible CPUs, %s of it for --max-sources %llu; up to %s more as rules and fleet shares are written\n",
+	printf("memory: %s of kernel maps on %d possible CPUs,\n"
+	       "  %s of it for --max-sources %llu;\n"
+	       "  up to %s more as rules and fleet shares are written\n",
 	       all, mem->ncpus, per, (unsigned long long)s->max_sources, grow);
 }
 
@@ -186,7 +190,8 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	have_mem = !ret && !rl_memory_read(&m, rl_ncpus(), &mem);
 	ratelimit__destroy(skel);	/* the pins keep what attach made */
 	if (res.native_err)
-		printf("%s: native XDP not supported (%s), falling back to generic mode\n",
+		printf("%s: native XDP not supported (%s),\n"
+		       "  falling back to generic mode\n",
 		       a->iface, strerror(res.native_err));
 	if (ret)
 		return rl_fail("%s", err);

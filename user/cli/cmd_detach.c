@@ -60,7 +60,8 @@ static int detach_run(void *cfg)
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
-			printf("removed the pins an interrupted attach left for %s (it was not attached)\n",
+			printf("removed the pins an interrupted attach left for %s\n"
+			       "  (it was not attached)\n",
 			       iface);
 			return RL_EXIT_OK;
 		}

@@ -334,7 +334,8 @@ static void print_carried(const struct rl_iface *ifc, const struct rl_carried *c
 	if (layout != RL_LAYOUT_VERSION)
 		printf("%s: pins of layout %u migrated to layout %u\n", ifc->name,
 		       layout, RL_LAYOUT_VERSION);
-	printf("%s: new maps: carried %d rules, %ld bans, %ld verified sources, %s\n",
+	printf("%s: new maps: carried %d rules, %ld bans, %ld verified sources,\n"
+	       "  %s\n",
 	       ifc->name, c->rules, c->bans, c->verified,
 	       c->windows ? "the sources' windows and counters" :
 	       "not the sources' windows and counters (every source starts a fresh window)");
@@ -476,7 +477,7 @@ static int reload_run(void *cfg)
 				rl_err("reload: cannot put the pins of %s back in %s: move %s there by hand",
 				       iface, RL_PIN_TOP, dir);
 			else if (ret == RL_EXIT_OK)
-				printf("moved the pins of %s from %s into %s\n", iface,
+				printf("moved the pins of %s from %s\n  into %s\n", iface,
 				       RL_PIN_TOP, rl_pin_root());
 			return ret;
 		}

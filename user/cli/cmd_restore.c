@@ -479,7 +479,8 @@ static void print_target(const struct target *t, bool test)
 	       !t->attach ? "" : test ? "not attached, would attach: " : "attached, ",
 	       d->added, d->deleted, d->changed, t->n, t->n == 1 ? "" : "s",
 	       same && !t->attach ? ", unchanged" : "",
-	       test ? " (test: nothing changed)" : "");
+	       !test ? "" : t->attach ? "\n  (test: nothing changed)" :
+	       " (test: nothing changed)");
 	if (t->attach)
 		return;		/* every rule is the file's */
 	for (int i = 0; i < t->n; i++)

@@ -50,7 +50,8 @@ static int write_unit_file(const char *iface, const char *doc, size_t len)
 		return rl_fail("save: cannot write %s: %s; it is as it was", path,
 			       strerror(-ret));
 	}
-	printf("saved %s to %s: 'systemctl reload xdp-ratelimit@%s' applies it\n",
+	printf("saved %s to %s:\n"
+	       "  'systemctl reload xdp-ratelimit@%s' applies it\n",
 	       iface, path, iface);
 	return RL_EXIT_OK;
 }

@@ -123,7 +123,8 @@ static void print_elsewhere(const struct status *st)
 		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);
 		for (int k = 0; k < st->nflat; k++)
 			printf(" %s", st->flat[k]);
-		printf("\n'xdp-ratelimit reload IFACE', run in the interface's network namespace, moves them into that namespace's directory\n");
+		printf("\n'xdp-ratelimit reload IFACE', run in the interface's network namespace,\n"
+		       "  moves them into that namespace's directory\n");
 	}
 }
 

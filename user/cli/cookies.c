@@ -22,7 +22,8 @@ int rl_cookies_ensure(const char *name)
 			       name, err);
 	if (ret == 0) {
 		rl_cookie_host_table(name, table, sizeof(table));
-		printf("%s: SYN cookies: added nft table inet %s, whose SYNPROXY completes the connections of valid cookies (detach removes it)\n",
+		printf("%s: SYN cookies: added nft table inet %s\n"
+		       "  (its SYNPROXY completes the connections of valid cookies; detach removes it)\n",
 		       name, table);
 	}
 	return RL_EXIT_OK;

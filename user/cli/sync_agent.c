@@ -997,7 +997,8 @@ static int follow_new_maps(struct agent *a)
 	if (!ret)
 		ret = join(a);
 	if (!ret)
-		printf("%s runs on new maps (a reload or an attach): syncing them every %llu ms\n",
+		printf("%s runs on new maps (a reload or an attach):\n"
+		       "  syncing them every %llu ms\n",
 		       a->ifc.name, (unsigned long long)(a->interval / RL_NSEC_PER_MSEC));
 	fflush(stdout);
 	return ret;
@@ -1077,7 +1078,7 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	printf("syncing %s with fleet %s every %llu ms (host %s)", a.ifc.name, o->fleet,
 	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
 	if (a.r.cluster)
-		printf(", through a Redis Cluster of %d masters", a.r.map.nnodes);
+		printf(",\n  through a Redis Cluster of %d masters", a.r.map.nnodes);
 	printf("\n");
 	fflush(stdout);
 	next = clock_ns(CLOCK_MONOTONIC);
