@@ -66,6 +66,24 @@ static int by_newest(const void *a, const void *b)
 	return x->newest == y->newest ? 0 : x->newest > y->newest ? -1 : 1;
 }
 
+/* Room for element n of the array at *arr (elements of `size` bytes,
+ * *alloc of them): doubled, from 1024, when full. -ENOMEM leaves *arr as
+ * it was, for the caller to free. */
+static int grow(void *arr, size_t *alloc, size_t n, size_t size)
+{
+	void **p = arr, *grown;
+	size_t want = *alloc ? 2 * *alloc : 1024;
+
+	if (n < *alloc)
+		return 0;
+	grown = realloc(*p, want * size);
+	if (!grown)
+		return -ENOMEM;
+	*p = grown;
+	*alloc = want;
+	return 0;
+}
+
 /* Every source of a per-CPU table (struct rl_source values) that some CPU
  * owns, with its newest bucket, most recent first. Count or -errno. */
 static long collect_sources(int fd, struct recent **out)
@@ -73,7 +91,7 @@ static long collect_sources(int fd, struct recent **out)
 	size_t stride = (sizeof(struct rl_source) + 7) & ~(size_t)7;
 	struct rl_key key, next, *prev = NULL;
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
-	struct recent *r = NULL, *grown;
+	struct recent *r = NULL;
 	size_t n = 0, alloc = 0;
 	long ret = 0;
 
@@ -98,14 +116,9 @@ static long collect_sources(int fd, struct recent **out)
 		}
 		if (!owned)
 			continue;
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			grown = realloc(r, alloc * sizeof(*r));
-			if (!grown) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			r = grown;
+		if (grow(&r, &alloc, n, sizeof(*r))) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		r[n++] = e;
 	}
@@ -204,7 +217,7 @@ static int count_losses(const struct rl_iface *old, const struct rl_settings *s,
 	__u64 now = rl_prog_now_ns(&old->cfg.set);
 	/* bounded: an LRU being written to may hand back keys again */
 	__u64 steps = 4ULL * RL_BAN_ENTRIES + 16;
-	struct rl_key key, next, k, *prev = NULL, *keys = NULL, *grown;
+	struct rl_key key, next, k, *prev = NULL, *keys = NULL;
 	struct rl_verified v;
 	struct rl_ban b;
 	size_t n = 0, alloc = 0;
@@ -227,14 +240,9 @@ static int count_losses(const struct rl_iface *old, const struct rl_settings *s,
 		if (bpf_map_lookup_elem(old->m.verified, &key, &v) ||
 		    !rl_verified_holds(v.answered_ns, now, s->verified_ttl_ns))
 			continue;
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			grown = realloc(keys, alloc * sizeof(*keys));
-			if (!grown) {
-				ret = -ENOMEM;
-				break;
-			}
-			keys = grown;
+		if (grow(&keys, &alloc, n, sizeof(*keys))) {
+			ret = -ENOMEM;
+			break;
 		}
 		keys[n] = key;
 		if (rl_carry_key(&keys[n], &old->cfg.set, s))
@@ -542,7 +550,7 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 {
 	__u64 now = rl_prog_now_ns(&old->cfg.set);
 	struct rl_key key, next, *prev = NULL;
-	struct verified_row *r = NULL, *grown;
+	struct verified_row *r = NULL;
 	size_t n = 0, alloc = 0;
 	struct rl_verified have;
 	bool lost = false;
@@ -551,14 +559,9 @@ static long carry_verified(const struct rl_iface *old, const struct rl_settings 
 	while (!bpf_map_get_next_key(old->m.verified, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			grown = realloc(r, alloc * sizeof(*r));
-			if (!grown) {
-				free(r);
-				return -ENOMEM;
-			}
-			r = grown;
+		if (grow(&r, &alloc, n, sizeof(*r))) {
+			free(r);
+			return -ENOMEM;
 		}
 		r[n].key = key;
 		if (bpf_map_lookup_elem(old->m.verified, &key, &r[n].v))
