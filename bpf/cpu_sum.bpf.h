@@ -27,6 +27,7 @@ struct sum_ctx {
 	 * it does not know made it walk the program's paths twice over),
 	 * and stops here */
 	__u32 end;
+	int slot;	/* a source's in `sources` (RL_NO_SLOT: none) */
 	union {
 		struct rl_key key;
 		__u32 rule_id;
@@ -47,7 +48,9 @@ static long sum_source_cpu(__u32 cpu, struct sum_ctx *c)
 		return 1;
 	if (cpu == c->self || !cpus_joined(cpu))
 		return 0;
-	o = bpf_map_lookup_percpu_elem(&sources, &c->key, cpu);
+	if (c->slot < 0)
+		return 1;
+	o = bpf_map_lookup_percpu_elem(&sources, &c->slot, cpu);
 	if (o && owned_by(o, &c->key))
 		sum_one(c, &o->st);
 	return 0;
@@ -139,10 +142,14 @@ static __always_inline void sum_others(struct sum_ctx *c, int of_source)
 		}
 		return;
 	}
-	if (c->source == RL_TABLE_NEWCOMERS)
+	if (c->source == RL_TABLE_NEWCOMERS) {
 		bpf_loop(settings.ncpus, sum_newcomer_cpu, c, 0);
-	else
+	} else {
+		/* found again, not carried from the packet's lookup: the
+		 * slot would cost every path of the program stack */
+		c->slot = source_find(&c->key);
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
+	}
 	if (c->acc.hist) {
 		if (c->source == RL_TABLE_NEWCOMERS)
 			h = bpf_map_lookup_elem(&new_history, &c->key);

@@ -38,13 +38,26 @@ struct {
 	__type(value, struct rl_counters);
 } counters SEC(".maps");
 
-/* max_entries is set by the loader from --max-sources (user/lib/loader.c). */
+/* Tracked sources: each one's per-CPU state in a slot of `sources`, found
+ * through `source_index` (include/source_index.h). max_entries of both
+ * are set by the loader from --max-sources (user/lib/loader.c): its
+ * buckets, and a slot per way of each. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-	__type(key, struct rl_key);
+	__type(key, __u32);
 	__type(value, struct rl_source);
 } sources SEC(".maps");
+
+/* mmapable: userspace empties a way with one compare-and-swap of its
+ * word (user/lib/source_index.c), as the program changes them */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES / RL_INDEX_WAYS);
+	__type(key, __u32);
+	__type(value, struct rl_index_bucket);
+} source_index SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

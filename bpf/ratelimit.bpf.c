@@ -173,7 +173,7 @@ static __always_inline int verdict(struct rl_source **srcp,
 	if (!rule) {
 		if (!src)
 			src = new_source_state(RL_TABLE_SOURCES, key, cnt,
-					       rule_id, gen);
+					       rule_id, gen, 0);
 		*srcp = src;
 		if (src)
 			count_unjudged(&src->st, now, len, key, RL_TABLE_SOURCES);
@@ -216,7 +216,7 @@ static __always_inline int verdict(struct rl_source **srcp,
 		how &= ~HOW_PAID;	/* read above only: one path on, not two */
 		if (!src)
 			src = new_source_state(how_table(how), key, cnt,
-					       rule_id, gen);
+					       rule_id, gen, how & HOW_VERIFIED);
 		*srcp = src;
 		if (src && src_limited) {
 			source_budget(&b, rule);

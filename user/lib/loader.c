@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/cookie_host.h"
 #include "lib/loader.h"
@@ -14,6 +17,7 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
+	struct bpf_map *index = bpf_object__find_map_by_name(obj, RL_MAP_NAME(source_index));
 	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
 	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
 	struct bpf_map *verified = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified));
@@ -27,13 +31,17 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 						s->ncpus);
 	int err;
 
-	if (!sources || !history || !remote || !verified || !answered || !synacks ||
+	if (!sources || !index || !history || !remote || !verified || !answered || !synacks ||
 	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
-	/* a source's history is an entry of its own: the same LRU sizing
-	 * keeps the same sources in both */
-	err = bpf_map__set_max_entries(sources, entries);
+	/* a slot per way of the index (include/source_index.h); a source's
+	 * history is an LRU entry of its own, sized as the LRU needs */
+	err = bpf_map__set_max_entries(index, rl_index_buckets(s->max_sources));
+	if (!err)
+		err = bpf_map__set_max_entries(sources,
+					       rl_index_buckets(s->max_sources) *
+					       RL_INDEX_WAYS);
 	if (!err)
 		err = bpf_map__set_max_entries(history, entries);
 	/* verified sources and answered connections: one per source the
@@ -67,6 +75,13 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	int ret;
 
 	rl_cookie_opts((int)s->ifindex, &cfg.cookie_mss, &cfg.cookie_wscale);
+	cfg.index_buckets = rl_index_buckets(s->max_sources);
+	/* the index's seed: unknown outside, so that nobody can aim sources
+	 * at one bucket (include/source_index.h) */
+	if (getrandom(&cfg.index_seed, sizeof(cfg.index_seed), 0) !=
+	    sizeof(cfg.index_seed))
+		cfg.index_seed = 0x5eed5eed5eed5eedULL ^ (__u64)time(NULL) << 20 ^
+				 (__u64)getpid();
 	ret = rl_config_write(m, &cfg);
 
 	if (ret) {

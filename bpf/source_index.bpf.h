@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Finding and placing a source in `source_index` (include/source_index.h):
+ * its slot in `sources`. Global functions, so that the verifier walks the
+ * probe loops once, not on every path of the program that reaches them.
+ */
+#ifndef RL_SOURCE_INDEX_BPF_H
+#define RL_SOURCE_INDEX_BPF_H
+
+#include "maps.bpf.h"
+#include "source_index.h"
+
+/* -1: not found, or the index cannot be read (cannot happen: an array) */
+#define RL_NO_SLOT	(-1)
+
+/* Where key `k` may live, under the index's seed and size in `config`:
+ * 0, or -1 (cannot happen: an array). */
+static __always_inline int index_place(struct rl_index_place *p,
+				       const __u64 k[2])
+{
+	struct rl_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg || cfg->index_buckets < 2)
+		return -1;
+	rl_index_locate(p, k, cfg->index_seed, cfg->index_buckets);
+	return 0;
+}
+
+static __always_inline int key_is(const struct rl_index_bucket *b, __u32 way,
+				  const __u64 k[2])
+{
+	const __u64 *o = (const __u64 *)b->key[way & RL_INDEX_WAY_MASK];
+
+	return RL_READ(o[0]) == k[0] && RL_READ(o[1]) == k[1];
+}
+
+/* The way of bucket `b` that holds the key (-1: none), its RL_WAY_RECENT
+ * set on the way (once between evictions: a shared write that is rare). */
+static __always_inline int probe(struct rl_index_bucket *b,
+				 const struct rl_index_place *p,
+				 const __u64 k[2])
+{
+	for (__u32 i = 0; i < RL_INDEX_WAYS; i++) {
+		__u32 way = (p->home + i) & RL_INDEX_WAY_MASK;
+		__u32 w = RL_READ(b->way[way]);
+
+		if (!rl_way_matches(w, p) || !key_is(b, way, k))
+			continue;
+		if (!(w & RL_WAY_RECENT))
+			__sync_fetch_and_or(&b->way[way], RL_WAY_RECENT);
+		return way;
+	}
+	return -1;
+}
+
+/* The slot of source `key` in `sources`, or RL_NO_SLOT. */
+__noinline int source_find(const struct rl_key *key)
+{
+	struct rl_index_place p;
+	struct rl_index_bucket *b;
+	__u64 k[2];
+	int way;
+
+	if (!key)
+		return RL_NO_SLOT;
+	__builtin_memcpy(k, key, sizeof(k));
+	if (index_place(&p, k))
+		return RL_NO_SLOT;
+	for (int i = 0; i < 2; i++) {
+		b = bpf_map_lookup_elem(&source_index, &p.bucket[i]);
+		if (!b)
+			return RL_NO_SLOT;
+		way = probe(b, &p, k);
+		if (way >= 0)
+			return rl_index_slot(p.bucket[i], way);
+	}
+	return RL_NO_SLOT;
+}
+
+/* What the victim search (a bpf_loop over both buckets' ways) reads and
+ * finds: the best way so far as slot and rank. */
+struct victim_ctx {
+	__u32 bucket[2];
+	__u32 home;
+	int verified;
+	__u32 slot;
+	__u32 rank;
+};
+
+static long victim_way(__u32 i, struct victim_ctx *c)
+{
+	__u32 bucket = c->bucket[(i / RL_INDEX_WAYS) & 1];
+	__u32 way = (c->home + i) & RL_INDEX_WAY_MASK;
+	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
+	__u32 rank;
+
+	if (!b)
+		return 1;
+	rank = rl_way_victim_rank(RL_READ(b->way[way]), c->verified);
+	if (rank < c->rank) {
+		c->rank = rank;
+		c->slot = rl_index_slot(bucket, way);
+	}
+	return rank == 0;	/* an empty way: none is better */
+}
+
+/* Forget which of the bucket's sources packets found: the next eviction
+ * tells the sources found since from the others (a clock's second chance). */
+static __always_inline void age(struct rl_index_bucket *b)
+{
+	for (__u32 way = 0; way < RL_INDEX_WAYS; way++)
+		if (RL_READ(b->way[way]) & RL_WAY_RECENT)
+			__sync_fetch_and_and(&b->way[way], ~RL_WAY_RECENT);
+}
+
+/* Claim the way of slot `slot` (holding `old`) for key `k`, write the key
+ * and publish it: 0, or -1 if another CPU changed the way first. */
+static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
+				    __u32 old, const __u64 k[2], __u32 word)
+{
+	__u64 *d = (__u64 *)b->key[way & RL_INDEX_WAY_MASK];
+
+	way &= RL_INDEX_WAY_MASK;
+	if (__sync_val_compare_and_swap(&b->way[way], old,
+					(word & RL_WAY_TAG) | RL_WAY_BUSY) != old)
+		return -1;
+	RL_WRITE(d[0], k[0]);
+	RL_WRITE(d[1], k[1]);
+	/* the key before the word that publishes it: x86 keeps two stores
+	 * in order (a CPU of another order is refused at attach) */
+	RL_WRITE(b->way[way], word);
+	return 0;
+}
+
+/*
+ * Place source `key` (verified or not) and return its slot: where it
+ * already is, else an empty way of its two buckets, else the way of the
+ * least worth keeping (rl_way_victim_rank: never a verified source for an
+ * unverified one). RL_NO_SLOT: every way is one it may not take, or
+ * another CPU is placing a source of the same lower bucket (this packet
+ * goes untracked; the next one places it). Under that bucket's `placing`,
+ * so that a source is placed once however many CPUs see its first packets
+ * together; a way's word changes by compare-and-swap only, as CPUs placing
+ * sources of other lower buckets may share these.
+ */
+__noinline int source_place(const struct rl_key *key, int verified)
+{
+	struct rl_index_bucket *b0, *b1, *lb, *vb;
+	struct victim_ctx v = {};
+	struct rl_index_place p;
+	__u32 lock, way, old, bucket;
+	__u64 k[2];
+	int slot;
+
+	if (!key)
+		return RL_NO_SLOT;
+	__builtin_memcpy(k, key, sizeof(k));
+	if (index_place(&p, k))
+		return RL_NO_SLOT;
+	lock = rl_index_lock_bucket(&p);
+	b0 = bpf_map_lookup_elem(&source_index, &p.bucket[0]);
+	b1 = bpf_map_lookup_elem(&source_index, &p.bucket[1]);
+	lb = bpf_map_lookup_elem(&source_index, &lock);
+	if (!b0 || !b1 || !lb)
+		return RL_NO_SLOT;
+	if (__sync_val_compare_and_swap(&lb->placing, 0, 1) != 0)
+		return RL_NO_SLOT;
+	slot = probe(b0, &p, k);
+	if (slot >= 0) {
+		slot = rl_index_slot(p.bucket[0], slot);
+		goto out;
+	}
+	slot = probe(b1, &p, k);
+	if (slot >= 0) {
+		slot = rl_index_slot(p.bucket[1], slot);
+		goto out;
+	}
+	v.bucket[0] = p.bucket[0];
+	v.bucket[1] = p.bucket[1];
+	v.home = p.home;
+	v.verified = verified;
+	v.rank = RL_WAY_NEVER;
+	bpf_loop(2 * RL_INDEX_WAYS, victim_way, &v, 0);
+	slot = RL_NO_SLOT;
+	if (v.rank >= RL_WAY_NEVER)
+		goto out;
+	bucket = v.slot / RL_INDEX_WAYS;
+	way = v.slot & RL_INDEX_WAY_MASK;
+	vb = bucket == p.bucket[0] ? b0 : b1;
+	old = RL_READ(vb->way[way]);
+	if (rl_way_victim_rank(old, verified) >= RL_WAY_NEVER ||
+	    take_way(vb, way, old, k, p.tag | RL_WAY_RECENT |
+		     (verified ? RL_WAY_VERIFIED : 0)))
+		goto out;	/* another CPU changed it: untracked */
+	if (old & RL_WAY_STATE) {
+		/* an eviction: the sources found since the last one in
+		 * these buckets stay ahead of the others at the next */
+		age(b0);
+		age(b1);
+	}
+	slot = v.slot;
+out:
+	RL_WRITE(lb->placing, 0);
+	return slot;
+}
+
+/* Mark the source at `slot` verified: eviction keeps it from unverified
+ * sources. Once: a shared write. */
+static __always_inline void source_index_verified(__u32 slot)
+{
+	__u32 bucket = slot / RL_INDEX_WAYS;
+	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
+	__u32 way = slot & RL_INDEX_WAY_MASK;
+
+	if (b && (RL_READ(b->way[way]) & (RL_WAY_STATE | RL_WAY_VERIFIED)) == RL_WAY_LIVE)
+		__sync_fetch_and_or(&b->way[way], RL_WAY_VERIFIED);
+}
+#endif /* RL_SOURCE_INDEX_BPF_H */
