@@ -134,13 +134,37 @@ static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 	return 0;
 }
 
+/* Reads of a taken `placing` before a CPU gives up waiting: the holder
+ * writes one key and a few words (well under a microsecond); this bounds
+ * the wait if it was interrupted. */
+#define RL_PLACE_WAIT	4096
+
+static long placing_free(__u32 i, __u32 *lock)
+{
+	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, lock);
+
+	(void)i;
+	return !b || !RL_READ(b->placing);
+}
+
+/* Take `placing` of bucket `lb` (index `lock`), waiting for a CPU that
+ * holds it: 0, or -1 (waited RL_PLACE_WAIT reads in vain). */
+static __always_inline int take_placing(struct rl_index_bucket *lb, __u32 lock)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		if (__sync_val_compare_and_swap(&lb->placing, 0, 1) == 0)
+			return 0;
+		bpf_loop(RL_PLACE_WAIT, placing_free, &lock, 0);
+	}
+	return -1;
+}
+
 /*
  * Place source `key` (verified or not) and return its slot: where it
  * already is, else an empty way of its two buckets, else the way of the
  * least worth keeping (rl_way_victim_rank: never a verified source for an
- * unverified one). RL_NO_SLOT: every way is one it may not take, or
- * another CPU is placing a source of the same lower bucket (this packet
- * goes untracked; the next one places it). Under that bucket's `placing`,
+ * unverified one). RL_NO_SLOT: every way is one it may not take (or a
+ * CPU held the lock past RL_PLACE_WAIT). Under that bucket's `placing`,
  * so that a source is placed once however many CPUs see its first packets
  * together; a way's word changes by compare-and-swap only, as CPUs placing
  * sources of other lower buckets may share these.
@@ -165,7 +189,10 @@ __noinline int source_place(const struct rl_key *key, int verified)
 	lb = bpf_map_lookup_elem(&source_index, &lock);
 	if (!b0 || !b1 || !lb)
 		return RL_NO_SLOT;
-	if (__sync_val_compare_and_swap(&lb->placing, 0, 1) != 0)
+	/* a CPU placing a source of this lower bucket (perhaps this one,
+	 * from its first packets on two CPUs) is waited for: the source
+	 * then is where it put it */
+	if (take_placing(lb, lock))
 		return RL_NO_SLOT;
 	slot = probe(b0, &p, k);
 	if (slot >= 0) {
