@@ -684,7 +684,7 @@ TEST(cross_cpu_quota_concurrent)
 		snprintf(addr, sizeof(addr), "198.18.77.%d", 1 + round);
 		frame_udp(&fr, addr, 64, 0);
 		if (!spread_round(&f, &fr, c, n) || !fixture_source(&f, addr, T0, &s) ||
-		    !CHECK_EQ(bpf_map_lookup_elem(f.m.sources, &s.key, pc), 0,
+		    !CHECK_EQ(fixture_source_vals(&f, &s.key, pc), 0,
 			      "per-CPU values of the source")) {
 			ok = false;
 			break;
