@@ -347,3 +347,41 @@ TEST(pool_evicts_the_way_not_found_since_the_last_eviction)
 out:
 	fixture_close(&f);
 }
+
+/*
+ * A source evicted and placed again starts afresh, as any new source
+ * (bpf/source.bpf.h, new_source_state()): what it left in its slot (its
+ * values on each CPU, their `owner` still its key) is no longer its state,
+ * even where it takes the same way again. Here its way is emptied (as an
+ * eviction leaves it) and it sends again in the same window: a new
+ * source's first packet, in a new window, with counts of its own.
+ */
+TEST(pool_evicted_source_starts_afresh)
+{
+	const char *addr = "198.18.5.5";
+	struct rl_key key = v4_key(198U << 24 | 18U << 16 | 5U << 8 | 5);
+	struct rl_counters was, now;
+	__u32 slot, again;
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+
+	if (!fixture_open(&f, NULL) || !fixture_pps(&f, "default", 1) ||
+	    !fixture_index(&f, &x))
+		goto out;
+	frame_udp(&fr, addr, 64, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 1, "1 a window: the first passes");
+	if (!CHECK_EQ(rl_index_find(&x, &key, &slot), 0, "tracked") ||
+	    !CHECK_EQ(fixture_evict(&f, &key), 0, "evicted"))
+		goto out;
+	was = fixture_totals(&f);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + NSEC_MS), 1,
+		 "placed again: a new source's first packet passes");
+	now = fixture_totals(&f);
+	CHECK_EQ(now.new_sources - was.new_sources, 1, "a new source");
+	if (CHECK_EQ(rl_index_find(&x, &key, &again), 0, "tracked again"))
+		printf("    slot %u, then slot %u\n", slot, again);
+	CHECK_SOURCE(&f, addr, T0 + NSEC_MS, 1, 0, 1, "its counts start afresh");
+out:
+	fixture_close(&f);
+}
