@@ -107,10 +107,10 @@ const struct rl_cmd rl_cmd_detach = {
 	.args = "IFACE",
 	.doc =
 		"Remove the limiter from IFACE and every pin it made under\n"
-		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them). Also cleans up\n"
-		"what an interrupted attach or a deleted interface left behind, and the\n"
-		"clsact qdisc attach created when no filter is left on it. An interface\n"
-		"that is not attached: nothing to detach, exit status 3.\n",
+		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them).\n"
+		"Also cleans up what an interrupted attach or a deleted interface left\n"
+		"behind, and the clsact qdisc attach created when no filter is left on it.\n"
+		"An interface that is not attached: nothing to detach, exit status 3.\n",
 	.notes =
 		"Example:\n"
 		"  xdp-ratelimit detach eth0\n",

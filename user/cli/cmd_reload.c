@@ -318,11 +318,14 @@ static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
 		       const struct rl_settings *s, bool dispatcher)
 {
 	if (r->given.priority && !dispatcher && r->a.priority != RL_RUN_PRIO)
-		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
+		fprintf(stderr, "%s: --priority has no effect here:\n"
+			"  the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
 			ifc->name);
 	else if (r->given.priority && dispatcher &&
 		 r->a.priority != rl_xdp_multi_prio(ifc->name))
-		fprintf(stderr, "%s: --priority kept at %u: a reload swaps the program behind the dispatcher's entry, whose place libxdp fixed at attach (detach and attach to move it)\n",
+		fprintf(stderr, "%s: --priority kept at %u:\n"
+			"  a reload swaps the program behind the dispatcher's entry,\n"
+			"  whose place libxdp fixed at attach (detach and attach to move it)\n",
 			ifc->name, rl_xdp_multi_prio(ifc->name));
 	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
 }
