@@ -113,3 +113,18 @@ TEST(event_row_fits_80_columns)
 	got = row_at(scoped, 0);
 	CHECK(!strchr(got, '\n') || strchr(got, '\n')[1] == '\0', "unlimited:\n%s", got);
 }
+
+/* A status note ("IFACE sync: ok, fleet NAME ...") goes on under its
+ * start, unless a word of it would pass the width there (a fleet of 64
+ * characters after a name of 15): then indented four. */
+TEST(note_indent_fits_80_columns)
+{
+	char fleet[80];
+
+	memset(fleet, 'f', 64);
+	snprintf(fleet + 64, sizeof(fleet) - 64, " (last");
+	CHECK_EQ(rl_note_indent("ok, fleet web (last exchange 3 ms ago)", RL_VIEW_MIN_WIDTH, 22),
+		 22, "short words: under the start");
+	CHECK_EQ(rl_note_indent(fleet, RL_VIEW_MIN_WIDTH, 22), 4, "a fleet of 64");
+	CHECK_EQ(rl_note_indent(fleet, 0, 22), 22, "no width");
+}

@@ -93,3 +93,21 @@ test_status_output_width() {
 	[ -z "$problems" ]
 	result status_output_width $? "$problems; printed: $out"
 }
+
+# An earlier release's pins (the flat layout, /sys/fs/bpf/xdp-ratelimit/IFACE):
+# status names them, detach moves them into this namespace's directory,
+# saying so in two lines, and detaches.
+test_detach_flat_output_width() {
+	local long top=/sys/fs/bpf/xdp-ratelimit out rc problems
+	long_name l
+	ip -n "$rx" link add "$long" type bridge && ip -n "$rx" link set "$long" up &&
+		rl attach "$long" >/dev/null && mv "$(pin_dir "$long")" "$top/$long" ||
+		{ result detach_flat_output_width 1 "setup"; return; }
+	out=$(env -u COLUMNS nsenter --net="/run/netns/$rx" "$cli" status 2>&1 && rl detach "$long" 2>&1); rc=$?
+	problems=$(width_problems "$out" "pins of an earlier release ($top/IFACE): $long" \
+		"moved the pins of $long from $top" "  into $pins" "detached from $long")
+	[ -e "$top/$long" ] && rm -rf "${top:?}/$long"	# not carried: removed
+	ip -n "$rx" link del "$long"
+	[ "$rc" = 0 ] && [ -z "$problems" ]
+	result detach_flat_output_width $? "exit $rc; $problems; printed: $out"
+}

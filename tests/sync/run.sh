@@ -333,9 +333,10 @@ test_agent_stops() {
 # An interface name of 15 characters (the kernel's longest), a fleet of 64
 # and a host name of 64 (both the longest), in a UTS namespace of the
 # agent's own: its first lines, a reload onto new maps and the detach that
-# stops it, each line at most 80 columns, every name whole.
+# stops it, and status's line of the agent, each line at most 80 columns,
+# every name whole.
 test_output_width() {
-	local long fleet host p rc why=() out problems
+	local long fleet host p rc why=() out problems status
 	long=$(printf '%.15s' "${id}wwwwwwwwwwwwwww")
 	fleet=$(printf '%.64s' "f${id}$(printf 'x%.0s' {1..64})")
 	host=$(printf '%.64s' "h${id}$(printf 'y%.0s' {1..64})")
@@ -351,6 +352,8 @@ test_output_width() {
 	width_synced() { on 0 "$cli" status --json |
 		jq -e --arg i "$long" '.interfaces[] | select(.ifname == $i) | .sync.state == "ok"' >/dev/null; }
 	within 50 width_synced || why+=("agent not ok")
+	# status's line of the agent, with the fleet's name whole (not a terminal, no COLUMNS: 80)
+	status=$(on 0 env -u COLUMNS "$cli" status 2>&1)
 	on 0 "$cli" reload "$long" --max-sources 70000 >/dev/null || why+=("reload")
 	within 50 grep -q "^$long runs on new maps" "$dir/width.log" || why+=("no new maps line")
 	on 0 "$cli" detach "$long" >/dev/null || why+=("detach")
@@ -364,9 +367,10 @@ test_output_width() {
 	problems=$(width_problems "$out" "syncing $long every [0-9]* ms" "  in fleet $fleet" "  as host $host" \
 		"$long runs on new maps (a reload or an attach):" "  syncing them every [0-9]* ms" \
 		"$long was detached: sync stops")
+	problems+=$(width_problems "$status" "$long sync: ok, fleet" "    $fleet (last")
 	ip -n "${hosts[0]}" link del "$long"
 	[ -z "$problems" ] || why+=("$problems")
-	result output_width "${#why[@]}" "${why[*]}; printed: $out"
+	result output_width "${#why[@]}" "${why[*]}; printed: $out; status: $status"
 }
 
 # ---- a hostile Redis: a writer without the fleet key ------------------------------

@@ -56,7 +56,7 @@ static int detach_run(void *cfg)
 	if (ret < 0)
 		return rl_fail("detach: %s; nothing changed", err);
 	if (ret > 0)
-		printf("%s\n", err);
+		rl_print_pins_moved(iface);
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {

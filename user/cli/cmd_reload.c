@@ -480,8 +480,7 @@ static int reload_run(void *cfg)
 				rl_err("reload: cannot put the pins of %s back in %s: move %s there by hand",
 				       iface, RL_PIN_TOP, dir);
 			else if (ret == RL_EXIT_OK)
-				printf("moved the pins of %s from %s\n  into %s\n", iface,
-				       RL_PIN_TOP, rl_pin_root());
+				rl_print_pins_moved(iface);
 			return ret;
 		}
 	}
