@@ -1081,7 +1081,7 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	printf("syncing %s every %llu ms\n  in fleet %s\n  as host %s", a.ifc.name,
 	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), o->fleet, hostname);
 	if (a.r.cluster)
-		printf(",\n  through a Redis Cluster of %d masters", a.r.map.nnodes);
+		printf("\n  through a Redis Cluster of %d masters", a.r.map.nnodes);
 	printf("\n");
 	fflush(stdout);
 	next = clock_ns(CLOCK_MONOTONIC);
