@@ -141,11 +141,10 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 			if (*text[k])
 				last = k;
 		}
-		/* up to the last cell with text, unpadded on the right; the
-		 * last column's text wrapped when it is too long for the
-		 * width */
-		/* a left cell's padding waits for the next cell: none when
-		 * the last column goes under the row */
+		/* up to the last cell with text, unpadded on the right (a
+		 * left cell's padding waits for the next cell: none when the
+		 * last column goes under the row); the last column's text
+		 * wrapped when it is too long for the width */
 		for (int k = 0, at = 0, padding = 0; k <= last; k++) {
 			const struct rl_table_col *col = &cols[idx[k]];
 			int gap = padding + (k ? COL_GAP_LEN : 0);
