@@ -3,7 +3,7 @@
 # longest names (xdp-ratelimit(8), OUTPUT WIDTH): an interface name of 15
 # characters (the kernel's longest), IPv6 rules and sources written out in
 # full, the longest scope, every limit; each name and rule printed whole.
-# attach, reload and detach: attach.sh (attach_output_width); sync:
+# attach and reload: attach.sh (attach_output_width); sync:
 # tests/sync (output_width). Sourced by tests/e2e/run.sh; `tests/e2e/run.sh
 # BUILD_DIR NAME` runs one.
 
@@ -100,6 +100,7 @@ test_status_output_width() {
 test_detach_flat_output_width() {
 	local long top=/sys/fs/bpf/xdp-ratelimit out rc problems
 	long_name l
+	tmpdirs+=("$top/$long")	# removed at exit if the test stops short
 	ip -n "$rx" link add "$long" type bridge && ip -n "$rx" link set "$long" up &&
 		rl attach "$long" >/dev/null && mv "$(pin_dir "$long")" "$top/$long" ||
 		{ result detach_flat_output_width 1 "setup"; return; }
