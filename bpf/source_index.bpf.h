@@ -80,18 +80,22 @@ __noinline int source_find(const struct rl_key *key)
 }
 
 /* What the victim search (a bpf_loop over both buckets' ways) reads and
- * finds: the best way so far as slot and rank. */
+ * finds: each bucket's empty ways (their count, and one of them), and the
+ * best way to evict so far, as slot and rank. */
 struct victim_ctx {
 	__u32 bucket[2];
 	__u32 home;
 	int verified;
+	__u32 empties[2];
+	__u32 empty[2];
 	__u32 slot;
 	__u32 rank;
 };
 
 static long victim_way(__u32 i, struct victim_ctx *c)
 {
-	__u32 bucket = c->bucket[(i / RL_INDEX_WAYS) & 1];
+	__u32 half = (i / RL_INDEX_WAYS) & 1;
+	__u32 bucket = c->bucket[half];
 	__u32 way = (c->home + i) & RL_INDEX_WAY_MASK;
 	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
 	__u32 rank;
@@ -99,11 +103,14 @@ static long victim_way(__u32 i, struct victim_ctx *c)
 	if (!b)
 		return 1;
 	rank = rl_way_victim_rank(RL_READ(b->way[way]), c->verified);
-	if (rank < c->rank) {
+	if (rank == 0) {
+		if (!c->empties[half]++)
+			c->empty[half] = rl_index_slot(bucket, way);
+	} else if (rank < c->rank) {
 		c->rank = rank;
 		c->slot = rl_index_slot(bucket, way);
 	}
-	return rank == 0;	/* an empty way: none is better */
+	return 0;
 }
 
 /* Forget which of the bucket's sources packets found: the next eviction
@@ -210,6 +217,12 @@ __noinline int source_place(const struct rl_key *key, int verified)
 	v.verified = verified;
 	v.rank = RL_WAY_NEVER;
 	bpf_loop(2 * RL_INDEX_WAYS, victim_way, &v, 0);
+	/* the emptier bucket (two choices keep the fullest bucket near the
+	 * average), else the best victim */
+	if (v.empties[0] || v.empties[1]) {
+		v.slot = v.empties[1] > v.empties[0] ? v.empty[1] : v.empty[0];
+		v.rank = 0;
+	}
 	slot = RL_NO_SLOT;
 	if (v.rank >= RL_WAY_NEVER)
 		goto out;
@@ -233,14 +246,20 @@ out:
 	return slot;
 }
 
-/* Mark the source at `slot` verified: eviction keeps it from unverified
- * sources. Once: a shared write. */
-static __always_inline void source_index_verified(__u32 slot)
+/* Mark source `key`, found verified, in the index: eviction keeps it from
+ * unverified sources. Once per CPU that finds it so (its first read of a
+ * verification), and a shared write only where the bit is not yet set. */
+static __always_inline void source_index_verified(const struct rl_key *key)
 {
-	__u32 bucket = slot / RL_INDEX_WAYS;
-	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
-	__u32 way = slot & RL_INDEX_WAY_MASK;
+	int slot = source_find(key);
+	__u32 bucket, way;
+	struct rl_index_bucket *b;
 
+	if (slot < 0)
+		return;
+	bucket = (__u32)slot / RL_INDEX_WAYS;
+	way = (__u32)slot & RL_INDEX_WAY_MASK;
+	b = bpf_map_lookup_elem(&source_index, &bucket);
 	if (b && (RL_READ(b->way[way]) & (RL_WAY_STATE | RL_WAY_VERIFIED)) == RL_WAY_LIVE)
 		__sync_fetch_and_or(&b->way[way], RL_WAY_VERIFIED);
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "lib/reload_carry.h"
 #include "lib/settings.h"
@@ -44,6 +45,15 @@ TEST(reload_takes_every_attach_option)
 	CHECK_GE(n, 12, "attach options compared");
 }
 
+/* What layout 14 changed for every older layout: `sources` became a
+ * per-CPU array found through the new `source_index`, and the config
+ * grew the index's fields at its end. */
+static bool changed_in_14(int i)
+{
+	return i == RL_MAP_IDX_config || i == RL_MAP_IDX_source_index ||
+	       i == RL_MAP_IDX_sources;
+}
+
 /* Layout 9 only added a map (rule_counters), layout 10 only grew the sync
  * state, layout 11 added `synacks`, the window of each answered connection
  * (not carried: an older one has none) and a counter at the end of the
@@ -64,7 +74,8 @@ TEST(reload_layout8_shapes)
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
 		    i != RL_MAP_IDX_answered && i != RL_MAP_IDX_counters &&
-		    i != RL_MAP_IDX_synacks && i != RL_MAP_IDX_cpus)
+		    i != RL_MAP_IDX_synacks && i != RL_MAP_IDX_cpus &&
+		    !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	for (int i = 0; i < RL_NR_MAPS; i++)
@@ -72,16 +83,42 @@ TEST(reload_layout8_shapes)
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
 }
 
+/* Layout 14: `sources` was an LRU per-CPU hash keyed by the source (the
+ * same values), no index; the config ended before the index's fields
+ * (zero there: the carry places the sources under the new seed). */
+TEST(reload_layout13_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 14, "this layout");
+	for (__u32 layout = 8; layout <= 13; layout++) {
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_index), -ENOENT,
+			 "no source_index before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_config),
+			 (int)offsetof(struct rl_config, index_buckets),
+			 "the config before the index's fields");
+		CHECK_EQ(rl_layout_map_type(layout, RL_MAP_IDX_sources),
+			 BPF_MAP_TYPE_LRU_PERCPU_HASH, "sources a hash");
+		CHECK_EQ(rl_layout_key_size(layout, RL_MAP_IDX_sources),
+			 sizeof(struct rl_key), "keyed by the source");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_sources),
+			 (int)sizeof(struct rl_source), "the same values");
+	}
+	CHECK_EQ(rl_layout_map_type(14, RL_MAP_IDX_sources), BPF_MAP_TYPE_PERCPU_ARRAY,
+		 "sources an array");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (!changed_in_14(i))
+			CHECK_EQ(rl_layout_value_size(13, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
+}
+
 /* Layout 13 only added a map (cpus): layout 12's are all 13's, and a
  * carry from 12 or older has no CPUs to copy (it fills them). */
 TEST(reload_layout12_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_VERSION, 13, "this layout");
 	for (__u32 layout = 8; layout <= 12; layout++)
 		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_cpus), -ENOENT,
 			 "no cpus in layouts 8 to 12");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_cpus)
+		if (i != RL_MAP_IDX_cpus && !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(12, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }
@@ -99,7 +136,7 @@ TEST(reload_layout9_shapes)
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_sync && i != RL_MAP_IDX_answered &&
 		    i != RL_MAP_IDX_counters && i != RL_MAP_IDX_synacks &&
-		    i != RL_MAP_IDX_cpus)
+		    i != RL_MAP_IDX_cpus && !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(9, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
@@ -121,14 +158,15 @@ TEST(reload_layout11_shapes)
 			 "layouts 8 to 10: counters before verified_inserts");
 	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, cookies_sent) + 40,
 		 "counters grew by the five cookie fields");
-	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_config), (int)sizeof(struct rl_config),
-		 "config the same size");
+	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_config),
+		 rl_layout_value_size(12, RL_MAP_IDX_config), "config the same size");
 	CHECK_EQ(offsetof(struct rl_config, cookie_mss), offsetof(struct rl_config, scopes_used) + 4,
 		 "cookie options where layout 11's padding was");
 	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
 		 "rules the same size (--syn-cookies is a flag)");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus)
+		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus &&
+		    !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(11, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }
@@ -202,4 +240,37 @@ TEST(reload_refuses_loss)
 	      strstr(err, "--max-sources 1025 or more"), "%s", err);
 	CHECK_EQ(rl_carry_loss_check(&many, &p64, &p64, "eth0", err, sizeof(err)), 0,
 		 "a table as large holds them");
+}
+
+/* What a reload onto new maps carried, as it says so (cli/cmd_reload.c). */
+static const char *carried_text(const char *iface, const struct rl_carried *c)
+{
+	static char out[1024];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	if (!f)
+		return "";
+	rl_reload_print_carried(f, iface, c, RL_LAYOUT_VERSION);
+	fclose(f);
+	return out;
+}
+
+/* Within 80 columns with a name of 15 characters and the largest counts
+ * (every slot a rule, a ban and a verified source per tracked source):
+ * the verified sources go on under the rest then, and only then. */
+TEST(reload_carried_fits_80_columns)
+{
+	struct rl_carried small = { .rules = 2 }, large = {
+		.rules = RL_MAX_RULES, .bans = RL_MAX_MAX_SOURCES,
+		.verified = RL_MAX_MAX_SOURCES, .windows = true };
+	const char *got;
+
+	got = carried_text("eth0", &small);
+	CHECK(!strcmp(got, "eth0: new maps: carried 2 rules, 0 bans, 0 verified sources,\n"
+		      "  not the sources' windows and counters (every source starts a fresh window)\n"),
+	      "got:\n%s", got);
+	got = carried_text("ifname-15-chars", &large);
+	CHECK(!strcmp(got, "ifname-15-chars: new maps: carried 4096 rules, 16777216 bans,\n"
+		      "  16777216 verified sources,\n"
+		      "  the sources' windows and counters\n"), "got:\n%s", got);
 }

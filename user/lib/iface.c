@@ -60,14 +60,14 @@ int rl_layout_value_size(__u32 layout, int i)
 }
 
 /* Up to layout 13, `sources` was an LRU per-CPU hash keyed by the source. */
-static __u32 rl_layout_map_type(__u32 layout, int i)
+__u32 rl_layout_map_type(__u32 layout, int i)
 {
 	if (layout < 14 && i == RL_MAP_IDX_sources)
 		return BPF_MAP_TYPE_LRU_PERCPU_HASH;
 	return rl_map_defs[i].type;
 }
 
-static __u32 rl_layout_key_size(__u32 layout, int i)
+__u32 rl_layout_key_size(__u32 layout, int i)
 {
 	if (layout < 14 && i == RL_MAP_IDX_sources)
 		return sizeof(struct rl_key);

@@ -122,15 +122,20 @@ int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 			return -EEXIST;
 	}
 	/* the emptier bucket, as the program places */
-	for (int i = 0; i < 2 && best < 0; i++) {
-		for (__u32 j = 0; j < RL_INDEX_WAYS; j++) {
-			__u32 way = (p.home + j) & RL_INDEX_WAY_MASK;
+	{
+		int empties[2] = { 0, 0 }, first[2] = { -1, -1 };
 
-			if ((b[i].way[way] & RL_WAY_STATE) == RL_WAY_EMPTY) {
-				best = i * RL_INDEX_WAYS + (int)way;
-				break;
+		for (int i = 0; i < 2; i++) {
+			for (__u32 j = 0; j < RL_INDEX_WAYS; j++) {
+				__u32 way = (p.home + j) & RL_INDEX_WAY_MASK;
+
+				if ((b[i].way[way] & RL_WAY_STATE) != RL_WAY_EMPTY)
+					continue;
+				if (!empties[i]++)
+					first[i] = i * RL_INDEX_WAYS + (int)way;
 			}
 		}
+		best = empties[1] > empties[0] ? first[1] : first[0];
 	}
 	if (best < 0)
 		return -ENOSPC;
