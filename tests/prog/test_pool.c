@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The source pool (doc/design/pool.md) against what its contract says:
+ * eviction never takes a verified source's way for an unverified one, and
+ * a source that lost its way starts afresh when it is placed again, on
+ * every CPU, even in the way it had. Keys are aimed at buckets with the
+ * seed the test reads from the config (an attacker does not know it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "ratelimit.h"
+#include "lib/maps.h"
+#include "lib/source_index.h"
+#include "../harness.h"
+#include "fixture.h"
+
+/* The key of an IPv4 source, as the program makes it. */
+static struct rl_key v4_key(const char *addr)
+{
+	struct rl_key k = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+	inet_pton(AF_INET, addr, &k.addr[12]);
+	return k;
+}
+
+/* 198.18.<i / 256>.<i % 256> */
+static void nth_addr(__u32 i, char *buf, size_t len)
+{
+	snprintf(buf, len, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
+}
+
+static bool open_pool(struct fixture *f, __u64 max_sources, int cpus,
+		      struct rl_index *x)
+{
+	struct rl_attach_req req;
+
+	rl_attach_req_defaults(&req);
+	req.max_sources = max_sources;
+	if (!fixture_open(f, &req))
+		return false;
+	if (cpus > 1 && !CHECK_GE(rl_ncpus(), cpus, "this test needs 2 CPUs or more"))
+		return false;
+	fixture_hold(f);
+	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index");
+}
+
+static bool tracked(const struct rl_index *x, const char *addr, __u32 *slot)
+{
+	struct rl_key k = v4_key(addr);
+	__u32 s;
+
+	return rl_index_find(x, &k, slot ? slot : &s) == 0;
+}
+
+static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
+{
+	struct frame fr;
+
+	frame_udp(&fr, addr, 100, 0);
+	return fixture_send(f, &fr, n, cpu, now);
+}
+
+/* A client that sent its SYN before its handshake (as every TCP client
+ * does) is placed unverified; verified since, a flood of new unverified
+ * addresses must not push it out. 16 sources: two buckets, every source
+ * in both. */
+TEST(pool_verified_later_kept_from_a_flood)
+{
+	const char *client = "198.18.0.7";
+	struct rl_rule_change c = { .have_pps = true, .pps = 5,
+				    .have_ban = true, .ban_ns = 10 * NSEC_S };
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+
+	if (!open_pool(&f, 16, 1, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
+	    !fixture_rule(&f, "198.18.0.0/15", &c))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
+	CHECK(tracked(&x, client, NULL), "the client placed at its SYN");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	/* forged: UDP from addresses nobody answers */
+	for (__u32 i = 1; i <= 200; i++) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		if (udp(&f, addr, 1, 0, T0 + i) < 0)
+			goto out;
+	}
+	CHECK(tracked(&x, client, NULL),
+	      "a verified client is never pushed out by a flood of new addresses");
+out:
+	fixture_close(&f);
+}
+
+/* A removed source (a dead scoped rule's window) placed again starts a
+ * fresh window: the values its way kept are not its own any more, on the
+ * CPU that filled it (`before`) nor, summed by the refresh, on the one
+ * that places it again (`after`). */
+static void removed_starts_afresh(const char *src, int before, int after)
+{
+	struct rl_key k = v4_key(src);
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, RL_DEFAULT_MAX_SOURCES, before == after ? 1 : 2, &x) ||
+	    !fixture_pps(&f, "default", 5))
+		goto out;
+	CHECK_EQ(udp(&f, src, 10, before, T0), 5, "its budget");
+	if (!CHECK_EQ(rl_index_remove(&x, &k), 0, "removed") ||
+	    !CHECK(!tracked(&x, src, NULL), "not tracked"))
+		goto out;
+	CHECK_EQ(udp(&f, src, 10, after, T0 + 1), 5, "placed again: a fresh window");
+out:
+	fixture_close(&f);
+}
+
+TEST(pool_removed_source_starts_afresh)
+{
+	removed_starts_afresh("198.18.3.7", 0, 0);
+}
+
+TEST(pool_removed_source_not_summed_from_other_cpus)
+{
+	removed_starts_afresh("198.18.3.8", 1, 0);
+}
+
+/*
+ * Eviction alone, no userspace: K fills its window on CPU 1; J, aimed at
+ * K's way, evicts it on CPU 0 (every way taken, all recent); K, back on
+ * CPU 0, evicts J from that same way (another eviction aged them all, and
+ * K's scan reads its home way first). "An evicted source starts a fresh
+ * window": CPU 1's value of the slot still names K.
+ */
+TEST(pool_evicted_source_back_in_its_way_starts_afresh)
+{
+	const char *kaddr = "198.18.4.1";
+	struct rl_index_place p;
+	struct rl_index x;
+	struct fixture f;
+	char jaddr[32] = "", addr[32];
+	__u32 kslot = 0, slot, n = 0;
+	__u64 k[2];
+
+	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
+	    !fixture_pps(&f, "default", 5))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
+	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
+		goto out;
+	/* J: first bucket and home way those of K's way */
+	for (__u32 i = 0; i < 4096 && !jaddr[0]; i++) {
+		struct rl_key jk;
+
+		nth_addr(0x1000 + i, addr, sizeof(addr));
+		jk = v4_key(addr);
+		memcpy(k, &jk, sizeof(k));
+		rl_index_locate(&p, k, x.seed, x.nbuckets);
+		if (rl_index_slot(p.bucket[0], p.home) == kslot)
+			snprintf(jaddr, sizeof(jaddr), "%s", addr);
+	}
+	if (!CHECK(jaddr[0], "a key aimed at K's way"))
+		goto out;
+	/* the other 31 ways, on CPU 0 */
+	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
+		nth_addr(0x200 + i, addr, sizeof(addr));
+		if (udp(&f, addr, 1, 0, T0) != 1)
+			goto out;
+		n += tracked(&x, addr, NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+		goto out;
+	CHECK_EQ(udp(&f, jaddr, 1, 0, T0), 1, "J");
+	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's way") ||
+	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
+		goto out;
+	/* J's packet found it again (RECENT); one more eviction ages it */
+	CHECK_EQ(udp(&f, "198.18.7.1", 1, 0, T0), 1, "another new source");
+	if (!CHECK(tracked(&x, jaddr, NULL), "J kept (recent)"))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + 1), 5,
+		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
+	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own way");
+out:
+	fixture_close(&f);
+}
