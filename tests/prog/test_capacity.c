@@ -76,8 +76,8 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	if (!fixture_open(f, &req))
 		return false;
 	if (!CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources),
-		      rl_sources_map_size(max_sources, rl_ncpus()),
-		      "sources map sized by rl_sources_map_size"))
+		      rl_index_buckets(max_sources) * RL_INDEX_WAYS,
+		      "sources map: a slot per way of the index"))
 		return false;
 	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its
