@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "../harness.h"
+#include "lib/source_index.h"
 #include "fixture.h"
 
 #define SRC "198.18.0.7"
@@ -641,6 +642,7 @@ TEST(cross_cpu_quota_concurrent)
 	struct spread_cpu *c = calloc(n, sizeof(*c));
 	struct rl_source *pc = NULL;
 	struct rl_config cfg;
+	struct rl_index x;
 	struct fixture f;
 	struct frame fr;
 	char addr[32];
@@ -663,6 +665,7 @@ TEST(cross_cpu_quota_concurrent)
 	fixture_hold(&f);
 	if (!CHECK_EQ(rl_config_read(&f.m, &cfg), 0, "read config"))
 		goto out;
+	rl_index_of(&x, &f.m, &cfg);
 	cfg.test_now_ns = T0;
 	if (!CHECK_EQ(rl_config_write(&f.m, &cfg), 0, "write config"))
 		goto out;
@@ -684,7 +687,7 @@ TEST(cross_cpu_quota_concurrent)
 		snprintf(addr, sizeof(addr), "198.18.77.%d", 1 + round);
 		frame_udp(&fr, addr, 64, 0);
 		if (!spread_round(&f, &fr, c, n) || !fixture_source(&f, addr, T0, &s) ||
-		    !CHECK_EQ(bpf_map_lookup_elem(f.m.sources, &s.key, pc), 0,
+		    !CHECK_EQ(rl_index_lookup(&x, &s.key, pc), 0,
 			      "per-CPU values of the source")) {
 			ok = false;
 			break;
