@@ -246,14 +246,20 @@ out:
 	return slot;
 }
 
-/* Mark the source at `slot` verified: eviction keeps it from unverified
- * sources. Once: a shared write. */
-static __always_inline void source_index_verified(__u32 slot)
+/* Mark source `key`, found verified, in the index: eviction keeps it from
+ * unverified sources. Once per CPU that finds it so (its first read of a
+ * verification), and a shared write only where the bit is not yet set. */
+static __always_inline void source_index_verified(const struct rl_key *key)
 {
-	__u32 bucket = slot / RL_INDEX_WAYS;
-	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
-	__u32 way = slot & RL_INDEX_WAY_MASK;
+	int slot = source_find(key);
+	__u32 bucket, way;
+	struct rl_index_bucket *b;
 
+	if (slot < 0)
+		return;
+	bucket = (__u32)slot / RL_INDEX_WAYS;
+	way = (__u32)slot & RL_INDEX_WAY_MASK;
+	b = bpf_map_lookup_elem(&source_index, &bucket);
 	if (b && (RL_READ(b->way[way]) & (RL_WAY_STATE | RL_WAY_VERIFIED)) == RL_WAY_LIVE)
 		__sync_fetch_and_or(&b->way[way], RL_WAY_VERIFIED);
 }
