@@ -3,7 +3,8 @@
  * The source pool (doc/design/pool.md) against what its contract says:
  * eviction never takes a verified source's way for an unverified one, and
  * a source that lost its way starts afresh when it is placed again, on
- * every CPU, even in the way it had. Keys are aimed at buckets with the
+ * every CPU, even in the way it had; a source that finds no way is still
+ * held to its quota. Keys are aimed at buckets with the
  * seed the test reads from the config (an attacker does not know it).
  */
 #include <errno.h>
@@ -64,22 +65,32 @@ static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
 	return fixture_send(f, &fr, n, cpu, now);
 }
 
+/* A pool of two buckets (`max_sources` up to 24: every source in both)
+ * under a rule that reads verification (5 pps, banning): its sources are
+ * placed verified or not. */
+static bool open_two_buckets(struct fixture *f, __u64 max_sources,
+			     struct rl_index *x)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 5,
+				    .have_ban = true, .ban_ns = 10 * NSEC_S };
+
+	return open_pool(f, max_sources, 1, x) &&
+	       CHECK_EQ(x->nbuckets, 2, "two buckets") &&
+	       fixture_rule(f, "198.18.0.0/15", &c);
+}
+
 /* A client that sent its SYN before its handshake (as every TCP client
  * does) is placed unverified; verified since, a flood of new unverified
- * addresses must not push it out. 16 sources: two buckets, every source
- * in both. */
+ * addresses must not push it out. */
 TEST(pool_verified_later_kept_from_a_flood)
 {
 	const char *client = "198.18.0.7";
-	struct rl_rule_change c = { .have_pps = true, .pps = 5,
-				    .have_ban = true, .ban_ns = 10 * NSEC_S };
 	struct rl_index x;
 	struct fixture f;
 	struct frame fr;
 	char addr[32];
 
-	if (!open_pool(&f, 16, 1, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
-	    !fixture_rule(&f, "198.18.0.0/15", &c))
+	if (!open_two_buckets(&f, 16, &x))
 		goto out;
 	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
@@ -188,6 +199,37 @@ TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + 1), 5,
 		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
 	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own way");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * Both of a source's buckets full of verified sources: it finds no way it
+ * may take, and each of its packets is judged as a fresh window. An
+ * unverified sender that finds such an address (an IPv6 block holds many
+ * to try) must still not pass more than its quota a window.
+ */
+TEST(pool_unplaceable_source_still_limited)
+{
+	const char *attacker = "198.18.9.9";
+	struct rl_index x;
+	struct fixture f;
+	char addr[32];
+	__u32 n = 0;
+
+	if (!open_two_buckets(&f, 24, &x))
+		goto out;
+	/* every way a verified client's */
+	for (__u32 i = 1; n < 2 * RL_INDEX_WAYS && i < 64; i++) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		if (!CHECK(fixture_answer(&f, addr, 0, T0), "handshake"))
+			goto out;
+		n += tracked(&x, addr, NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS, "every way a verified client's"))
+		goto out;
+	CHECK_LE(udp(&f, attacker, 100, 0, T0 + 1), 5,
+		 "an untracked sender: at most its quota in the window");
 out:
 	fixture_close(&f);
 }
