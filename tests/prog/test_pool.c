@@ -7,8 +7,12 @@
  * held to its quota. Keys are aimed at buckets with the
  * seed the test reads from the config (an attacker does not know it).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
@@ -18,6 +22,7 @@
 #include "lib/source_index.h"
 #include "../harness.h"
 #include "fixture.h"
+#include "gen/frames.h"
 
 /* The key of an IPv4 source, as the program makes it. */
 static struct rl_key v4_key(const char *addr)
@@ -232,4 +237,152 @@ TEST(pool_unplaceable_source_still_limited)
 		 "an untracked sender: at most its quota in the window");
 out:
 	fixture_close(&f);
+}
+
+/* ---- placements on two CPUs at once ---- */
+
+#define RACE_SOURCES	4096	/* distinct sources, each sent by both CPUs */
+
+struct racer {
+	int prog_fd;
+	int cpu;
+	int *ready;	/* threads at the barrier (atomic) */
+	int err;	/* errno of a failed pin or run (no checks off the main thread) */
+};
+
+/* Pinned to its CPU, after the other thread: one frame of each source in
+ * turn, the same order on both CPUs, so that both place the same new
+ * sources at once (and evict each other's in a 32-way pool). */
+static void *race_thread(void *arg)
+{
+	struct racer *r = arg;
+	struct frame fr;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		r->err = errno;
+	frame_udp(&fr, "198.18.0.0", 64, 0);
+	for (int i = 0; i < RACE_SOURCES; i++) {
+		__u8 *saddr = fr.data + tg_l3_off(0) + TG_IPV4_SADDR_OFF;
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = fr.data,
+			    .data_size_in = (__u32)fr.len, .repeat = 1);
+
+		saddr[2] = (__u8)(i >> 8);
+		saddr[3] = (__u8)i;
+		/* a spinning barrier per source: both CPUs meet its first
+		 * packet within microseconds (a failed thread still arrives) */
+		__atomic_add_fetch(r->ready, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(r->ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
+			;
+		if (!r->err && bpf_prog_test_run_opts(r->prog_fd, &opts))
+			r->err = errno;
+	}
+	return NULL;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* Every bucket of `x` whole: no source in two ways (two budgets), no way
+ * left busy, no `placing` left taken, every live way's word its key's;
+ * how many ways are live (-1: a check failed). */
+static int index_whole(struct fixture *f, const struct rl_index *x)
+{
+	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS, sizeof(*keys));
+	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
+	struct rl_index_bucket b;
+
+	if (!CHECK(keys, "calloc"))
+		return -1;
+	for (__u32 i = 0; i < x->nbuckets; i++) {
+		if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_index, &i, &b), 0,
+			      "a bucket")) {
+			free(keys);
+			return -1;
+		}
+		taken += b.placing != 0;
+		for (int w = 0; w < RL_INDEX_WAYS; w++) {
+			struct rl_index_place p;
+			__u64 k[2];
+
+			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
+			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
+				continue;
+			memcpy(k, b.key[w], sizeof(k));
+			rl_index_locate(&p, k, x->seed, x->nbuckets);
+			astray += !rl_way_matches(b.way[w], &p) ||
+				  (p.bucket[0] != i && p.bucket[1] != i);
+			memcpy(&keys[live++], b.key[w], sizeof(*keys));
+		}
+	}
+	qsort(keys, (size_t)live, sizeof(*keys), key_cmp);
+	for (int i = 1; i < live; i++)
+		twice += !key_cmp(&keys[i - 1], &keys[i]);
+	free(keys);
+	CHECK_EQ(taken, 0, "`placing` left taken");
+	CHECK_EQ(twice, 0, "sources in two ways");
+	CHECK_EQ(busy, 0, "ways left busy");
+	CHECK_EQ(astray, 0, "live ways whose word or bucket is not their key's");
+	return taken || twice || busy || astray ? -1 : live;
+}
+
+/* Two CPUs send the first packet of each of RACE_SOURCES sources at once
+ * into a pool for `max_sources`: the index stays whole; how many ways are
+ * live after (-1: a check failed). */
+static int race(__u64 max_sources)
+{
+	struct racer r[2] = { 0 };
+	struct rl_config cfg;
+	struct rl_index x;
+	struct fixture f;
+	pthread_t tid[2];
+	int ready = 0, live = -1, started = 0;
+
+	if (!open_pool(&f, max_sources, 2, &x) || !fixture_pps(&f, "default", 5) ||
+	    !CHECK_EQ(rl_config_read(&f.m, &cfg), 0, "read config"))
+		goto out;
+	cfg.test_now_ns = T0;
+	if (!CHECK_EQ(rl_config_write(&f.m, &cfg), 0, "write config"))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .prog_fd = f.prog_fd, .cpu = i, .ready = &ready };
+		if (!CHECK_EQ(pthread_create(&tid[i], NULL, race_thread, &r[i]), 0,
+			      "pthread_create")) {
+			/* the other thread meets nobody at its barriers */
+			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
+			break;
+		}
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(tid[i], NULL);
+		CHECK(!r[i].err, "runs on CPU %d: %s", i, strerror(r[i].err));
+	}
+	if (started == 2)
+		live = index_whole(&f, &x);
+out:
+	fixture_close(&f);
+	return live;
+}
+
+/* Two buckets: every placement past the 32nd evicts, on both CPUs. */
+TEST(pool_concurrent_evictions_keep_the_index_whole)
+{
+	int live = race(16);
+
+	if (live >= 0)
+		CHECK_EQ(live, 2 * RL_INDEX_WAYS, "every way live");
+}
+
+/* Room for every source: one way each, however the CPUs met. */
+TEST(pool_concurrent_placements_place_each_source_once)
+{
+	int live = race(RACE_SOURCES);
+
+	if (live >= 0)
+		CHECK_EQ(live, RACE_SOURCES, "each source placed");
 }
