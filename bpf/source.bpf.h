@@ -47,16 +47,18 @@ static __always_inline struct rl_source *slot_source(int slot)
 	return slot < 0 ? NULL : bpf_map_lookup_elem(&sources, &s);
 }
 
-/* This CPU's value of `key` in `table`, owned (NULL: none). */
+/* This CPU's value of `key` in `table`, owned (NULL: none), for a packet
+ * at `now`. */
 static __always_inline struct rl_source *table_source(int table,
-						      const struct rl_key *key)
+						      const struct rl_key *key,
+						      __u64 now)
 {
 	struct rl_source *src;
 
 	if (table == RL_TABLE_NEWCOMERS)
 		src = bpf_map_lookup_elem(&newcomers, key);
 	else
-		src = slot_source(source_find(key));
+		src = slot_source(source_find(key, now));
 	if (src)
 		own_source(src, key);
 	return src;
@@ -69,15 +71,15 @@ static __always_inline struct rl_source *new_source_state(int table,
 							  const struct rl_key *key,
 							  struct rl_counters *cnt,
 							  __u32 rule_id, __u32 gen,
-							  int verified)
+							  int verified, __u64 now)
 {
 	struct rl_source *src;
 
 	if (table == RL_TABLE_NEWCOMERS) {
 		bpf_map_update_elem(&newcomers, key, &new_source, BPF_NOEXIST);
-		src = table_source(table, key);
+		src = table_source(table, key, now);
 	} else {
-		src = slot_source(source_place(key, verified));
+		src = slot_source(source_place(key, verified, now));
 		if (src)
 			own_source(src, key);
 	}

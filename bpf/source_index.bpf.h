@@ -8,6 +8,7 @@
 #define RL_SOURCE_INDEX_BPF_H
 
 #include "maps.bpf.h"
+#include "cpus.bpf.h"
 #include "source_index.h"
 
 /* -1: not found, or the index cannot be read (cannot happen: an array) */
@@ -28,6 +29,24 @@ static __always_inline int index_place(struct rl_index_place *p,
 	return 0;
 }
 
+/* Stamp way `way` of `b` (word `w`) found at `stamp`, unless it is so
+ * already, and mark it RL_WAY_REPEAT the first time: the one shared write
+ * of a lookup, once a stamp unit at most. An XOR of those bits only: a
+ * verification marked, or the stamp of another CPU, meanwhile stays (two
+ * stamps together make another stamp, an age a little wrong, never a word
+ * of another source). */
+static __always_inline void stamp_way(struct rl_index_bucket *b, __u32 way,
+				      __u32 w, __u32 stamp)
+{
+	__u32 diff = (w ^ (stamp << RL_WAY_STAMP_SHIFT)) & RL_WAY_STAMP;
+
+	if (!diff)
+		return;
+	if (!(w & RL_WAY_REPEAT))
+		diff |= RL_WAY_REPEAT;
+	__sync_fetch_and_xor(&b->way[way & RL_INDEX_WAY_MASK], diff);
+}
+
 static __always_inline int key_is(const struct rl_index_bucket *b, __u32 way,
 				  const __u64 k[2])
 {
@@ -36,11 +55,12 @@ static __always_inline int key_is(const struct rl_index_bucket *b, __u32 way,
 	return RL_READ(o[0]) == k[0] && RL_READ(o[1]) == k[1];
 }
 
-/* The way of bucket `b` that holds the key (-1: none), its RL_WAY_RECENT
- * set on the way (once between evictions: a shared write that is rare). */
+/* The way of bucket `b` that holds the key (-1: none), stamped at `stamp`
+ * (RL_STAMP_NONE: not stamped). */
+#define RL_STAMP_NONE	(~0U)
 static __always_inline int probe(struct rl_index_bucket *b,
 				 const struct rl_index_place *p,
-				 const __u64 k[2])
+				 const __u64 k[2], __u32 stamp)
 {
 	for (__u32 i = 0; i < RL_INDEX_WAYS; i++) {
 		__u32 way = (p->home + i) & RL_INDEX_WAY_MASK;
@@ -48,15 +68,17 @@ static __always_inline int probe(struct rl_index_bucket *b,
 
 		if (!rl_way_matches(w, p) || !key_is(b, way, k))
 			continue;
-		if (!(w & RL_WAY_RECENT))
-			__sync_fetch_and_or(&b->way[way], RL_WAY_RECENT);
+		if (stamp != RL_STAMP_NONE)
+			stamp_way(b, way, w, stamp);
 		return way;
 	}
 	return -1;
 }
 
-/* The slot of source `key` in `sources`, or RL_NO_SLOT. */
-__noinline int source_find(const struct rl_key *key)
+/* The slot of source `key` in `sources`, or RL_NO_SLOT; its way stamped
+ * with the time `now` of the packet that looks (0: a lookup that is no
+ * packet's, as a refresh's, stamps nothing). */
+__noinline int source_find(const struct rl_key *key, __u64 now)
 {
 	struct rl_index_place p;
 	struct rl_index_bucket *b;
@@ -72,7 +94,7 @@ __noinline int source_find(const struct rl_key *key)
 		b = bpf_map_lookup_elem(&source_index, &p.bucket[i]);
 		if (!b)
 			return RL_NO_SLOT;
-		way = probe(b, &p, k);
+		way = probe(b, &p, k, now ? rl_index_stamp(now) : RL_STAMP_NONE);
 		if (way >= 0)
 			return rl_index_slot(p.bucket[i], way);
 	}
@@ -86,6 +108,8 @@ struct victim_ctx {
 	__u32 bucket[2];
 	__u32 home;
 	int verified;
+	__u32 stamp;
+	__u32 idle;
 	__u32 empties[2];
 	__u32 empty[2];
 	__u32 slot;
@@ -102,7 +126,8 @@ static long victim_way(__u32 i, struct victim_ctx *c)
 
 	if (!b)
 		return 1;
-	rank = rl_way_victim_rank(RL_READ(b->way[way]), c->verified);
+	rank = rl_way_victim_rank(RL_READ(b->way[way]), c->verified, c->stamp,
+				  c->idle);
 	if (rank == 0) {
 		if (!c->empties[half]++)
 			c->empty[half] = rl_index_slot(bucket, way);
@@ -113,19 +138,47 @@ static long victim_way(__u32 i, struct victim_ctx *c)
 	return 0;
 }
 
-/* Forget which of the bucket's sources packets found: the next eviction
- * tells the sources found since from the others (a clock's second chance). */
-static __always_inline void age(struct rl_index_bucket *b)
+/* What clear_owner() clears: slot `slot` of every CPU that joined. */
+struct clear_ctx {
+	__u32 slot;
+	__u32 end;
+};
+
+static long clear_cpu(__u32 cpu, struct clear_ctx *c)
 {
-	for (__u32 way = 0; way < RL_INDEX_WAYS; way++)
-		if (RL_READ(b->way[way]) & RL_WAY_RECENT)
-			__sync_fetch_and_and(&b->way[way], ~RL_WAY_RECENT);
+	struct rl_source *o;
+
+	if (cpu >= c->end)
+		return 1;
+	if (!cpus_joined(cpu))
+		return 0;
+	o = bpf_map_lookup_percpu_elem(&sources, &c->slot, cpu);
+	if (o)
+		__builtin_memset(&o->owner, 0, sizeof(o->owner));
+	return 0;
 }
 
-/* Claim the way of slot `slot` (holding `old`) for key `k`, write the key
- * and publish it: 0, or -1 if another CPU changed the way first. */
+/*
+ * No CPU's value of slot `slot` belongs to anyone any more: its new
+ * source starts afresh on every CPU, even one it had before (evicted from
+ * this way and placed in it again, its old values name it still). Only
+ * the CPUs that joined hold values (a CPU joins before it owns one,
+ * include/cpus.h). Before the way is published: a CPU still finishing a
+ * packet of the evicted source writes that source's key, not the new one.
+ */
+static __always_inline void clear_owner(__u32 slot)
+{
+	struct clear_ctx c = { .slot = slot, .end = cpus_end() };
+
+	bpf_loop(settings.ncpus, clear_cpu, &c, 0);
+}
+
+/* Claim way `way` of `b` (slot `slot`, holding `old`) for key `k`, clear
+ * its values' owner, write the key and publish it: 0, or -1 if another
+ * CPU changed the way first. */
 static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
-				    __u32 old, const __u64 k[2], __u32 word)
+				    __u32 slot, __u32 old, const __u64 k[2],
+				    __u32 word)
 {
 	__u64 *d = (__u64 *)b->key[way & RL_INDEX_WAY_MASK];
 
@@ -133,6 +186,7 @@ static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 	if (__sync_val_compare_and_swap(&b->way[way], old,
 					(word & RL_WAY_TAG) | RL_WAY_BUSY) != old)
 		return -1;
+	clear_owner(slot);
 	RL_WRITE(d[0], k[0]);
 	RL_WRITE(d[1], k[1]);
 	/* the key before the word that publishes it: x86 keeps two stores
@@ -167,21 +221,21 @@ static __always_inline int take_placing(struct rl_index_bucket *lb, __u32 lock)
 }
 
 /*
- * Place source `key` (verified or not) and return its slot: where it
- * already is, else an empty way of its two buckets, else the way of the
- * least worth keeping (rl_way_victim_rank: never a verified source for an
- * unverified one). RL_NO_SLOT: every way is one it may not take (or a
- * CPU held the lock past RL_PLACE_WAIT). Under that bucket's `placing`,
+ * Place source `key` (verified or not) at `now` and return its slot: where
+ * it already is, else an empty way of its two buckets, else the way of the
+ * least worth keeping (rl_way_victim_rank: least recently found, never a
+ * verified source that sends for an unverified one). RL_NO_SLOT: every
+ * way is one it may not take (or a CPU held the lock past RL_PLACE_WAIT). Under that bucket's `placing`,
  * so that a source is placed once however many CPUs see its first packets
  * together; a way's word changes by compare-and-swap only, as CPUs placing
  * sources of other lower buckets may share these.
  */
-__noinline int source_place(const struct rl_key *key, int verified)
+__noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 {
 	struct rl_index_bucket *b0, *b1, *lb, *vb;
 	struct victim_ctx v = {};
 	struct rl_index_place p;
-	__u32 lock, way, old, bucket;
+	__u32 lock, way, old, bucket, stamp;
 	__u64 k[2];
 	int slot;
 
@@ -201,12 +255,13 @@ __noinline int source_place(const struct rl_key *key, int verified)
 	 * then is where it put it */
 	if (take_placing(lb, lock))
 		return RL_NO_SLOT;
-	slot = probe(b0, &p, k);
+	stamp = rl_index_stamp(now);
+	slot = probe(b0, &p, k, stamp);
 	if (slot >= 0) {
 		slot = rl_index_slot(p.bucket[0], slot);
 		goto out;
 	}
-	slot = probe(b1, &p, k);
+	slot = probe(b1, &p, k, stamp);
 	if (slot >= 0) {
 		slot = rl_index_slot(p.bucket[1], slot);
 		goto out;
@@ -215,6 +270,8 @@ __noinline int source_place(const struct rl_key *key, int verified)
 	v.bucket[1] = p.bucket[1];
 	v.home = p.home;
 	v.verified = verified;
+	v.stamp = stamp;
+	v.idle = rl_index_idle(settings.window_ns);
 	v.rank = RL_WAY_NEVER;
 	bpf_loop(2 * RL_INDEX_WAYS, victim_way, &v, 0);
 	/* the emptier bucket (two choices keep the fullest bucket near the
@@ -230,16 +287,10 @@ __noinline int source_place(const struct rl_key *key, int verified)
 	way = v.slot & RL_INDEX_WAY_MASK;
 	vb = bucket == p.bucket[0] ? b0 : b1;
 	old = RL_READ(vb->way[way]);
-	if (rl_way_victim_rank(old, verified) >= RL_WAY_NEVER ||
-	    take_way(vb, way, old, k, p.tag | RL_WAY_RECENT |
-		     (verified ? RL_WAY_VERIFIED : 0)))
+	if (rl_way_victim_rank(old, verified, stamp, v.idle) >= RL_WAY_NEVER ||
+	    take_way(vb, way, v.slot, old, k, p.tag |
+		     stamp << RL_WAY_STAMP_SHIFT | (verified ? RL_WAY_VERIFIED : 0)))
 		goto out;	/* another CPU changed it: untracked */
-	if (old & RL_WAY_STATE) {
-		/* an eviction: the sources found since the last one in
-		 * these buckets stay ahead of the others at the next */
-		age(b0);
-		age(b1);
-	}
 	slot = v.slot;
 out:
 	RL_WRITE(lb->placing, 0);
@@ -252,10 +303,10 @@ out:
  * By compare-and-swap of the word read with the key still in its way: a
  * CPU may have evicted the source since source_find(), and an OR would
  * mark the newcomer (perhaps a forged one) verified. A few tries: a
- * packet's RECENT or an eviction's ageing may change the word meanwhile. */
+ * packet's stamp may change the word meanwhile. */
 static __always_inline void source_index_verified(const struct rl_key *key)
 {
-	int slot = source_find(key);
+	int slot = source_find(key, 0);
 	__u32 bucket, way, w;
 	struct rl_index_bucket *b;
 	__u64 k[2];

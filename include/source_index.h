@@ -25,18 +25,44 @@
 #define RL_INDEX_WAYS		16
 #define RL_INDEX_WAY_MASK	(RL_INDEX_WAYS - 1)
 
-/* A way's word: its state (the low two bits), RL_WAY_RECENT (a packet
- * found it since the last eviction in its buckets), RL_WAY_VERIFIED (its
- * source was verified when it was placed or since: such a way is evicted
- * only for another verified source), and the tag (the high 28 bits). */
+/* A way's word: its state (the low two bits), RL_WAY_REPEAT (a packet
+ * found it at a later stamp than it was placed at: its source came back,
+ * and is kept before the sources seen once, as the kernel's LRU keeps a
+ * hash's active list), RL_WAY_VERIFIED (its source was verified when it
+ * was placed or since: such a way is evicted only for another verified
+ * source while its source sends), its stamp (bits 4 to 15: when a packet
+ * last found it, in RL_STAMP_SHIFT units of the program's clock, modulo
+ * 4096) and its tag (the high 16 bits). */
 #define RL_WAY_EMPTY		0U
 #define RL_WAY_BUSY		1U	/* claimed: its key is being written */
 #define RL_WAY_LIVE		2U
 #define RL_WAY_STATE		3U
-#define RL_WAY_RECENT		(1U << 2)
+#define RL_WAY_REPEAT		(1U << 2)
 #define RL_WAY_VERIFIED		(1U << 3)
-#define RL_WAY_FLAGS		(RL_WAY_RECENT | RL_WAY_VERIFIED)
-#define RL_WAY_TAG		0xfffffff0U
+#define RL_WAY_STAMP_SHIFT	4
+#define RL_WAY_STAMP		(0xfffU << RL_WAY_STAMP_SHIFT)
+#define RL_WAY_FLAGS		(RL_WAY_REPEAT | RL_WAY_VERIFIED | RL_WAY_STAMP)
+#define RL_WAY_TAG		0xffff0000U
+
+/* A stamp's unit: 2^28 ns (268 ms). A way's word is written when its
+ * stamp is older than the packet's: at most about 4 times a second per
+ * source that keeps sending, and never while it does not; 4096 units
+ * (18 minutes) before a stamp comes round again. */
+#define RL_STAMP_SHIFT		28
+#define RL_STAMP_MASK		0xfffU
+
+/* The stamp of clock reading `now`. */
+static __always_inline __u32 rl_index_stamp(__u64 now)
+{
+	return (__u32)(now >> RL_STAMP_SHIFT) & RL_STAMP_MASK;
+}
+
+/* How long ago (in stamp units, modulo 4096) way word `w` was last found
+ * at stamp `stamp`. */
+static __always_inline __u32 rl_way_age(__u32 w, __u32 stamp)
+{
+	return (stamp - ((w & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT)) & RL_STAMP_MASK;
+}
 
 /* Fewer than this many sources per bucket on average (three quarters
  * full at --max-sources): see rl_index_buckets(). */
@@ -119,25 +145,37 @@ static __always_inline __u32 rl_index_lock_bucket(const struct rl_index_place *p
 }
 
 /*
- * How good a victim way word `w` is for a source placed verified or not
- * (lower is better; RL_WAY_NEVER: not this one). An empty way first; then
- * a source no packet found since the last eviction in these buckets; an
- * unverified source before a verified one, and a verified one only for a
- * verified newcomer; never a way another CPU is writing.
+ * How good a victim way word `w` is for a source placed verified or not,
+ * at stamp `stamp`, when ways older than `idle` stamps have a window with
+ * nothing in it (lower is better; RL_WAY_NEVER: not this one). An empty
+ * way first; then an unverified source before a verified one, and of
+ * each, one seen once before one that came back; within those, the one
+ * no packet found for longest (least recently used). A verified source
+ * for an unverified one only once it is idle: it keeps its verification
+ * (in `verified`) and its ban (in `bans`), and its window holds nothing.
+ * Never a way another CPU is writing.
  */
-#define RL_WAY_NEVER		8
-static __always_inline int rl_way_victim_rank(__u32 w, int verified)
+#define RL_WAY_NEVER		0xffffffffU
+static __always_inline __u32 rl_way_victim_rank(__u32 w, int verified,
+						__u32 stamp, __u32 idle)
 {
-	int rank;
+	__u32 age;
 
 	if ((w & RL_WAY_STATE) == RL_WAY_EMPTY)
 		return 0;
 	if ((w & RL_WAY_STATE) != RL_WAY_LIVE)
 		return RL_WAY_NEVER;
-	if ((w & RL_WAY_VERIFIED) && !verified)
+	age = rl_way_age(w, stamp);
+	if ((w & RL_WAY_VERIFIED) && !verified && age <= idle)
 		return RL_WAY_NEVER;
-	rank = w & RL_WAY_RECENT ? 2 : 1;
-	return w & RL_WAY_VERIFIED ? rank + 2 : rank;
+	return (((w & RL_WAY_VERIFIED) ? 2 : 0) + ((w & RL_WAY_REPEAT) ? 1 : 0)) *
+	       (RL_STAMP_MASK + 1) + (RL_STAMP_MASK + 1) - age;
+}
+
+/* Stamps after which a source's window of `window_ns` holds nothing. */
+static __always_inline __u32 rl_index_idle(__u64 window_ns)
+{
+	return (__u32)(window_ns >> RL_STAMP_SHIFT) + 1;
 }
 
 /* Slot of way `way` of bucket `bucket` in `sources`. */

@@ -361,9 +361,14 @@ int fixture_evict(struct fixture *f, const struct rl_key *key)
 int fixture_place(struct fixture *f, const struct rl_key *key, const void *vals,
 		  bool verified)
 {
+	struct rl_config cfg;
 	struct rl_index x;
 
-	return fixture_index(f, &x) ? rl_index_place(&x, key, vals, verified) : -EIO;
+	/* stamped at the test clock's time, as a packet would */
+	if (!CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return -EIO;
+	return fixture_index(f, &x) ? rl_index_place(&x, key, vals, verified,
+						     cfg.test_now_ns) : -EIO;
 }
 
 int fixture_walk(struct fixture *f,

@@ -147,8 +147,9 @@ TEST(capacity_65536_sources_stay_tracked)
  * seen before (N distinct per pass, 7N/4 in all, more than the table
  * holds): the three quarters that return must keep their windows, the
  * sources of earlier passes that never return being the ones evicted.
- * Eviction is approximate (a way no packet found since the last eviction
- * in its buckets goes first): allow 0.1%.
+ * Eviction is approximate (the way a packet found least recently goes
+ * first, by a stamp of 268 ms: the passes are a stamp apart, all in one
+ * window): allow 0.1%.
  */
 TEST(capacity_with_churn)
 {
@@ -164,7 +165,8 @@ TEST(capacity_with_churn)
 	frame_udp(&fr, "198.18.0.0", 64, 0);
 	for (__u32 p = 0; p < passes; p++) {
 		/* fresh sources of pass p: n * (p + 1) + i, beyond the stable ones */
-		r = send_pass(&f, &fr, 0, n, (int)p, T0 + p * NSEC_MS, 4, n * (p + 1));
+		r = send_pass(&f, &fr, 0, n, (int)p, T0 + p * (1ULL << RL_STAMP_SHIFT),
+			      4, n * (p + 1));
 		CHECK_EQ(r.failed, 0, "runs failed");
 		if (p == 0)
 			CHECK_EQ(r.passed, n, "first pass: all pass");

@@ -3,7 +3,7 @@
  * The source pool (doc/design/pool.md): a source is placed once however
  * many CPUs see its first packets together; a full pair of buckets never
  * gives a verified source's way to an unverified one; and it gives up the
- * way no packet found since the last eviction in those buckets. The keys
+ * way a packet found least recently. The keys
  * that share a pair of buckets are found with the index's own hash
  * (rl_index_locate) under the seed the loader drew, in a small table.
  */
@@ -221,9 +221,10 @@ static int tracked_of(struct fixture *f, const struct rl_key *keys, int n, int *
 
 /*
  * 32 verified sources fill the two buckets of a pair: a new unverified
- * source of the same pair takes none of their ways (its packets pass
- * untracked) however often it comes, while a new verified one does (the
- * buckets were full: the check is not vacuous).
+ * source of the same pair takes none of their ways (they send: its
+ * packets are refused, not passed untracked) however often it comes,
+ * while a new verified one does (the buckets were full: the check is not
+ * vacuous).
  */
 TEST(pool_verified_ways_kept_from_unverified)
 {
@@ -260,10 +261,13 @@ TEST(pool_verified_ways_kept_from_unverified)
 		goto out;
 	frame_udp(&fr, v4_text(&stranger, addr, sizeof(addr)), 64, 0);
 	was = fixture_totals(&f);
-	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 3, "the unverified source passes (its quota)");
-	CHECK_EQ(fixture_send(&f, &fr, 3, 1 % rl_ncpus(), T0 + 1), 3, "on either CPU");
+	/* with no way it may take, it is refused while its budget limits it
+	 * (else a sender that found such an address passed unlimited) */
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 0, "the unverified source is refused");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 1 % rl_ncpus(), T0 + 1), 0, "on either CPU");
 	now = fixture_totals(&f);
-	CHECK_EQ(now.untracked_pkts - was.untracked_pkts, 6, "untracked: no way for it");
+	CHECK_EQ(now.untracked_pkts - was.untracked_pkts, 0, "none passed untracked");
+	CHECK_EQ(now.dropped_pkts - was.dropped_pkts, 6, "all six dropped");
 	CHECK_EQ(now.new_sources - was.new_sources, 0, "no source placed");
 	CHECK_EQ(tracked(&f, &stranger), -ENOENT, "not in `sources`");
 	CHECK_EQ(tracked_of(&f, keys, PAIR_WAYS, NULL), PAIR_WAYS,
@@ -279,13 +283,14 @@ out:
 }
 
 /*
- * A full pair of buckets evicts the way no packet found since the last
- * eviction in them: 32 sources fill it, a 33rd evicts one of them (every
- * way found since: any) and ages the rest; then every source but one
- * sends again, and a 34th source takes the way of that one, whatever its
- * place in the buckets.
+ * A full pair of buckets evicts the way a packet found least recently (by
+ * its stamp, include/source_index.h): 32 sources fill it, a 33rd evicts
+ * one of them (all found at one stamp: any); a stamp later every source
+ * but one sends again, and another stamp later a 34th source takes the
+ * way of that one, whatever its place in the buckets.
  */
-TEST(pool_evicts_the_way_not_found_since_the_last_eviction)
+#define STAMP_NS	(1ULL << RL_STAMP_SHIFT)
+TEST(pool_evicts_the_least_recently_found_way)
 {
 	struct rl_key keys[PAIR_WAYS + 2];
 	struct rl_index_place p;
@@ -329,16 +334,16 @@ TEST(pool_evicts_the_way_not_found_since_the_last_eviction)
 		if (i == gone || i == idle)
 			continue;
 		frame_udp(&fr, v4_text(&keys[i], addr, sizeof(addr)), 64, 0);
-		CHECK_EQ(fixture_send(&f, &fr, 1, (i + 1) % 2 % rl_ncpus(), T0 + NSEC_MS), 1,
+		CHECK_EQ(fixture_send(&f, &fr, 1, (i + 1) % 2 % rl_ncpus(), T0 + STAMP_NS), 1,
 			 "a tracked source sends again");
 	}
 	frame_udp(&fr, v4_text(&keys[PAIR_WAYS + 1], addr, sizeof(addr)), 64, 0);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 2 * NSEC_MS), 1, "the 34th passes");
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 2 * STAMP_NS), 1, "the 34th passes");
 	now = fixture_totals(&f);
 	CHECK_EQ(now.new_sources - was.new_sources, 1, "the 34th placed, none re-created");
 	CHECK_EQ(tracked(&f, &keys[PAIR_WAYS + 1]), 0, "the 34th tracked");
 	CHECK_EQ(tracked(&f, &keys[idle]), -ENOENT,
-		 "the source no packet found since the eviction: evicted");
+		 "the source found least recently: evicted");
 	for (int i = 0; i <= PAIR_WAYS; i++)
 		if (i != gone && i != idle &&
 		    !CHECK_EQ(tracked(&f, &keys[i]), 0,

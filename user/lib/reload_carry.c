@@ -91,6 +91,7 @@ static int grow(void *arr, size_t *alloc, size_t n, size_t size)
 struct table {
 	int fd;
 	const struct rl_index *x;	/* NULL: a hash */
+	__u64 now;			/* the program's clock, to stamp a place */
 };
 
 /* `key`'s entry as the table's values were when the walk met it. */
@@ -196,7 +197,8 @@ static int table_put(const struct table *t, const struct rl_key *key,
 		     const void *vals)
 {
 	if (t->x)
-		return rl_index_place(t->x, key, vals, holds_verified(vals, key));
+		return rl_index_place(t->x, key, vals, holds_verified(vals, key),
+				      t->now);
 	return bpf_map_update_elem(t->fd, key, vals, BPF_ANY) ? -errno : 0;
 }
 
@@ -763,7 +765,8 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 		what = "sources";
 		struct rl_index ox, nx;
 		struct table from = old_sources(old, &ox);
-		struct table to = { .fd = nm->sources, .x = &nx };
+		struct table to = { .fd = nm->sources, .x = &nx,
+				    .now = rl_prog_now_ns(s) };
 		struct table nfrom = { .fd = old->m.newcomers };
 		struct table nto = { .fd = nm->newcomers };
 

@@ -106,7 +106,7 @@ out:
 }
 
 int rl_index_place(const struct rl_index *x, const struct rl_key *key,
-		   const void *vals, bool verified)
+		   const void *vals, bool verified, __u64 now)
 {
 	struct rl_index_bucket b[2];
 	struct rl_index_place p;
@@ -143,7 +143,9 @@ int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 			     (__u32)best & RL_INDEX_WAY_MASK);
 	if (bpf_map_update_elem(x->sources, &slot, vals, BPF_ANY))
 		return -errno;
-	word = p.tag | (verified ? RL_WAY_VERIFIED : 0);
+	/* a carried source was tracked before: kept as one that came back */
+	word = p.tag | rl_index_stamp(now) << RL_WAY_STAMP_SHIFT | RL_WAY_REPEAT |
+	       (verified ? RL_WAY_VERIFIED : 0);
 	memcpy(b[best / RL_INDEX_WAYS].key[best & RL_INDEX_WAY_MASK], k,
 	       sizeof(b[0].key[0]));
 	b[best / RL_INDEX_WAYS].way[best & RL_INDEX_WAY_MASK] = word;

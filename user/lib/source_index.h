@@ -42,11 +42,12 @@ int rl_index_walk(const struct rl_index *x,
 			      const void *vals),
 		  void *ctx);
 
-/* Place `key` with values `vals` (every CPU's) in maps no program writes
- * yet (the bucket is written whole): an empty way of its buckets. 0, -EEXIST (placed already: values
+/* Place `key` with values `vals` (every CPU's), found last at `now` (the
+ * program's clock), in maps no program writes yet (the bucket is written
+ * whole): an empty way of its buckets. 0, -EEXIST (placed already: values
  * unchanged), -ENOSPC (both buckets full), -errno. */
 int rl_index_place(const struct rl_index *x, const struct rl_key *key,
-		   const void *vals, bool verified);
+		   const void *vals, bool verified, __u64 now);
 
 /* Its ncpus values (as a lookup returns them): 0, -ENOENT, -errno. */
 int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
