@@ -344,12 +344,13 @@ static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
 	return 0;
 }
 
-/* The xcpu program needs its source's entry. */
+/* The xcpu program needs its source's slot, owned by it. */
 static int make_xcpu_entry(struct baselines *b)
 {
 	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff, [12] = 198,
 					[13] = 18, [15] = 1 } };
 	void *val = rl_percpu_alloc(sizeof(struct rl_source));
+	__u32 slot = BENCH_XCPU_SLOT;
 	int ret;
 
 	if (!val)
@@ -358,7 +359,7 @@ static int make_xcpu_entry(struct baselines *b)
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
 		((struct rl_source *)RL_PERCPU_VAL(val, sizeof(struct rl_source),
 						   cpu))->owner = key;
-	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &key, val,
+	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &slot, val,
 				  BPF_ANY);
 	free(val);
 	return ret;
