@@ -592,7 +592,8 @@ int bench_cost(int argc, char **argv)
 		goto out;
 	}
 	/* the minimal limiter on the program's own clock, sized as the
-	 * program's table: the per-packet comparison reads the same clock */
+	 * program's LRU hash (history) for its --max-sources: the per-packet
+	 * comparison reads the same clock */
 	mu = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), ~0ULL >> 1, RL_DEFAULT_WINDOW_NS,
 				rl.s.flags & RL_F_COARSE_CLOCK);
 	mo = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), 1, RL_DEFAULT_WINDOW_NS,

@@ -58,8 +58,8 @@ static int attach_bare(const char *dev, const char *what)
 	return ret;
 }
 
-/* The minimal limiter with room for SOURCES (default 65,536) as the
- * program's table has, 1 packet a
+/* The minimal limiter with room for SOURCES (default 65,536), as an LRU
+ * hash needs it (the program's `history`: rl_sources_map_size), 1 packet a
  * window of WINDOW_S seconds (default 1: --default-pps 1), on the clock
  * xdp-ratelimit's attach with that window chooses here. */
 static int attach_minimal(const char *dev, int argc, char **argv)
@@ -73,7 +73,8 @@ static int attach_minimal(const char *dev, int argc, char **argv)
 		fprintf(stderr, "ratelimit-bench: xdp minimal: bad SOURCES or WINDOW_S\n");
 		return 2;
 	}
-	/* the entries xdp-ratelimit's --max-sources SOURCES gives its table */
+	/* the entries xdp-ratelimit's --max-sources SOURCES gives its LRU
+	 * hash (history; `sources` itself up to layout 13) */
 	m = bench_load_minimal(rl_sources_map_size(n, rl_ncpus()), 1, win,
 			       bench_program_clock_coarse(win));
 	if (!m)
