@@ -27,7 +27,10 @@ struct sum_ctx {
 	 * it does not know made it walk the program's paths twice over),
 	 * and stops here */
 	__u32 end;
-	int slot;	/* a source's in `sources` (RL_NO_SLOT: none) */
+	/* a source's slot in `sources` (RL_NO_SLOT: none), found again
+	 * once per refresh, not carried from the packet's lookup: that would
+	 * cost every path of the program stack */
+	int slot;
 	union {
 		struct rl_key key;
 		__u32 rule_id;
@@ -142,14 +145,10 @@ static __always_inline void sum_others(struct sum_ctx *c, int of_source)
 		}
 		return;
 	}
-	if (c->source == RL_TABLE_NEWCOMERS) {
+	if (c->source == RL_TABLE_NEWCOMERS)
 		bpf_loop(settings.ncpus, sum_newcomer_cpu, c, 0);
-	} else {
-		/* found again, not carried from the packet's lookup: the
-		 * slot would cost every path of the program stack */
-		c->slot = source_find(&c->key);
+	else
 		bpf_loop(settings.ncpus, sum_source_cpu, c, 0);
-	}
 	if (c->acc.hist) {
 		if (c->source == RL_TABLE_NEWCOMERS)
 			h = bpf_map_lookup_elem(&new_history, &c->key);

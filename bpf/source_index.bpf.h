@@ -246,15 +246,38 @@ out:
 	return slot;
 }
 
-/* Mark the source at `slot` verified: eviction keeps it from unverified
- * sources. Once: a shared write. */
-static __always_inline void source_index_verified(__u32 slot)
+/* Mark source `key`, found verified, in the index: eviction keeps it from
+ * unverified sources. Once per CPU that finds it so (its first read of a
+ * verification), and a shared write only where the bit is not yet set.
+ * By compare-and-swap of the word read with the key still in its way: a
+ * CPU may have evicted the source since source_find(), and an OR would
+ * mark the newcomer (perhaps a forged one) verified. A few tries: a
+ * packet's RECENT or an eviction's ageing may change the word meanwhile. */
+static __always_inline void source_index_verified(const struct rl_key *key)
 {
-	__u32 bucket = slot / RL_INDEX_WAYS;
-	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &bucket);
-	__u32 way = slot & RL_INDEX_WAY_MASK;
+	int slot = source_find(key);
+	__u32 bucket, way, w;
+	struct rl_index_bucket *b;
+	__u64 k[2];
 
-	if (b && (RL_READ(b->way[way]) & (RL_WAY_STATE | RL_WAY_VERIFIED)) == RL_WAY_LIVE)
-		__sync_fetch_and_or(&b->way[way], RL_WAY_VERIFIED);
+	if (slot < 0)
+		return;
+	bucket = (__u32)slot / RL_INDEX_WAYS;
+	way = (__u32)slot & RL_INDEX_WAY_MASK;
+	b = bpf_map_lookup_elem(&source_index, &bucket);
+	if (!b)
+		return;
+	__builtin_memcpy(k, key, sizeof(k));
+	for (int tries = 0; tries < 4; tries++) {
+		w = RL_READ(b->way[way]);
+		/* the word before the key: a way's key is written before the
+		 * word that publishes it (take_way) */
+		if ((w & (RL_WAY_STATE | RL_WAY_VERIFIED)) != RL_WAY_LIVE ||
+		    !key_is(b, way, k))
+			return;
+		if (__sync_val_compare_and_swap(&b->way[way], w,
+						w | RL_WAY_VERIFIED) == w)
+			return;
+	}
 }
 #endif /* RL_SOURCE_INDEX_BPF_H */

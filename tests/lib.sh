@@ -212,6 +212,18 @@ mac_of() {	# RXDEV: its MAC address
 	ip -n "$rx" -j link show "$1" | jq -r '.[0].address'
 }
 
+# What a terminal of 80 columns would show wrong in TEXT, one a line:
+# each PATTERN (a whole line, grep -x) that no line of it is, and each line
+# over 80 columns; nothing when every line fits and every PATTERN is there.
+width_problems() {	# TEXT PATTERN...
+	local text=$1 want
+	shift
+	for want; do
+		grep -qx -- "$want" <<<"$text" || echo "no line '$want'"
+	done
+	awk 'length > 80 { print "over 80 columns: " $0 }' <<<"$text"
+}
+
 # True once CMD succeeds, run every 0.1 s at most TRIES times: the bounded
 # wait on an agent, a server or the kernel (never a bare sleep).
 within() {	# TRIES CMD...

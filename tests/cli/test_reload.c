@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/cmd_args.h"
 #include "lib/iface.h"
 #include "lib/reload_carry.h"
 #include "lib/settings.h"
@@ -239,4 +240,37 @@ TEST(reload_refuses_loss)
 	      strstr(err, "--max-sources 1025 or more"), "%s", err);
 	CHECK_EQ(rl_carry_loss_check(&many, &p64, &p64, "eth0", err, sizeof(err)), 0,
 		 "a table as large holds them");
+}
+
+/* What a reload onto new maps carried, as it says so (cli/cmd_reload.c). */
+static const char *carried_text(const char *iface, const struct rl_carried *c)
+{
+	static char out[1024];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	if (!f)
+		return "";
+	rl_reload_print_carried(f, iface, c, RL_LAYOUT_VERSION);
+	fclose(f);
+	return out;
+}
+
+/* Within 80 columns with a name of 15 characters and the largest counts
+ * (every slot a rule, a ban and a verified source per tracked source):
+ * the verified sources go on under the rest then, and only then. */
+TEST(reload_carried_fits_80_columns)
+{
+	struct rl_carried small = { .rules = 2 }, large = {
+		.rules = RL_MAX_RULES, .bans = RL_MAX_MAX_SOURCES,
+		.verified = RL_MAX_MAX_SOURCES, .windows = true };
+	const char *got;
+
+	got = carried_text("eth0", &small);
+	CHECK(!strcmp(got, "eth0: new maps: carried 2 rules, 0 bans, 0 verified sources,\n"
+		      "  not the sources' windows and counters (every source starts a fresh window)\n"),
+	      "got:\n%s", got);
+	got = carried_text("ifname-15-chars", &large);
+	CHECK(!strcmp(got, "ifname-15-chars: new maps: carried 4096 rules, 16777216 bans,\n"
+		      "  16777216 verified sources,\n"
+		      "  the sources' windows and counters\n"), "got:\n%s", got);
 }

@@ -83,6 +83,22 @@ TEST(table_hidden_columns_and_wrapped_last)
 		      "under the row when no piece fits beside it");
 }
 
+/* A left column's padding is not printed when the last column goes under
+ * the row: no line ends in blanks. */
+TEST(table_wrapped_under_no_trailing_blanks)
+{
+	static const struct rl_table_col cols[] = {
+		{ "PREFIX", true, 0 }, { "SCOPE", true, 0 }, { "LIMITS", true, 0 },
+	};
+	const char *row[] = { "198.18.0.0/15", "-", "--pps\x1f" "100 --ban\x1f" "1m" };
+
+	check_printed(cols, 3, row, 28,
+		      "PREFIX         SCOPE  LIMITS\n"
+		      "198.18.0.0/15  -\n"
+		      "    --pps 100 --ban 1m\n",
+		      "the scope unpadded");
+}
+
 TEST(table_counts)
 {
 	static const struct {

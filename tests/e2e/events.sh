@@ -13,7 +13,8 @@ follow_start() {	# FILE ARGS...
 	local f=$1 i
 	shift
 	tmpfiles+=("$f" "$f.err")
-	nsenter --net="/run/netns/$rx" "$cli" events --iface "$vrx" "$@" >"$f" 2>"$f.err" &
+	# wide: one line per event, as these tests read them (width.sh: wrapped)
+	nsenter --net="/run/netns/$rx" env COLUMNS=200 "$cli" events --iface "$vrx" "$@" >"$f" 2>"$f.err" &
 	follower=$!
 	bg+=("$follower")
 	for ((i = 0; i < 50; i++)); do

@@ -25,7 +25,7 @@ sock=$dir/redis.sock
 redis_url=unix://$sock
 
 tests=(bad_input two_hosts_one_quota redis_restart redis_slow agent_restart late_joiner agent_reload
-	agent_reload_window agent_stops hostile_writer hostile_flood hostile_trickle tls_tunnel no_auth_elsewhere)
+	agent_reload_window agent_stops output_width hostile_writer hostile_flood hostile_trickle tls_tunnel no_auth_elsewhere)
 check_test_names
 
 # ---- Redis -------------------------------------------------------------------
@@ -327,6 +327,50 @@ test_agent_stops() {
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(sync_state 0)" = none ]
 	result agent_sigterm $? "exit $rc, state $(sync_state 0)"
+}
+
+# ---- what the agent prints fits 80 columns, whatever the names -------------------
+# An interface name of 15 characters (the kernel's longest), a fleet of 64
+# and a host name of 64 (both the longest), in a UTS namespace of the
+# agent's own: its first lines, a reload onto new maps and the detach that
+# stops it, and status's line of the agent, each line at most 80 columns,
+# every name whole.
+test_output_width() {
+	local long fleet host p rc why=() out problems status
+	long=$(printf '%.15s' "${id}wwwwwwwwwwwwwww")
+	fleet=$(printf '%.64s' "f${id}$(printf 'x%.0s' {1..64})")
+	host=$(printf '%.64s' "h${id}$(printf 'y%.0s' {1..64})")
+	rx_ifaces+=("$long")	# cleanup detaches it
+	ip -n "${hosts[0]}" link add "$long" type bridge && ip -n "${hosts[0]}" link set "$long" up &&
+		on 0 "$cli" attach "$long" >/dev/null ||
+		{ result output_width 1 "setup"; ip -n "${hosts[0]}" link del "$long" 2>/dev/null; return; }
+	# nsenter, unshare and sh exec in turn: $! is the agent
+	nsenter --net="/run/netns/${hosts[0]}" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$host" \
+		"$cli" sync --iface "$long" --redis "$redis_url" --fleet "$fleet" --fleet-key-file "$keyfile" \
+		>"$dir/width.log" 2>&1 &
+	p=$! agent[w]=$!	# cleanup kills it
+	width_synced() { on 0 "$cli" status --json |
+		jq -e --arg i "$long" '.interfaces[] | select(.ifname == $i) | .sync.state == "ok"' >/dev/null; }
+	within 50 width_synced || why+=("agent not ok")
+	# status's line of the agent, with the fleet's name whole (not a terminal, no COLUMNS: 80)
+	status=$(on 0 env -u COLUMNS "$cli" status 2>&1)
+	on 0 "$cli" reload "$long" --max-sources 70000 >/dev/null || why+=("reload")
+	within 50 grep -q "^$long runs on new maps" "$dir/width.log" || why+=("no new maps line")
+	on 0 "$cli" detach "$long" >/dev/null || why+=("detach")
+	gone_agent() { ! kill -0 "$p" 2>/dev/null; }
+	within 50 gone_agent || kill "$p" 2>/dev/null
+	wait "$p"
+	rc=$?
+	unset "agent[w]"
+	out=$(cat "$dir/width.log")
+	[ "$rc" = 0 ] || why+=("exit $rc")
+	problems=$(width_problems "$out" "syncing $long every [0-9]* ms" "  in fleet $fleet" "  as host $host" \
+		"$long runs on new maps (a reload or an attach):" "  syncing them every [0-9]* ms" \
+		"$long was detached: sync stops")
+	problems+=$(width_problems "$status" "$long sync: ok, fleet" "    $fleet (last")
+	ip -n "${hosts[0]}" link del "$long"
+	[ -z "$problems" ] || why+=("$problems")
+	result output_width "${#why[@]}" "${why[*]}; printed: $out; status: $status"
 }
 
 # ---- a hostile Redis: a writer without the fleet key ------------------------------

@@ -81,6 +81,12 @@ int rl_iface_arg(const char *cmd, const char *name)
 	return rl_usage_err("%s: %s", cmd, err);
 }
 
+void rl_print_pins_moved(const char *iface)
+{
+	printf("moved the pins of %s from %s\n  into %s\n", iface, RL_PIN_TOP,
+	       rl_pin_root());
+}
+
 int rl_require_root(void)
 {
 	if (geteuid() == 0)

@@ -206,6 +206,10 @@ extern const struct rl_cmd *const rl_commands[];
  * rl_usage_err()'s status. */
 int rl_iface_arg(const char *cmd, const char *name);
 
+/* That reload or detach carried an earlier release's pins of `iface` into
+ * this namespace's directory (rl_pins_carry_flat), in 80 columns. */
+void rl_print_pins_moved(const char *iface);
+
 /* Not root: message and RL_EXIT_FAIL; 0 when root. */
 int rl_require_root(void);
 

@@ -91,4 +91,10 @@ int rl_attach_run(const struct rl_attach_args *a, const struct rl_rule *rules,
 void rl_attach_print(const char *what, const char *iface, __u32 mode,
 		     unsigned int prio, const struct rl_settings *s);
 
+/* What a reload onto new maps carried into them from pins of `layout`,
+ * to f, within 80 columns whatever the name and the counts. */
+struct rl_carried;
+void rl_reload_print_carried(FILE *f, const char *iface, const struct rl_carried *c,
+			     __u32 layout);
+
 #endif /* RL_CMD_ARGS_H */

@@ -70,8 +70,8 @@ static const struct rl_opt attach_opts[] = {
 	  .help = "how long one answer keeps a source verified,\n"
 		  "1s to 24h (default 10m)" },
 	{ RL_ATTACH_OPT_PRIORITY(T, ),
-	  .help = "run at N, 1 to 1000, among other XDP programs under libxdp's\n"
-		  "dispatcher; lower runs first (default 20)" },
+	  .help = "run at N, 1 to 1000, among other XDP programs\n"
+		  "under libxdp's dispatcher; lower runs first (default 20)" },
 	{ 0 }
 };
 #undef T
@@ -196,7 +196,9 @@ static int do_attach(const struct rl_attach_args *a, int ifindex,
 	if (ret)
 		return rl_fail("%s", err);
 	if (a->priority && a->priority != RL_RUN_PRIO && !res.prio)
-		fprintf(stderr, "%s: --priority has no effect here: this kernel runs one XDP program per interface (libxdp's dispatcher needs freplace, which it refuses)\n",
+		fprintf(stderr, "%s: --priority has no effect here:\n"
+			"  this kernel runs one XDP program per interface\n"
+			"  (libxdp's dispatcher needs freplace, which it refuses)\n",
 			a->iface);
 	rl_attach_print("attached to", a->iface, res.mode, res.prio, s);
 	if (have_mem)

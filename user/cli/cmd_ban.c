@@ -186,7 +186,8 @@ const struct rl_cmd rl_cmd_ban = {
 		"A rule set with 'quota set PREFIX --ban DURATION' bans a source whose\n"
 		"in-window packets of connections the host established exceed the source's\n"
 		"own quota: every packet of the source is then dropped, on every CPU, for\n"
-		"DURATION from that drop (its packets meanwhile do not extend the ban). Bans outlive changes to the rule.\n"
+		"DURATION from that drop (its packets meanwhile do not extend the ban).\n"
+		"Bans outlive changes to the rule.\n"
 		"'list' shows the banned sources with the rule that banned them and the time\n"
 		"left (every attached interface without --iface); 'del' lifts the ban of\n"
 		"ADDRESS (as 'ban list' shows it), or every ban with 'all'.\n",

@@ -56,7 +56,7 @@ static int detach_run(void *cfg)
 	if (ret < 0)
 		return rl_fail("detach: %s; nothing changed", err);
 	if (ret > 0)
-		printf("%s\n", err);
+		rl_print_pins_moved(iface);
 	ret = rl_iface_resolve(iface, name, err, sizeof(err));
 	if (ret) {
 		if (stale) {
@@ -107,10 +107,10 @@ const struct rl_cmd rl_cmd_detach = {
 	.args = "IFACE",
 	.doc =
 		"Remove the limiter from IFACE and every pin it made under\n"
-		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them). Also cleans up\n"
-		"what an interrupted attach or a deleted interface left behind, and the\n"
-		"clsact qdisc attach created when no filter is left on it. An interface\n"
-		"that is not attached: nothing to detach, exit status 3.\n",
+		RL_PIN_TOP "/NETNS/IFACE/ (its counters go with them).\n"
+		"Also cleans up what an interrupted attach or a deleted interface left\n"
+		"behind, and the clsact qdisc attach created when no filter is left on it.\n"
+		"An interface that is not attached: nothing to detach, exit status 3.\n",
 	.notes =
 		"Example:\n"
 		"  xdp-ratelimit detach eth0\n",

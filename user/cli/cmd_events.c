@@ -31,6 +31,7 @@
 #include "lib/source_index.h"
 #include "lib/rule_store.h"
 #include "cli/stats_view.h"
+#include "cli/table.h"
 #include "cli/text.h"
 #include "lib/values.h"
 
@@ -51,6 +52,7 @@ struct follower {
 	struct rl_iface ifc;
 	__u32 config_id;	/* of the maps followed (rl_iface_config_id) */
 	bool json;
+	int width;		/* of the lines (rl_view_width) */
 	bool discard;		/* reading out what was there before us */
 	int err;		/* of the callback, for the loop */
 	struct rl_follow follow;
@@ -132,6 +134,11 @@ static void print_event(void *ctx, const struct rl_event *e)
 	struct follower *fl = ctx;
 	char when[48], addr[RL_SOURCE_STRLEN], rule[RL_PREFIX_STRLEN], dur[32];
 	char scope[RL_SCOPE_STRLEN], name[RL_SHOWN_LEN];
+	char tail[RL_PREFIX_STRLEN + RL_SCOPE_STRLEN + 40];
+	/* columns as wide as their common values (an IPv4 address; one
+	 * interface: its name is as wide on every line) */
+	static const int pads[] = { 0, 0, 8, 15, 0 };
+	const char *fields[5];
 	bool has_rule = e->rule_flags & RL_EVENT_F_RULE;
 	bool banned = e->type == RL_EVENT_BANNED;
 	__u64 ban_ns = e->until_ns - e->time_ns;
@@ -164,13 +171,15 @@ static void print_event(void *ctx, const struct rl_event *e)
 		rl_json_end(&j);
 		return;
 	}
-	/* columns as wide as their common values (one interface: its name
-	 * is as wide on every line) */
 	rl_format_duration(ban_ns - ban_ns % RL_NSEC_PER_MSEC, dur, sizeof(dur));
-	printf("%s  %s  %-8s  %-18s  %s%s%s%s%s\n", when,
-	       rl_text_shown(fl->name, name, sizeof(name)), event_names[e->type],
-	       addr, has_rule ? rule : "-", scope[0] ? " " : "", scope,
-	       banned ? " for " : "", banned ? dur : "");
+	snprintf(tail, sizeof(tail), "%s%s%s%s%s", has_rule ? rule : "-",
+		 scope[0] ? " " : "", scope, banned ? " for " : "", banned ? dur : "");
+	fields[0] = when;
+	fields[1] = rl_text_shown(fl->name, name, sizeof(name));
+	fields[2] = event_names[e->type];
+	fields[3] = addr;
+	fields[4] = tail;
+	rl_print_row(stdout, fields, pads, 5, fl->width);
 }
 
 /* ---- the program's state, for the sweeps (event_follow.h) ---- */
@@ -353,7 +362,7 @@ static int events_run(void *cfg)
 {
 	const struct events_args *a = cfg;
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
-	struct follower fl = { .json = a->json };
+	struct follower fl = { .json = a->json, .width = rl_view_width(false) };
 	char err[RL_ERR_LEN];
 	int ret, ifindex, lock = -1;
 
@@ -381,7 +390,8 @@ static int events_run(void *cfg)
 		/* what the old maps' sources were (limited, banned) is
 		 * not carried: their next change is reported afresh */
 		follow_close(&fl, &lock);
-		fprintf(stderr, "xdp-ratelimit: events: %s runs on new maps (a reload or an attach): following them\n",
+		fprintf(stderr, "xdp-ratelimit: events: %s runs on new maps\n"
+			"  (a reload or an attach): following them\n",
 			fl.name);
 		ret = follow_open(&fl, &lock, err, sizeof(err));
 	}

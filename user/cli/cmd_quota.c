@@ -126,8 +126,10 @@ static int prefix_operand(struct rl_parser *p, void *cfg, int argc,
 static int quota_change(const char *verb, const struct rl_quota_args *a)
 {
 	char err[RL_ERR_LEN], name[IF_NAMESIZE], buf[RL_PREFIX_STRLEN];
-	char scope[RL_SCOPE_STRLEN + 1] = "";
+	char scope[RL_SCOPE_STRLEN];
+	const char *what;
 	struct rl_iface ifc;
+	bool under;
 	int ret;
 
 	ret = rl_iface_resolve(a->iface, name, err, sizeof(err));
@@ -167,12 +169,15 @@ static int quota_change(const char *verb, const struct rl_quota_args *a)
 	if (ret)
 		return rl_fail("quota %s: %s", verb, err);
 	rl_format_prefix(&a->prefix, buf, sizeof(buf));
-	if (rl_scope_any(&a->scope)) {
-		scope[0] = ' ';
-		rl_scope_text(&a->scope, scope + 1, sizeof(scope) - 1);
-	}
-	printf("%s: rule %s%s %s\n", name, buf, scope,
-	       !strcmp(verb, "set") ? "set" : "deleted");
+	rl_scope_text(&a->scope, scope, sizeof(scope));
+	what = !strcmp(verb, "set") ? "set" : "deleted";
+	/* 80 columns: the scope goes under the prefix when the line would
+	 * pass them (a 15-character name, an IPv6 /96 and the longest scope
+	 * make 90) */
+	under = strlen(name) + strlen(buf) + strlen(scope) + strlen(what) + 9 >
+		RL_VIEW_MIN_WIDTH;
+	printf("%s: rule %s%s%s %s\n", name, buf, !scope[0] ? "" : under ? "\n  " : " ",
+	       scope, what);
 	return RL_EXIT_OK;
 }
 
@@ -319,9 +324,7 @@ static void rule_cell(const void *ctx, size_t row, int col, char *buf,
 	} else if (col == COL_LIMITS) {
 		/* wrapped between options, never inside one */
 		rl_rule_limits_text(r, buf, len);
-		for (char *c = buf; (c = strchr(c, ' ')); c++)
-			if (c[1] != '-')
-				*c = RL_TABLE_NBSP;
+		rl_table_keep_options(buf);
 	} else {
 		rl_rule_opt_text(r, &rl_rule_opts[col - COL_FIELD], buf, len);
 	}
@@ -456,7 +459,8 @@ const struct rl_cmd rl_cmd_quota = {
 		"scope, and 'del' names it by both. --burst N caps what a source passes\n"
 		"in one bucket of the window ('unlimited' removes the cap).\n",
 	.notes =
-		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default (0.0.0.0/0 and ::/0).\n"
+		"PREFIX: 198.18.0.7, 198.18.0.0/15, 2001:db8::/32, or default\n"
+		"        (0.0.0.0/0 and ::/0).\n"
 		"RATE:   a whole number with an optional k, M or G suffix (powers of 1000).\n"
 		"DURATION: a whole number with suffix ms, s, m or h: 500ms, 10s, 5m, 2h.\n"
 		"\n"

@@ -54,6 +54,7 @@
 #include "lib/rule.h"
 #include "lib/rule_store.h"
 #include "lib/settings.h"
+#include "cli/table.h"
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
 #include "ratelimit.skel.h"
@@ -318,27 +319,38 @@ static void print_done(const struct reload_args *r, const struct rl_iface *ifc,
 		       const struct rl_settings *s, bool dispatcher)
 {
 	if (r->given.priority && !dispatcher && r->a.priority != RL_RUN_PRIO)
-		fprintf(stderr, "%s: --priority has no effect here: the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
+		fprintf(stderr, "%s: --priority has no effect here:\n"
+			"  the program runs as a bpf_link of its own, not under libxdp's dispatcher\n",
 			ifc->name);
 	else if (r->given.priority && dispatcher &&
 		 r->a.priority != rl_xdp_multi_prio(ifc->name))
-		fprintf(stderr, "%s: --priority kept at %u: a reload swaps the program behind the dispatcher's entry, whose place libxdp fixed at attach (detach and attach to move it)\n",
+		fprintf(stderr, "%s: --priority kept at %u:\n"
+			"  a reload swaps the program behind the dispatcher's entry,\n"
+			"  whose place libxdp fixed at attach (detach and attach to move it)\n",
 			ifc->name, rl_xdp_multi_prio(ifc->name));
 	rl_attach_print("reloaded", ifc->name, ifc->cfg.set.mode, 0, s);
 }
 
-/* What a reload onto new maps left behind, in its words. */
-static void print_carried(const struct rl_iface *ifc, const struct rl_carried *c,
-			  __u32 layout)
+/* What a reload onto new maps left behind, in its words: the verified
+ * sources go on under the rest when large counts and a long name would
+ * pass 80 columns (4096 rules, a ban and a verified source per each of
+ * 16777216 sources: 88). */
+void rl_reload_print_carried(FILE *f, const char *iface, const struct rl_carried *c,
+			     __u32 layout)
 {
+	char head[128];
+	int n;
+
 	if (layout != RL_LAYOUT_VERSION)
-		printf("%s: pins of layout %u migrated to layout %u\n", ifc->name,
-		       layout, RL_LAYOUT_VERSION);
-	printf("%s: new maps: carried %d rules, %ld bans, %ld verified sources,\n"
-	       "  %s\n",
-	       ifc->name, c->rules, c->bans, c->verified,
-	       c->windows ? "the sources' windows and counters" :
-	       "not the sources' windows and counters (every source starts a fresh window)");
+		fprintf(f, "%s: pins of layout %u migrated to layout %u\n", iface,
+			layout, RL_LAYOUT_VERSION);
+	n = snprintf(head, sizeof(head), "%s: new maps: carried %d rules, %ld bans,", iface,
+		     c->rules, c->bans);
+	fprintf(f, "%s%s%ld verified sources,\n  %s\n", head,
+		n + snprintf(NULL, 0, " %ld verified sources,", c->verified) > RL_VIEW_MIN_WIDTH ?
+		"\n  " : " ", c->verified,
+		c->windows ? "the sources' windows and counters" :
+		"not the sources' windows and counters (every source starts a fresh window)");
 }
 
 /*
@@ -425,7 +437,7 @@ static int swap_in(const struct reload_args *r, const struct rl_iface *ifc,
 		/* what the old program banned or the old egress hook
 		 * verified after the copy */
 		rl_carry_late(ifc, s, &nm);
-		print_carried(ifc, &carried, layout);
+		rl_reload_print_carried(stdout, ifc->name, &carried, layout);
 	}
 	print_done(r, ifc, s, slot_fd >= 0);
 out:
@@ -477,8 +489,7 @@ static int reload_run(void *cfg)
 				rl_err("reload: cannot put the pins of %s back in %s: move %s there by hand",
 				       iface, RL_PIN_TOP, dir);
 			else if (ret == RL_EXIT_OK)
-				printf("moved the pins of %s from %s\n  into %s\n", iface,
-				       RL_PIN_TOP, rl_pin_root());
+				rl_print_pins_moved(iface);
 			return ret;
 		}
 	}

@@ -28,6 +28,7 @@
 #include "lib/rule_replace.h"
 #include "lib/rule_txn.h"
 #include "lib/settings.h"
+#include "cli/table.h"
 #include "lib/xdp_multi.h"
 
 /* One interface of the file: what restore will make of it. */
@@ -453,19 +454,29 @@ static void plan_free(struct plan *pl)
 
 /* ---- printing --------------------------------------------------------------- */
 
+/* "  ~ PREFIX SCOPE LIMITS (was LIMITS)", within 80 columns: the limits
+ * wrap between options, under the rule (quota list's LIMITS too). */
 static void print_rule(char sign, const struct rl_rule *r, const struct rl_rule *was)
 {
-	char text[RL_RULE_STRLEN];
+	char text[RL_RULE_STRLEN + 2 * RL_RULE_LIMITS_STRLEN + 16];
+	char limits[RL_RULE_LIMITS_STRLEN], old[RL_RULE_LIMITS_STRLEN];
+	size_t at;
 
 	rl_rule_text(r, text, sizeof(text));
-	printf("  %c %s", sign, text);
-	rl_rules_file_limits(stdout, r);
+	for (char *c = text; (c = strchr(c, ' ')); c++)
+		*c = RL_TABLE_NBSP;	/* the rule stays whole */
+	rl_rule_limits_text(r, limits, sizeof(limits));
+	rl_table_keep_options(limits);
+	at = strlen(text);
+	snprintf(text + at, sizeof(text) - at, " %s", limits);
 	if (was) {
-		printf(" (was");
-		rl_rules_file_limits(stdout, was);
-		printf(")");
+		rl_rule_limits_text(was, old, sizeof(old));
+		rl_table_keep_options(old);
+		at = strlen(text);
+		snprintf(text + at, sizeof(text) - at, " (was%c%s)", RL_TABLE_NBSP, old);
 	}
-	printf("\n");
+	printf("  %c ", sign);
+	rl_print_wrapped(stdout, text, RL_VIEW_MIN_WIDTH, 4);
 }
 
 /* One interface: "+N -M ~K" (added, deleted, changed), then, for an

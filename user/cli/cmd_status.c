@@ -94,19 +94,25 @@ static void netns_text(const struct rl_netns *ns, char *buf, size_t len)
  * (no detach can run in a deleted namespace to remove it). */
 static void print_elsewhere(const struct status *st)
 {
-	char ns[32], dir[NAME_MAX + 1];
+	/* the names wrap onto lines of their own: 80 columns */
+	char ns[32], dir[NAME_MAX + 1], line[RL_MAX_IFACES * (IF_NAMESIZE + 8) + 128];
+	int at;
 
 	for (int i = 0; i < st->nothers; i++) {
 		const struct rl_netns_pins *o = &st->others[i];
 		int gone = 0;
 
 		netns_text(&o->ns, ns, sizeof(ns));
-		printf("%sin network namespace %s (not this one):", i ? "" : "\n", ns);
+		printf("%s", i ? "" : "\n");
+		at = snprintf(line, sizeof(line), "in network namespace %s (not this one):", ns);
 		for (int k = 0; k < o->n; k++) {
-			printf(" %s%s", o->names[k], o->gone[k] ? " (gone)" : "");
+			at += snprintf(line + at, sizeof(line) - (size_t)at, " %s", o->names[k]);
+			if (o->gone[k])		/* kept with its name */
+				at += snprintf(line + at, sizeof(line) - (size_t)at, "%c(gone)",
+					       RL_TABLE_NBSP);
 			gone += o->gone[k];
 		}
-		printf("\n");
+		rl_print_wrapped_at(stdout, line, st->width, 0, 2);
 		if (!gone)
 			continue;
 		rl_netns_dir(&o->ns, dir, sizeof(dir));
@@ -120,10 +126,12 @@ static void print_elsewhere(const struct status *st)
 			       "  rmdir %s/%s\n", RL_PIN_TOP, dir);
 	}
 	if (st->nflat) {
-		printf("\npins of an earlier release (%s/IFACE):", RL_PIN_TOP);
+		at = snprintf(line, sizeof(line), "pins of an earlier release (%s/IFACE):", RL_PIN_TOP);
 		for (int k = 0; k < st->nflat; k++)
-			printf(" %s", st->flat[k]);
-		printf("\n'xdp-ratelimit reload IFACE', run in the interface's network namespace,\n"
+			at += snprintf(line + at, sizeof(line) - (size_t)at, " %s", st->flat[k]);
+		printf("\n");
+		rl_print_wrapped_at(stdout, line, st->width, 0, 2);
+		printf("'xdp-ratelimit reload IFACE', run in the interface's network namespace,\n"
 		       "  moves them into that namespace's directory\n");
 	}
 }
@@ -549,9 +557,10 @@ static void print_note(const struct status *st, const char *ifname,
 {
 	char name[RL_SHOWN_LEN], *shown = malloc(strlen(text) * 4 + 1);
 	int n = printf("%s %s: ", rl_text_shown(ifname, name, sizeof(name)), what);
+	const char *t = shown ? rl_text_shown(text, shown, strlen(text) * 4 + 1) : "?";
 
-	rl_print_wrapped(stdout, shown ? rl_text_shown(text, shown, strlen(text) * 4 + 1) : "?",
-			 st->width, n > 0 ? n : 0);
+	n = n > 0 ? n : 0;
+	rl_print_wrapped_at(stdout, t, st->width, n, rl_note_indent(t, st->width, n));
 	free(shown);
 }
 

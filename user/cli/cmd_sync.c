@@ -134,8 +134,11 @@ const struct rl_cmd rl_cmd_sync = {
 	},
 	.notes =
 		"Examples:\n"
-		"  xdp-ratelimit sync --redis redis://198.18.0.10:6379 --fleet web --fleet-key-file /etc/xdp-ratelimit/fleet.key\n"
-		"  REDISCLI_AUTH=secret xdp-ratelimit sync --iface eth0 --redis unix:///run/redis.sock --interval 20ms --fleet-key-file /etc/xdp-ratelimit/fleet.key\n",
+		"  xdp-ratelimit sync --redis redis://198.18.0.10:6379 --fleet web \\\n"
+		"      --fleet-key-file /etc/xdp-ratelimit/fleet.key\n"
+		"  REDISCLI_AUTH=secret xdp-ratelimit sync --iface eth0 \\\n"
+		"      --redis unix:///run/redis.sock --interval 20ms \\\n"
+		"      --fleet-key-file /etc/xdp-ratelimit/fleet.key\n",
 	.flags = RL_CMD_ROOT,
 	.cfg_size = sizeof(struct sync_args),
 	.defaults = sync_defaults,

@@ -194,7 +194,8 @@ void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len)
 		snprintf(buf, len, "--%s unlimited", rl_rule_opts[0].name);
 }
 
-void rl_rules_file_limits(FILE *f, const struct rl_rule *r)
+/* The limits, after a blank, as save writes them. */
+static void rules_file_limits(FILE *f, const struct rl_rule *r)
 {
 	char buf[RL_RULE_LIMITS_STRLEN];
 
@@ -255,7 +256,7 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
 		rl_rule_scope_get(r, &sc);
 		rl_scope_opts_text(&sc, scope, sizeof(scope));
 		fprintf(f, "quota set %s", pfx);
-		rl_rules_file_limits(f, r);
+		rules_file_limits(f, r);
 		fprintf(f, "%s --iface %s\n", scope, iface);
 	}
 	return ferror(f) ? -EIO : 0;

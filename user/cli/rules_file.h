@@ -70,8 +70,5 @@ int rl_rules_file_write(FILE *f, const char *iface, const struct rl_settings *s,
  * and quota list shows them. */
 #define RL_RULE_LIMITS_STRLEN	320
 void rl_rule_limits_text(const struct rl_rule *r, char *buf, size_t len);
-/* The same, each after a blank, to f: as save writes them and restore
- * prints a change. */
-void rl_rules_file_limits(FILE *f, const struct rl_rule *r);
 
 #endif /* RL_RULES_FILE_H */

@@ -1064,10 +1064,13 @@ int rl_sync_run(const struct rl_sync_opts *o)
 	if (ret)
 		goto out;
 	ret = RL_EXIT_FAIL;
-	printf("syncing %s with fleet %s every %llu ms (host %s)", a.ifc.name, o->fleet,
-	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), a.host);
+	/* a line each for the fleet (64 characters) and the host name (64):
+	 * 80 columns whatever the names; the host's Redis fields add the
+	 * interface of the first line (HOSTNAME/IFACE) */
+	printf("syncing %s every %llu ms\n  in fleet %s\n  as host %s", a.ifc.name,
+	       (unsigned long long)(a.interval / RL_NSEC_PER_MSEC), o->fleet, hostname);
 	if (a.r.cluster)
-		printf(",\n  through a Redis Cluster of %d masters", a.r.map.nnodes);
+		printf("\n  through a Redis Cluster of %d masters", a.r.map.nnodes);
 	printf("\n");
 	fflush(stdout);
 	next = clock_ns(CLOCK_MONOTONIC);

@@ -141,12 +141,13 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 			if (*text[k])
 				last = k;
 		}
-		/* up to the last cell with text, unpadded on the right; the
-		 * last column's text wrapped when it is too long for the
-		 * width */
-		for (int k = 0, at = 0; k <= last; k++) {
+		/* up to the last cell with text, unpadded on the right (a
+		 * left cell's padding waits for the next cell: none when the
+		 * last column goes under the row); the last column's text
+		 * wrapped when it is too long for the width */
+		for (int k = 0, at = 0, padding = 0; k <= last; k++) {
 			const struct rl_table_col *col = &cols[idx[k]];
-			int pad = col->left && k == last ? 0 : (int)w[idx[k]];
+			int gap = padding + (k ? COL_GAP_LEN : 0);
 
 			if (k)
 				at += COL_GAP_LEN;
@@ -155,13 +156,18 @@ void rl_table_print_fit(FILE *f, const struct rl_table_col *cols, int ncols,
 					fprintf(f, "\n%*s", UNDER_INDENT, "");
 					at = UNDER_INDENT;
 				} else {
-					fputs(k ? COL_GAP : "", f);
+					fprintf(f, "%*s", gap, "");
 				}
 				rl_print_wrapped(f, text[k], width, at);
 				break;
 			}
-			fprintf(f, col->left ? "%s%-*s" : "%s%*s",
-				k ? COL_GAP : "", pad, text[k]);
+			padding = 0;
+			if (col->left) {
+				fprintf(f, "%*s%s", gap, "", text[k]);
+				padding = (int)w[idx[k]] - (int)strlen(text[k]);
+			} else {
+				fprintf(f, "%*s%*s", gap, "", (int)w[idx[k]], text[k]);
+			}
 			at += (int)w[idx[k]];
 			if (k == last)
 				fputc('\n', f);
@@ -227,10 +233,19 @@ void rl_table_bytes(__u64 bytes, const char *sep, char *buf, size_t len)
 		snprintf(buf, len, "%.1f%skB", (double)bytes / 1e3, sep);
 }
 
+int rl_note_indent(const char *text, int width, int col)
+{
+	return width > 0 && col + longest_piece(text) > width ? UNDER_INDENT : col;
+}
+
 void rl_print_wrapped(FILE *f, const char *text, int width, int indent)
 {
+	rl_print_wrapped_at(f, text, width, indent, indent);
+}
+
+void rl_print_wrapped_at(FILE *f, const char *text, int width, int col, int indent)
+{
 	bool line_start = true;
-	int col = indent;
 
 	text += strspn(text, " ");
 	while (*text) {
@@ -251,6 +266,37 @@ void rl_print_wrapped(FILE *f, const char *text, int width, int indent)
 		line_start = false;
 		text += word;
 		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
+void rl_table_keep_options(char *text)
+{
+	for (char *c = text; (c = strchr(c, ' ')); c++)
+		if (c[1] != '-')
+			*c = RL_TABLE_NBSP;
+}
+
+void rl_print_row(FILE *f, const char *const *fields, const int *pads, int n,
+		  int width)
+{
+	int col = 0, pad = 0;
+
+	for (int i = 0; i < n; i++) {
+		int w = (int)strlen(fields[i]);
+
+		/* never a second break before a field on a line of its own */
+		if (i && width > 0 && col + pad + COL_GAP_LEN + w > width &&
+		    col > UNDER_INDENT) {
+			fprintf(f, "\n%*s", UNDER_INDENT, "");
+			col = UNDER_INDENT;
+		} else if (i) {
+			fprintf(f, "%*s", pad + COL_GAP_LEN, "");
+			col += pad + COL_GAP_LEN;
+		}
+		fputs(fields[i], f);
+		col += w;
+		pad = pads && w < pads[i] ? pads[i] - w : 0;
 	}
 	fputc('\n', f);
 }

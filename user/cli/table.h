@@ -65,5 +65,22 @@ void rl_table_bytes(__u64 bytes, const char *sep, char *buf, size_t len);
  * is), wrapped at spaces (not RL_TABLE_NBSP) to `width` (0: unwrapped)
  * onto lines indented as far. */
 void rl_print_wrapped(FILE *f, const char *text, int width, int indent);
+/* The same from column `col`, onto lines indented by `indent`. */
+void rl_print_wrapped_at(FILE *f, const char *text, int width, int col, int indent);
+/* How far the lines of a note wrapped from column `col` are indented:
+ * under its start, or as a table's wrapped text when a piece of it would
+ * not fit there (a fleet's name, a server's). */
+int rl_note_indent(const char *text, int width, int col);
+
+/* `text` (limits, "--pps 100 --ban 1m") made to wrap between options
+ * only: each space not before an option becomes RL_TABLE_NBSP. */
+void rl_table_keep_options(char *text);
+
+/* A row of `n` fields that is not a table's (an event), two spaces apart,
+ * field i padded to pads[i] (NULL: none) when another follows it on its
+ * line: a field that would pass `width` (0: no limit) starts a line of its
+ * own under the row, indented as the tables' wrapped text is. */
+void rl_print_row(FILE *f, const char *const *fields, const int *pads, int n,
+		  int width);
 
 #endif /* RL_TABLE_H */

@@ -164,6 +164,37 @@ int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
 	return bpf_map_lookup_elem(x->sources, &slot, vals) ? -errno : 0;
 }
 
+/*
+ * Empty way `way` of bucket `bucket` (at `bk`, mmapped) if its word is
+ * still `w`: claimed busy first (no CPU finds a busy way, none takes it),
+ * its values cleared on every CPU (placed back in this way, as it likely
+ * is, the source would find its old values its own: the owner check
+ * cannot tell), then emptied. Never given back once claimed: while it was
+ * busy its source may have been placed again elsewhere, and two live ways
+ * of one source are two budgets. 0, 1 (the word changed: look again), or
+ * -errno (emptied, its values perhaps not cleared).
+ */
+static int empty_way(const struct rl_index *x, struct rl_index_bucket *bk,
+		     __u32 bucket, __u32 way, __u32 w)
+{
+	__u32 busy = (w & RL_WAY_TAG) | RL_WAY_BUSY, slot = rl_index_slot(bucket, way);
+	void *zero;
+	int err = 0;
+
+	if (!__atomic_compare_exchange_n(&bk->way[way], &w, busy, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 1;
+	zero = rl_percpu_alloc(sizeof(struct rl_source));
+	if (!zero)
+		err = -ENOMEM;
+	else if (bpf_map_update_elem(x->sources, &slot, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	/* nothing changes a busy word but its claimer: a plain store */
+	__atomic_store_n(&bk->way[way], RL_WAY_EMPTY, __ATOMIC_SEQ_CST);
+	return err;
+}
+
 int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 {
 	size_t len = (size_t)x->nbuckets * sizeof(struct rl_index_bucket);
@@ -185,6 +216,7 @@ int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 
 		for (int tries = 0; tries < 8; tries++) {
 			__u32 w;
+			int ret;
 
 			way = probe(bk, &p, k);
 			if (way < 0)
@@ -192,11 +224,9 @@ int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 			w = __atomic_load_n(&bk->way[way], __ATOMIC_SEQ_CST);
 			if (!rl_way_matches(w, &p))
 				continue;
-			if (__atomic_compare_exchange_n(&bk->way[way], &w,
-							RL_WAY_EMPTY, false,
-							__ATOMIC_SEQ_CST,
-							__ATOMIC_SEQ_CST)) {
-				err = 0;
+			ret = empty_way(x, bk, p.bucket[i], (__u32)way, w);
+			if (ret <= 0) {
+				err = ret;
 				break;
 			}
 		}

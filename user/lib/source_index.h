@@ -52,9 +52,9 @@ int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
 		    void *vals);
 
-/* Forget `key`, while the program runs: its way emptied (its values stay
- * until the way is taken again, and no CPU reads them as the next
- * source's). 0, -ENOENT, -errno. */
+/* Forget `key`, while the program runs: its way emptied and its values
+ * cleared on every CPU (placed again, it starts afresh). 0, -ENOENT,
+ * -errno. */
 int rl_index_remove(const struct rl_index *x, const struct rl_key *key);
 
 #endif /* RL_LIB_SOURCE_INDEX_H */
