@@ -394,7 +394,7 @@ def memory(rows, sizes64, ncpus):
         # source_index, then the history (an entry per source, not per CPU)
         hv = (r.get("history_value_size", 0) + 7) // 8 * 8
         row["history_value_size"] = r.get("history_value_size")
-        row["formula_readme"] = (s_ * (8 + ncpus * v) + index_bytes(r["buckets"], 328) +
+        row["formula_readme"] = (s_ * (8 + ncpus * v) + index_bytes(r["buckets"], 384) +
                                  e * (64 + hv) + 16 * pw)
         if n in s64:
             x = s64[n]
