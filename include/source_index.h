@@ -44,15 +44,17 @@
 #define RL_INDEX_LOAD_DEN	4
 
 /*
- * One bucket: the ways' words, each way's key, and `placing`, 1 while a
- * CPU places a source whose lower bucket this is. 64 bytes of words first:
- * the line a lookup reads before it compares a key.
+ * One bucket, whole 64-byte lines (the array lays buckets end to end from
+ * a page): the ways' words, the line a lookup reads before it compares a
+ * key; each way's key; and `placing`, 1 while a CPU places a source whose
+ * lower bucket this is, in a line of its own so that taking it does not
+ * take the words' line from the CPUs that read it.
  */
 struct rl_index_bucket {
 	__u32 way[RL_INDEX_WAYS];
 	__u8 key[RL_INDEX_WAYS][16];
 	__u32 placing;
-	__u32 pad;
+	__u32 pad[15];
 };
 
 /* Where a key may live: its two buckets and its tag (RL_WAY_LIVE set). */
@@ -62,20 +64,27 @@ struct rl_index_place {
 	__u32 home;	/* the first way a probe of either bucket reads */
 };
 
+/* murmur3's 64-bit finalizer: every input bit moves every output bit. */
+static __always_inline __u64 rl_index_mix(__u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
 /*
- * The key's 64-bit hash under `seed`: a multiply-xorshift mix of its two
- * 64-bit halves (an IPv4 key's first half is the same for every source),
- * keyed so that nobody who does not know the seed can aim sources at one
- * bucket.
+ * The key's 64-bit hash under `seed`: each 64-bit half mixed in whole
+ * (an IPv4 key's first half is the same for every source), keyed so that
+ * nobody who does not know the seed can aim sources at one bucket. A
+ * mix that moved one bit of the first half to fixed bits of the second
+ * would let keys collide under every seed (tests/unit test_source_index).
  */
 static __always_inline __u64 rl_index_hash(const __u64 k[2], __u64 seed)
 {
-	__u64 x = (k[0] ^ seed) * 0x9e3779b97f4a7c15ULL;
-
-	x = (x ^ (x >> 29) ^ k[1]) * 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 32;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 29);
+	return rl_index_mix(rl_index_mix(k[0] ^ seed) ^ k[1] ^
+			    (seed * 0x9e3779b97f4a7c15ULL));
 }
 
 /* The buckets, tag and home way of key `k` in an index of `nbuckets`

@@ -18,6 +18,7 @@
 #include "fixture.h"
 #include "lib/xdp_multi.h"
 #include "lib/ban_map.h"
+#include "lib/source_index.h"
 #include "verified.h"
 
 const char *harness_suite = "prog";
@@ -336,6 +337,61 @@ bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 	}
 	return CHECK(rl_source_read(&f->m, &f->s, &key, now, out) == 0,
 		     "source %s is not tracked", addr);
+}
+
+bool fixture_index(struct fixture *f, struct rl_index *x)
+{
+	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index of `sources`");
+}
+
+int fixture_source_vals(struct fixture *f, const struct rl_key *key, void *vals)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_lookup(&x, key, vals) : -EIO;
+}
+
+int fixture_evict(struct fixture *f, const struct rl_key *key)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_remove(&x, key) : -EIO;
+}
+
+int fixture_place(struct fixture *f, const struct rl_key *key, const void *vals,
+		  bool verified)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_place(&x, key, vals, verified) : -EIO;
+}
+
+int fixture_walk(struct fixture *f,
+		 int (*each)(void *ctx, const struct rl_key *key, __u32 slot,
+			     const void *vals),
+		 void *ctx)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_walk(&x, each, ctx) : -EIO;
+}
+
+static int count_one(void *ctx, const struct rl_key *key, __u32 slot,
+		     const void *vals)
+{
+	(void)key;
+	(void)slot;
+	(void)vals;
+	++*(long *)ctx;
+	return 0;
+}
+
+long fixture_tracked(struct fixture *f)
+{
+	long n = 0;
+	int err = fixture_walk(f, count_one, &n);
+
+	return err ? err : n;
 }
 
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)

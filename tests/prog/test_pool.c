@@ -1,443 +1,387 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The source pool (doc/design/pool.md) against what its contract says:
- * eviction never takes a verified source's way for an unverified one, and
- * a source that lost its way starts afresh when it is placed again, on
- * every CPU, even in the way it had; a source that finds no way is still
- * held to its quota. Keys are aimed at buckets with the
- * seed the test reads from the config (an attacker does not know it).
+ * The source pool (doc/design/pool.md): a source is placed once however
+ * many CPUs see its first packets together; a full pair of buckets never
+ * gives a verified source's way to an unverified one; and it gives up the
+ * way no packet found since the last eviction in those buckets. The keys
+ * that share a pair of buckets are found with the index's own hash
+ * (rl_index_locate) under the seed the loader drew, in a small table.
  */
-#define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <linux/bpf.h>
-#include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/maps.h"
+#include "lib/settings.h"
 #include "lib/source_index.h"
 #include "../harness.h"
 #include "fixture.h"
-#include "gen/frames.h"
+#include "spread.h"
 
-/* The key of an IPv4 source, as the program makes it. */
-static struct rl_key v4_key(const char *addr)
+/* The key of IPv4 source `a`, as the program makes it. */
+static struct rl_key v4_key(__u32 a)
 {
 	struct rl_key k = { .addr = { [10] = 0xff, [11] = 0xff } };
 
-	inet_pton(AF_INET, addr, &k.addr[12]);
+	a = htonl(a);
+	memcpy(&k.addr[12], &a, 4);
 	return k;
 }
 
-/* 198.18.<i / 256>.<i % 256> */
-static void nth_addr(__u32 i, char *buf, size_t len)
+/* The text of an IPv4 key, for frame_udp(). */
+static const char *v4_text(const struct rl_key *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
+	snprintf(buf, len, "%u.%u.%u.%u", k->addr[12], k->addr[13], k->addr[14],
+		 k->addr[15]);
+	return buf;
 }
 
-static bool open_pool(struct fixture *f, __u64 max_sources, int cpus,
-		      struct rl_index *x)
+/* ---- a source's first packets on two CPUs ---- */
+
+#define FIRST_ROUNDS	500
+#define FIRST_REPEAT	16	/* frames per CPU per round */
+#define FIRST_BUDGET	FIRST_REPEAT	/* a round's two CPUs send twice it */
+
+/* Round r's source: 198.18.100.1 on. */
+static __u32 first_source(int r)
+{
+	return (198U << 24 | 18U << 16 | 100U << 8) + 1 + (__u32)r;
+}
+
+/* How often the walk met each round's source. */
+static int count_rounds(void *ctx, const struct rl_key *key, __u32 slot,
+			const void *vals)
+{
+	int *met = ctx;
+
+	(void)slot;
+	(void)vals;
+	for (int r = 0; r < FIRST_ROUNDS; r++) {
+		struct rl_key k = v4_key(first_source(r));
+
+		if (!memcmp(&k, key, sizeof(k))) {
+			met[r]++;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A new source's first packets on two CPUs at once, round after round (a
+ * new source each): it gets one slot, which both CPUs judge every frame
+ * in, and so one budget: a second slot would be a second budget. The walk
+ * meets each source once.
+ */
+TEST(pool_first_packets_on_two_cpus_one_slot)
+{
+	int cpus[2], n = fixture_cpus(cpus, 2), rounds = 0, overlap = 0;
+	int *met = calloc(FIRST_ROUNDS, sizeof(*met));
+	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	struct spread_cpu c[2];
+	struct rl_counters before, after;
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+
+	if (!fixture_open(&f, NULL) || !CHECK(met && vals, "alloc") ||
+	    !CHECK_GE(n, 2, "this test needs 2 CPUs or more") ||
+	    !fixture_pps(&f, "default", FIRST_BUDGET))
+		goto out;
+	if (!spread_prepare(&f, T0))
+		goto out;
+	c[0].cpu = cpus[0];
+	c[1].cpu = cpus[1];
+	before = fixture_totals(&f);
+	for (int r = 0; r < FIRST_ROUNDS; r++) {
+		struct rl_key k = v4_key(first_source(r));
+		struct rl_counters was = fixture_totals(&f), now;
+		bool ok = true;
+
+		frame_udp(&fr, v4_text(&k, addr, sizeof(addr)), 64, 0);
+		if (!spread_round(&f, &fr, FIRST_REPEAT, c, 2) ||
+		    !CHECK_EQ(fixture_source_vals(&f, &k, vals), 0, "the source is tracked"))
+			break;
+		now = fixture_totals(&f);
+		for (int i = 0; i < 2; i++) {
+			const struct rl_source *v =
+				RL_PERCPU_VAL(vals, sizeof(struct rl_source), c[i].cpu);
+
+			ok &= CHECK(!memcmp(&v->owner, &k, sizeof(k)),
+				    "%s: CPU %d's value in its slot is its own", addr,
+				    c[i].cpu);
+			ok &= CHECK_EQ(v->passed_pkts + v->dropped_pkts, FIRST_REPEAT,
+				       "every frame of a CPU judged in the one slot");
+		}
+		ok &= CHECK_LE(now.passed_pkts - was.passed_pkts, FIRST_BUDGET,
+			       "one budget: passed in the round <= the budget");
+		overlap += c[1].start < c[0].end && c[0].start < c[1].end;
+		rounds++;
+		if (!ok) {
+			printf("    round %d, source %s\n", r, addr);
+			break;
+		}
+	}
+	after = fixture_totals(&f);
+	printf("    %d rounds of %d frames on 2 CPUs, the runs overlapping in %d\n",
+	       rounds, FIRST_REPEAT, overlap);
+	CHECK_EQ(rounds, FIRST_ROUNDS, "rounds run");
+	CHECK_EQ(after.untracked_pkts - before.untracked_pkts, 0,
+		 "no first packet left untracked");
+	CHECK_GE(overlap, 1, "rounds where both CPUs ran together (the check is not vacuous)");
+	if (!CHECK_EQ(fixture_walk(&f, count_rounds, met), 0, "walk the index"))
+		goto out;
+	for (int r = 0; r < rounds; r++)
+		if (!CHECK_EQ(met[r], 1, "the walk meets each round's source once"))
+			break;
+	CHECK_EQ(fixture_tracked(&f), rounds, "one slot per source, none else");
+out:
+	free(vals);
+	free(met);
+	fixture_close(&f);
+}
+
+/* ---- a full pair of buckets ---- */
+
+/* A table of 64 sources: 6 buckets, so that many keys share a pair. */
+#define SMALL_TABLE	64
+#define PAIR_WAYS	(2 * RL_INDEX_WAYS)
+
+/* The two buckets of `key`, the lower first. */
+static void pair_of(const struct rl_index *x, const struct rl_key *key, __u32 pair[2])
+{
+	struct rl_index_place p;
+	__u64 k[2];
+
+	memcpy(k, key, sizeof(k));
+	rl_index_locate(&p, k, x->seed, x->nbuckets);
+	pair[0] = p.bucket[0] < p.bucket[1] ? p.bucket[0] : p.bucket[1];
+	pair[1] = p.bucket[0] < p.bucket[1] ? p.bucket[1] : p.bucket[0];
+}
+
+/* `n` keys of net.0.0/16 (`net`: its first two octets, host order) from
+ * its address `*next` on whose two buckets are `pair`; *next moves past
+ * the last one. False (and a failed check) if the /16 has fewer. */
+static bool keys_in_pair(const struct rl_index *x, __u32 net, const __u32 pair[2],
+			 __u32 *next, struct rl_key *keys, int n)
+{
+	int found = 0;
+
+	for (; found < n && *next < 0x10000; ++*next) {
+		struct rl_key k = v4_key(net << 16 | *next);
+		__u32 p[2];
+
+		pair_of(x, &k, p);
+		if (p[0] == pair[0] && p[1] == pair[1])
+			keys[found++] = k;
+	}
+	return CHECK_EQ(found, n, "keys found in the pair of buckets");
+}
+
+/* A fixture of SMALL_TABLE sources, held, its index in `x`. */
+static bool open_small(struct fixture *f, struct rl_index *x)
 {
 	struct rl_attach_req req;
 
 	rl_attach_req_defaults(&req);
-	req.max_sources = max_sources;
-	if (!fixture_open(f, &req))
-		return false;
-	if (cpus > 1 && !CHECK_GE(rl_ncpus(), cpus, "this test needs 2 CPUs or more"))
+	req.max_sources = SMALL_TABLE;
+	if (!fixture_open(f, &req) || !fixture_index(f, x))
 		return false;
 	fixture_hold(f);
-	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index");
+	return CHECK_GE(x->nbuckets, 3, "more buckets than a pair");
 }
 
-static bool tracked(const struct rl_index *x, const char *addr, __u32 *slot)
+/* Is `key` tracked: 0, -ENOENT, -errno (fixture_source_vals). */
+static int tracked(struct fixture *f, const struct rl_key *key)
 {
-	struct rl_key k = v4_key(addr);
-	__u32 s;
+	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	int err = vals ? fixture_source_vals(f, key, vals) : -ENOMEM;
 
-	return rl_index_find(x, &k, slot ? slot : &s) == 0;
+	free(vals);
+	return err;
 }
 
-static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
+/* How many of `keys` are tracked; the last one not tracked (if any) in
+ * *gone. */
+static int tracked_of(struct fixture *f, const struct rl_key *keys, int n, int *gone)
 {
-	struct frame fr;
+	int count = 0;
 
-	frame_udp(&fr, addr, 100, 0);
-	return fixture_send(f, &fr, n, cpu, now);
+	for (int i = 0; i < n; i++) {
+		if (!tracked(f, &keys[i]))
+			count++;
+		else if (gone)
+			*gone = i;
+	}
+	return count;
 }
 
-/* A pool of two buckets (`max_sources` up to 24: every source in both)
- * under a rule that reads verification (5 pps, banning): its sources are
- * placed verified or not. */
-static bool open_two_buckets(struct fixture *f, __u64 max_sources,
-			     struct rl_index *x)
+/*
+ * 32 verified sources fill the two buckets of a pair: a new unverified
+ * source of the same pair takes none of their ways (its packets pass
+ * untracked) however often it comes, while a new verified one does (the
+ * buckets were full: the check is not vacuous).
+ */
+TEST(pool_verified_ways_kept_from_unverified)
 {
-	struct rl_rule_change c = { .have_pps = true, .pps = 5,
-				    .have_ban = true, .ban_ns = 10 * NSEC_S };
-
-	return open_pool(f, max_sources, 1, x) &&
-	       CHECK_EQ(x->nbuckets, 2, "two buckets") &&
-	       fixture_rule(f, "198.18.0.0/15", &c);
-}
-
-/* A client that sent its SYN before its handshake (as every TCP client
- * does) is placed unverified; verified since, a flood of new unverified
- * addresses must not push it out. */
-TEST(pool_verified_later_kept_from_a_flood)
-{
-	const char *client = "198.18.0.7";
+	/* 198.18/16: a newcomer budget, so that verification is read and
+	 * the answered sources are placed verified; 198.19/16: unverified
+	 * sources go to `sources`, not `newcomers` */
+	struct rl_rule_change verifying = {
+		.have_pps = true, .pps = 100,
+		.have_new_pps = true, .new_pps = 1000,
+	};
+	struct rl_key keys[PAIR_WAYS + 1], stranger;
+	__u32 pair[2], next = 1, next19 = 1;
+	struct rl_counters was, now;
 	struct rl_index x;
 	struct fixture f;
 	struct frame fr;
 	char addr[32];
+	int gone = -1;
 
-	if (!open_two_buckets(&f, 16, &x))
+	if (!open_small(&f, &x) || !fixture_rule(&f, "198.18.0.0/16", &verifying) ||
+	    !fixture_pps(&f, "198.19.0.0/16", 100))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
-	CHECK(tracked(&x, client, NULL), "the client placed at its SYN");
-	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+	keys[0] = v4_key(198U << 24 | 18U << 16 | next++);
+	pair_of(&x, &keys[0], pair);
+	if (!keys_in_pair(&x, 198U << 8 | 18, pair, &next, keys + 1, PAIR_WAYS) ||
+	    !keys_in_pair(&x, 198U << 8 | 19, pair, &next19, &stranger, 1))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
-	/* forged: UDP from addresses nobody answers */
-	for (__u32 i = 1; i <= 200; i++) {
-		nth_addr(0x100 + i, addr, sizeof(addr));
-		if (udp(&f, addr, 1, 0, T0 + i) < 0)
+	for (int i = 0; i < PAIR_WAYS; i++)
+		if (!CHECK(fixture_answer(&f, v4_text(&keys[i], addr, sizeof(addr)),
+					  i % 2 % rl_ncpus(), T0), "%s answered", addr))
 			goto out;
-	}
-	CHECK(tracked(&x, client, NULL),
-	      "a verified client is never pushed out by a flood of new addresses");
+	if (!CHECK_EQ(tracked_of(&f, keys, PAIR_WAYS, NULL), PAIR_WAYS,
+		      "the answered sources fill both buckets"))
+		goto out;
+	frame_udp(&fr, v4_text(&stranger, addr, sizeof(addr)), 64, 0);
+	was = fixture_totals(&f);
+	CHECK_EQ(fixture_send(&f, &fr, 3, 0, T0), 3, "the unverified source passes (its quota)");
+	CHECK_EQ(fixture_send(&f, &fr, 3, 1 % rl_ncpus(), T0 + 1), 3, "on either CPU");
+	now = fixture_totals(&f);
+	CHECK_EQ(now.untracked_pkts - was.untracked_pkts, 6, "untracked: no way for it");
+	CHECK_EQ(now.new_sources - was.new_sources, 0, "no source placed");
+	CHECK_EQ(tracked(&f, &stranger), -ENOENT, "not in `sources`");
+	CHECK_EQ(tracked_of(&f, keys, PAIR_WAYS, NULL), PAIR_WAYS,
+		 "every verified source kept its way");
+	/* a verified newcomer of the pair takes a verified source's way */
+	CHECK(fixture_answer(&f, v4_text(&keys[PAIR_WAYS], addr, sizeof(addr)), 0, T0),
+	      "%s answered", addr);
+	CHECK_EQ(tracked_of(&f, keys, PAIR_WAYS + 1, &gone), PAIR_WAYS,
+		 "a verified source placed: one verified source evicted for it");
+	CHECK(gone >= 0 && gone < PAIR_WAYS, "the evicted one is an old one (%d)", gone);
 out:
 	fixture_close(&f);
-}
-
-/* A removed source (a dead scoped rule's window) placed again starts a
- * fresh window: the values its way kept are not its own any more, on the
- * CPU that filled it (`before`) nor, summed by the refresh, on the one
- * that places it again (`after`). */
-static void removed_starts_afresh(const char *src, int before, int after)
-{
-	struct rl_key k = v4_key(src);
-	struct rl_index x;
-	struct fixture f;
-
-	if (!open_pool(&f, RL_DEFAULT_MAX_SOURCES, before == after ? 1 : 2, &x) ||
-	    !fixture_pps(&f, "default", 5))
-		goto out;
-	CHECK_EQ(udp(&f, src, 10, before, T0), 5, "its budget");
-	if (!CHECK_EQ(rl_index_remove(&x, &k), 0, "removed") ||
-	    !CHECK(!tracked(&x, src, NULL), "not tracked"))
-		goto out;
-	CHECK_EQ(udp(&f, src, 10, after, T0 + 1), 5, "placed again: a fresh window");
-out:
-	fixture_close(&f);
-}
-
-TEST(pool_removed_source_starts_afresh)
-{
-	removed_starts_afresh("198.18.3.7", 0, 0);
-}
-
-TEST(pool_removed_source_not_summed_from_other_cpus)
-{
-	removed_starts_afresh("198.18.3.8", 1, 0);
 }
 
 /*
- * Eviction alone, no userspace: K fills its window on CPU 1; J, aimed at
- * K's way, evicts it on CPU 0 (every way taken, all recent); K, back on
- * CPU 0, evicts J from that same way (another eviction aged them all, and
- * K's scan reads its home way first). "An evicted source starts a fresh
- * window": CPU 1's value of the slot still names K.
+ * A full pair of buckets evicts the way no packet found since the last
+ * eviction in them: 32 sources fill it, a 33rd evicts one of them (every
+ * way found since: any) and ages the rest; then every source but one
+ * sends again, and a 34th source takes the way of that one, whatever its
+ * place in the buckets.
  */
-TEST(pool_evicted_source_back_in_its_way_starts_afresh)
+TEST(pool_evicts_the_way_not_found_since_the_last_eviction)
 {
-	const char *kaddr = "198.18.4.1";
+	struct rl_key keys[PAIR_WAYS + 2];
 	struct rl_index_place p;
+	__u32 pair[2], next = 1, first_way, slot;
+	struct rl_counters was, now;
 	struct rl_index x;
 	struct fixture f;
-	char jaddr[32] = "", addr[32];
-	__u32 kslot = 0, slot, n = 0;
+	struct frame fr;
+	char addr[32];
+	int idle = -1, gone = -1;
 	__u64 k[2];
 
-	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
-	    !fixture_pps(&f, "default", 5))
+	if (!open_small(&f, &x) || !fixture_pps(&f, "default", 100))
 		goto out;
-	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
-	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
+	keys[0] = v4_key(198U << 24 | 18U << 16 | next++);
+	pair_of(&x, &keys[0], pair);
+	if (!keys_in_pair(&x, 198U << 8 | 18, pair, &next, keys + 1, PAIR_WAYS + 1))
 		goto out;
-	/* J: first bucket and home way those of K's way */
-	for (__u32 i = 0; i < 4096 && !jaddr[0]; i++) {
-		struct rl_key jk;
-
-		nth_addr(0x1000 + i, addr, sizeof(addr));
-		jk = v4_key(addr);
-		memcpy(k, &jk, sizeof(k));
-		rl_index_locate(&p, k, x.seed, x.nbuckets);
-		if (rl_index_slot(p.bucket[0], p.home) == kslot)
-			snprintf(jaddr, sizeof(jaddr), "%s", addr);
-	}
-	if (!CHECK(jaddr[0], "a key aimed at K's way"))
-		goto out;
-	/* the other 31 ways, on CPU 0 */
-	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
-		nth_addr(0x200 + i, addr, sizeof(addr));
-		if (udp(&f, addr, 1, 0, T0) != 1)
+	for (int i = 0; i < PAIR_WAYS + 1; i++) {
+		frame_udp(&fr, v4_text(&keys[i], addr, sizeof(addr)), 64, 0);
+		if (!CHECK_EQ(fixture_send(&f, &fr, 1, i % 2 % rl_ncpus(), T0), 1, addr))
 			goto out;
-		n += tracked(&x, addr, NULL);
 	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+	was = fixture_totals(&f);
+	CHECK_EQ(was.new_sources, PAIR_WAYS + 1, "33 sources placed");
+	CHECK_EQ(was.untracked_pkts, 0, "none untracked");
+	if (!CHECK_EQ(tracked_of(&f, keys, PAIR_WAYS + 1, &gone), PAIR_WAYS,
+		      "the 33rd evicted one of the 32"))
 		goto out;
-	CHECK_EQ(udp(&f, jaddr, 1, 0, T0), 1, "J");
-	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's way") ||
-	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
+	/* the idle one: not the first way the 34th's search reads, so that
+	 * the search's order cannot pick it by chance */
+	memcpy(k, &keys[PAIR_WAYS + 1], sizeof(k));
+	rl_index_locate(&p, k, x.seed, x.nbuckets);
+	first_way = rl_index_slot(p.bucket[0], p.home);
+	for (int i = 0; i <= PAIR_WAYS && idle < 0; i++)
+		if (i != gone && !rl_index_find(&x, &keys[i], &slot) && slot != first_way)
+			idle = i;
+	if (!CHECK(idle >= 0, "an idle source chosen"))
 		goto out;
-	/* J's packet found it again (RECENT); one more eviction ages it */
-	CHECK_EQ(udp(&f, "198.18.7.1", 1, 0, T0), 1, "another new source");
-	if (!CHECK(tracked(&x, jaddr, NULL), "J kept (recent)"))
-		goto out;
-	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + 1), 5,
-		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
-	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own way");
+	for (int i = 0; i <= PAIR_WAYS; i++) {
+		if (i == gone || i == idle)
+			continue;
+		frame_udp(&fr, v4_text(&keys[i], addr, sizeof(addr)), 64, 0);
+		CHECK_EQ(fixture_send(&f, &fr, 1, (i + 1) % 2 % rl_ncpus(), T0 + NSEC_MS), 1,
+			 "a tracked source sends again");
+	}
+	frame_udp(&fr, v4_text(&keys[PAIR_WAYS + 1], addr, sizeof(addr)), 64, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 2 * NSEC_MS), 1, "the 34th passes");
+	now = fixture_totals(&f);
+	CHECK_EQ(now.new_sources - was.new_sources, 1, "the 34th placed, none re-created");
+	CHECK_EQ(tracked(&f, &keys[PAIR_WAYS + 1]), 0, "the 34th tracked");
+	CHECK_EQ(tracked(&f, &keys[idle]), -ENOENT,
+		 "the source no packet found since the eviction: evicted");
+	for (int i = 0; i <= PAIR_WAYS; i++)
+		if (i != gone && i != idle &&
+		    !CHECK_EQ(tracked(&f, &keys[i]), 0,
+			      "every source found since: kept"))
+			break;
 out:
 	fixture_close(&f);
 }
 
 /*
- * Both of a source's buckets full of verified sources: it finds no way it
- * may take, and each of its packets is judged as a fresh window. An
- * unverified sender that finds such an address (an IPv6 block holds many
- * to try) must still not pass more than its quota a window.
+ * A source evicted and placed again starts afresh, as any new source
+ * (bpf/source.bpf.h, new_source_state()): what it left in its slot (its
+ * values on each CPU, their `owner` still its key) is no longer its state,
+ * even where it takes the same way again. Here its way is emptied (as an
+ * eviction leaves it) and it sends again in the same window: a new
+ * source's first packet, in a new window, with counts of its own.
  */
-TEST(pool_unplaceable_source_still_limited)
+TEST(pool_evicted_source_starts_afresh)
 {
-	const char *attacker = "198.18.9.9";
+	const char *addr = "198.18.5.5";
+	struct rl_key key = v4_key(198U << 24 | 18U << 16 | 5U << 8 | 5);
+	struct rl_counters was, now;
+	__u32 slot, again;
 	struct rl_index x;
 	struct fixture f;
-	char addr[32];
-	__u32 n = 0;
-
-	if (!open_two_buckets(&f, 24, &x))
-		goto out;
-	/* every way a verified client's */
-	for (__u32 i = 1; n < 2 * RL_INDEX_WAYS && i < 64; i++) {
-		nth_addr(0x100 + i, addr, sizeof(addr));
-		if (!CHECK(fixture_answer(&f, addr, 0, T0), "handshake"))
-			goto out;
-		n += tracked(&x, addr, NULL);
-	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS, "every way a verified client's"))
-		goto out;
-	CHECK_LE(udp(&f, attacker, 100, 0, T0 + 1), 5,
-		 "an untracked sender: at most its quota in the window");
-out:
-	fixture_close(&f);
-}
-
-/* ---- placements on two CPUs at once ---- */
-
-#define RACE_SOURCES	4096	/* distinct sources, each sent by both CPUs */
-
-struct racer {
-	int prog_fd;
-	int cpu;
-	int *ready;	/* threads at the barrier (atomic) */
-	int err;	/* errno of a failed pin or run (no checks off the main thread) */
-};
-
-/* Pinned to its CPU, after the other thread: one frame of each source in
- * turn, the same order on both CPUs, so that both place the same new
- * sources at once (and evict each other's in a 32-way pool). */
-static void *race_thread(void *arg)
-{
-	struct racer *r = arg;
 	struct frame fr;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(r->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		r->err = errno;
-	frame_udp(&fr, "198.18.0.0", 64, 0);
-	for (int i = 0; i < RACE_SOURCES; i++) {
-		__u8 *saddr = fr.data + tg_l3_off(0) + TG_IPV4_SADDR_OFF;
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = fr.data,
-			    .data_size_in = (__u32)fr.len, .repeat = 1);
-
-		saddr[2] = (__u8)(i >> 8);
-		saddr[3] = (__u8)i;
-		/* a spinning barrier per source: both CPUs meet its first
-		 * packet within microseconds (a failed thread still arrives) */
-		__atomic_add_fetch(r->ready, 1, __ATOMIC_ACQ_REL);
-		while (__atomic_load_n(r->ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
-			;
-		if (!r->err && bpf_prog_test_run_opts(r->prog_fd, &opts))
-			r->err = errno;
-	}
-	return NULL;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct rl_key));
-}
-
-/* Every bucket of `x` whole: no source in two ways (two budgets), no way
- * left busy, no `placing` left taken, every live way's word its key's;
- * how many ways are live (-1: a check failed). */
-static int index_whole(struct fixture *f, const struct rl_index *x)
-{
-	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS, sizeof(*keys));
-	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
-	struct rl_index_bucket b;
-
-	if (!CHECK(keys, "calloc"))
-		return -1;
-	for (__u32 i = 0; i < x->nbuckets; i++) {
-		if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_index, &i, &b), 0,
-			      "a bucket")) {
-			free(keys);
-			return -1;
-		}
-		taken += b.placing != 0;
-		for (int w = 0; w < RL_INDEX_WAYS; w++) {
-			struct rl_index_place p;
-			__u64 k[2];
-
-			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
-			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
-				continue;
-			memcpy(k, b.key[w], sizeof(k));
-			rl_index_locate(&p, k, x->seed, x->nbuckets);
-			astray += !rl_way_matches(b.way[w], &p) ||
-				  (p.bucket[0] != i && p.bucket[1] != i);
-			memcpy(&keys[live++], b.key[w], sizeof(*keys));
-		}
-	}
-	qsort(keys, (size_t)live, sizeof(*keys), key_cmp);
-	for (int i = 1; i < live; i++)
-		twice += !key_cmp(&keys[i - 1], &keys[i]);
-	free(keys);
-	CHECK_EQ(taken, 0, "`placing` left taken");
-	CHECK_EQ(twice, 0, "sources in two ways");
-	CHECK_EQ(busy, 0, "ways left busy");
-	CHECK_EQ(astray, 0, "live ways whose word or bucket is not their key's");
-	return taken || twice || busy || astray ? -1 : live;
-}
-
-/* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
- * at T0 (the threads' runs set none). */
-static bool open_racing(struct fixture *f, __u64 max_sources, struct rl_index *x)
-{
-	struct rl_config cfg;
-
-	if (!open_pool(f, max_sources, 2, x) || !fixture_pps(f, "default", 5) ||
-	    !CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
-		return false;
-	cfg.test_now_ns = T0;
-	return CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config");
-}
-
-/* Two CPUs send the first packet of each of RACE_SOURCES sources at once
- * into a pool for `max_sources`: the index stays whole; how many ways are
- * live after (-1: a check failed). */
-static int race(__u64 max_sources)
-{
-	struct racer r[2] = { 0 };
-	struct rl_index x;
-	struct fixture f;
-	pthread_t tid[2];
-	int ready = 0, live = -1, started = 0;
-
-	if (!open_racing(&f, max_sources, &x))
+	if (!fixture_open(&f, NULL) || !fixture_pps(&f, "default", 1) ||
+	    !fixture_index(&f, &x))
 		goto out;
-	for (int i = 0; i < 2; i++) {
-		r[i] = (struct racer){ .prog_fd = f.prog_fd, .cpu = i, .ready = &ready };
-		if (!CHECK_EQ(pthread_create(&tid[i], NULL, race_thread, &r[i]), 0,
-			      "pthread_create")) {
-			/* the other thread meets nobody at its barriers */
-			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
-			break;
-		}
-		started++;
-	}
-	for (int i = 0; i < started; i++) {
-		pthread_join(tid[i], NULL);
-		CHECK(!r[i].err, "runs on CPU %d: %s", i, strerror(r[i].err));
-	}
-	if (started == 2)
-		live = index_whole(&f, &x);
-out:
-	fixture_close(&f);
-	return live;
-}
-
-/* Two buckets: every placement past the 32nd evicts, on both CPUs. */
-TEST(pool_concurrent_evictions_keep_the_index_whole)
-{
-	int live = race(16);
-
-	if (live >= 0)
-		CHECK_EQ(live, 2 * RL_INDEX_WAYS, "every way live");
-}
-
-/* Room for every source: one way each, however the CPUs met. */
-TEST(pool_concurrent_placements_place_each_source_once)
-{
-	int live = race(RACE_SOURCES);
-
-	if (live >= 0)
-		CHECK_EQ(live, RACE_SOURCES, "each source placed");
-}
-
-/* Sources removed by userspace (a dead scoped rule's windows) while CPU 1
- * places them: each removal meets its source's first packet at the
- * barrier. The index stays whole: no way left busy by a removal, no
- * source in two ways. */
-TEST(pool_removals_beside_placements_keep_the_index_whole)
-{
-	struct racer r = { 0 };
-	struct rl_index x;
-	struct fixture f;
-	pthread_t tid;
-	int ready = 0, removed = 0;
-	char addr[32];
-
-	if (!open_racing(&f, RACE_SOURCES, &x))
+	frame_udp(&fr, addr, 64, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 2, 0, T0), 1, "1 a window: the first passes");
+	if (!CHECK_EQ(rl_index_find(&x, &key, &slot), 0, "tracked") ||
+	    !CHECK_EQ(fixture_evict(&f, &key), 0, "evicted"))
 		goto out;
-	r = (struct racer){ .prog_fd = f.prog_fd, .cpu = 1, .ready = &ready };
-	if (!CHECK_EQ(pthread_create(&tid, NULL, race_thread, &r), 0, "pthread_create"))
-		goto out;
-	for (int i = 0; i < RACE_SOURCES; i++) {
-		struct rl_key k;
-		int err;
-
-		snprintf(addr, sizeof(addr), "198.18.%d.%d", (i >> 8) & 0xff, i & 0xff);
-		k = v4_key(addr);
-		__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
-		while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
-			;
-		for (int tries = 0; tries < 2; tries++) {
-			err = rl_index_remove(&x, &k);
-			removed += !err;
-			if (err && err != -ENOENT)
-				break;
-		}
-		if (err && err != -ENOENT) {
-			CHECK_EQ(err, -ENOENT, "removing a source");
-			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
-			break;
-		}
-	}
-	pthread_join(tid, NULL);
-	CHECK(!r.err, "runs on CPU 1: %s", strerror(r.err));
-	CHECK_GT(removed, 0, "sources removed");
-	index_whole(&f, &x);
+	was = fixture_totals(&f);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + NSEC_MS), 1,
+		 "placed again: a new source's first packet passes");
+	now = fixture_totals(&f);
+	CHECK_EQ(now.new_sources - was.new_sources, 1, "a new source");
+	if (CHECK_EQ(rl_index_find(&x, &key, &again), 0, "tracked again"))
+		printf("    slot %u, then slot %u\n", slot, again);
+	CHECK_SOURCE(&f, addr, T0 + NSEC_MS, 1, 0, 1, "its counts start afresh");
 out:
 	fixture_close(&f);
 }
