@@ -292,7 +292,8 @@ static int key_cmp(const void *a, const void *b)
  * how many ways are live (-1: a check failed). */
 static int index_whole(struct fixture *f, const struct rl_index *x)
 {
-	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS, sizeof(*keys));
+	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS,
+				     sizeof(*keys));
 	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
 	struct rl_index_bucket b;
 
@@ -332,7 +333,8 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 
 /* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
  * at T0 (the threads' runs set none). */
-static bool open_racing(struct fixture *f, __u64 max_sources, struct rl_index *x)
+static bool open_racing(struct fixture *f, __u64 max_sources,
+			struct rl_index *x)
 {
 	struct rl_config cfg;
 
@@ -411,7 +413,8 @@ TEST(pool_removals_beside_placements_keep_the_index_whole)
 	if (!open_racing(&f, RACE_SOURCES, &x))
 		goto out;
 	r = (struct racer){ .prog_fd = f.prog_fd, .cpu = 1, .ready = &ready };
-	if (!CHECK_EQ(pthread_create(&tid, NULL, race_thread, &r), 0, "pthread_create"))
+	if (!CHECK_EQ(pthread_create(&tid, NULL, race_thread, &r), 0,
+		      "pthread_create"))
 		goto out;
 	for (int i = 0; i < RACE_SOURCES; i++) {
 		struct rl_key k;
