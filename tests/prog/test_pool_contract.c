@@ -292,7 +292,8 @@ static int key_cmp(const void *a, const void *b)
  * how many ways are live (-1: a check failed). */
 static int index_whole(struct fixture *f, const struct rl_index *x)
 {
-	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS, sizeof(*keys));
+	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS,
+				     sizeof(*keys));
 	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
 	struct rl_index_bucket b;
 
@@ -330,23 +331,32 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 	return taken || twice || busy || astray ? -1 : live;
 }
 
+/* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
+ * at T0 (the threads' runs set none). */
+static bool open_racing(struct fixture *f, __u64 max_sources,
+			struct rl_index *x)
+{
+	struct rl_config cfg;
+
+	if (!open_pool(f, max_sources, 2, x) || !fixture_pps(f, "default", 5) ||
+	    !CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return false;
+	cfg.test_now_ns = T0;
+	return CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config");
+}
+
 /* Two CPUs send the first packet of each of RACE_SOURCES sources at once
  * into a pool for `max_sources`: the index stays whole; how many ways are
  * live after (-1: a check failed). */
 static int race(__u64 max_sources)
 {
 	struct racer r[2] = { 0 };
-	struct rl_config cfg;
 	struct rl_index x;
 	struct fixture f;
 	pthread_t tid[2];
 	int ready = 0, live = -1, started = 0;
 
-	if (!open_pool(&f, max_sources, 2, &x) || !fixture_pps(&f, "default", 5) ||
-	    !CHECK_EQ(rl_config_read(&f.m, &cfg), 0, "read config"))
-		goto out;
-	cfg.test_now_ns = T0;
-	if (!CHECK_EQ(rl_config_write(&f.m, &cfg), 0, "write config"))
+	if (!open_racing(&f, max_sources, &x))
 		goto out;
 	for (int i = 0; i < 2; i++) {
 		r[i] = (struct racer){ .prog_fd = f.prog_fd, .cpu = i, .ready = &ready };
@@ -385,4 +395,52 @@ TEST(pool_concurrent_placements_place_each_source_once)
 
 	if (live >= 0)
 		CHECK_EQ(live, RACE_SOURCES, "each source placed");
+}
+
+/* Sources removed by userspace (a dead scoped rule's windows) while CPU 1
+ * places them: each removal meets its source's first packet at the
+ * barrier. The index stays whole: no way left busy by a removal, no
+ * source in two ways. */
+TEST(pool_removals_beside_placements_keep_the_index_whole)
+{
+	struct racer r = { 0 };
+	struct rl_index x;
+	struct fixture f;
+	pthread_t tid;
+	int ready = 0, removed = 0;
+	char addr[32];
+
+	if (!open_racing(&f, RACE_SOURCES, &x))
+		goto out;
+	r = (struct racer){ .prog_fd = f.prog_fd, .cpu = 1, .ready = &ready };
+	if (!CHECK_EQ(pthread_create(&tid, NULL, race_thread, &r), 0,
+		      "pthread_create"))
+		goto out;
+	for (int i = 0; i < RACE_SOURCES; i++) {
+		struct rl_key k;
+		int err;
+
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", (i >> 8) & 0xff, i & 0xff);
+		k = v4_key(addr);
+		__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
+			;
+		for (int tries = 0; tries < 2; tries++) {
+			err = rl_index_remove(&x, &k);
+			removed += !err;
+			if (err && err != -ENOENT)
+				break;
+		}
+		if (err && err != -ENOENT) {
+			CHECK_EQ(err, -ENOENT, "removing a source");
+			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
+			break;
+		}
+	}
+	pthread_join(tid, NULL);
+	CHECK(!r.err, "runs on CPU 1: %s", strerror(r.err));
+	CHECK_GT(removed, 0, "sources removed");
+	index_whole(&f, &x);
+out:
+	fixture_close(&f);
 }

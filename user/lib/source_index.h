@@ -36,7 +36,9 @@ int rl_index_find(const struct rl_index *x, const struct rl_key *key,
 /* Each tracked source with its ncpus values (as a lookup returns them,
  * stride RL_PERCPU_VAL) in bucket order; `each` returning non-zero stops
  * the walk with that value. A source placed or evicted meanwhile may be
- * missed or met; none is met twice. */
+ * missed or met, and one evicted from a bucket the walk read and placed
+ * again in one it has not read yet is met twice (its old way's values
+ * then hold its old state, as their owner says). */
 int rl_index_walk(const struct rl_index *x,
 		  int (*each)(void *ctx, const struct rl_key *key, __u32 slot,
 			      const void *vals),
