@@ -50,7 +50,7 @@ struct {
 } sources SEC(".maps");
 
 /* mmapable: userspace empties a way with one compare-and-swap of its
- * word (user/lib/source_index.c), as the program changes them */
+ * word (user/lib/source_index_map.c), as the program changes them */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);

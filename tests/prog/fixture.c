@@ -18,7 +18,7 @@
 #include "fixture.h"
 #include "lib/xdp_multi.h"
 #include "lib/ban_map.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "verified.h"
 
 const char *harness_suite = "prog";

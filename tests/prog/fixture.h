@@ -82,7 +82,7 @@ bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		    struct rl_source_sum *out);
 /*
  * `sources` as the program finds it: a source's slot through `source_index`
- * (user/lib/source_index.h), never a lookup by key in `sources` itself.
+ * (user/lib/source_index_map.h), never a lookup by key in `sources` itself.
  */
 struct rl_index;
 /* The index of the fixture's maps (its seed and buckets from the config):

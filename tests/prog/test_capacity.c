@@ -19,7 +19,7 @@
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
 #include "lib/maps.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/settings.h"
 #include "../harness.h"
 #include "fixture.h"

@@ -16,7 +16,7 @@
 #include "ratelimit.h"
 #include "lib/maps.h"
 #include "lib/settings.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "../harness.h"
 #include "fixture.h"
 #include "spread.h"

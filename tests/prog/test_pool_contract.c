@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/maps.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "../harness.h"
 #include "fixture.h"
 #include "gen/frames.h"

@@ -28,7 +28,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/rule_store.h"
 #include "cli/stats_view.h"
 #include "cli/table.h"

@@ -53,7 +53,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cli/cli.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/iface.h"
 #include "lib/pin.h"
 #include "remote.h"

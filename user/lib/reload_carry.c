@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include "newcomer.h"
 #include "lib/reload_carry.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/rule.h"
 #include "lib/settings.h"
 #include "verified.h"

@@ -7,7 +7,7 @@
 #include "scope.h"
 #include "lib/maps.h"
 #include "lib/scope_windows.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 
 /* The scoped windows of dead slots in map fd, listed first (a key
  * deleted under get_next_key would restart the walk), then deleted. */

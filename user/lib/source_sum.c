@@ -5,7 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/maps.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/source_sum.h"
 #include "window.h"
 

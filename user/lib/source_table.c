@@ -5,7 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "scope.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 #include "lib/source_table.h"
 
 /* One batch of per-CPU values stays around this size whatever the CPU

@@ -6,8 +6,8 @@
  * runs on the maps). The program places and evicts on its own; userspace
  * writes only maps no program uses yet, or removes a source.
  */
-#ifndef RL_LIB_SOURCE_INDEX_H
-#define RL_LIB_SOURCE_INDEX_H
+#ifndef RL_LIB_SOURCE_INDEX_MAP_H
+#define RL_LIB_SOURCE_INDEX_MAP_H
 
 #include <stdbool.h>
 #include "ratelimit.h"
@@ -60,4 +60,4 @@ int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
  * -errno. */
 int rl_index_remove(const struct rl_index *x, const struct rl_key *key);
 
-#endif /* RL_LIB_SOURCE_INDEX_H */
+#endif /* RL_LIB_SOURCE_INDEX_MAP_H */

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/maps.h"
-#include "lib/source_index.h"
+#include "lib/source_index_map.h"
 
 /* Buckets a walk copies (a lookup each) before it reads their sources' values:
  * 384 KiB of index. */
