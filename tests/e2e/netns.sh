@@ -147,3 +147,69 @@ test_netns_dir_tidy() {
 	[ -e "$pins/$vrx/link" ] && [ -d "$top" ] || why+=("this namespace's pins: $(ls -A "$pins" 2>&1)")
 	result netns_dir_tidy "${#why[@]}" "${why[*]}"
 }
+
+# ---- a namespace's directory while a change holds its lock -------------------
+# The lock is an flock on the directory itself: were it removed while a
+# change holds it (empty until the change pins, as an `rmdir` of every
+# empty netns:* directory by a script's cleanup would), the change would
+# fail ("cannot create ...: No such file or directory") and the next one
+# would lock a new directory beside it. strace stops an attach just after
+# it took the lock (its first uname, before it pins anything); the
+# directory must then not be removable, the lock still taken at its path,
+# and the attach must complete once resumed. Stopped a step earlier, just
+# after the flock (before the lock is marked held), the directory can go:
+# the attach must take the new one and complete.
+# held_attach IFACE SYSCALL: attach IFACE in ns5 under strace, stopped
+# after its first SYSCALL (an arithmetic 1 when it did not stop); sets
+# held_strace (strace's PID), held_cli (the CLI's) and held_out.
+held_attach() {	# IFACE SYSCALL
+	held_out=$(mktemp) && tmpfiles+=("$held_out")
+	nsenter --net="/run/netns/$ns5" strace -f -qq -o /dev/null -e trace="$2" \
+		-e inject="$2:signal=SIGSTOP:when=1" "$cli" attach "$1" --default-pps 10 >"$held_out" 2>&1 &
+	held_strace=$! held_cli=
+	bg+=("$held_strace")
+	stopped() {
+		held_cli=$(ps -o pid= --ppid "$held_strace" | tr -d ' ')
+		[ -n "$held_cli" ] && [[ $(awk '{print $3}' "/proc/$held_cli/stat" 2>/dev/null) == [tT] ]]
+	}
+	within 100 stopped
+}
+# Resume the held attach: its exit status.
+held_resume() {
+	kill -CONT "$held_cli"
+	wait "$held_strace"
+}
+lock_busy() { flock -n -E 75 "$1" true 2>/dev/null; [ $? = 75 ]; }
+test_netns_dir_held() {
+	local i1=${id}k i2=${id}l why=() d5 rc
+	ns5=${id}h
+	ip netns add "$ns5" && extra_ns+=("$ns5") &&
+		ip link add "$i1" netns "$ns5" type veth peer name "$i2" netns "$ns5" &&
+		ip -n "$ns5" link set "$i1" up && ip -n "$ns5" link set "$i2" up &&
+		d5=$(ns_pins "$ns5") && [ -n "$d5" ] && [ ! -e "$d5" ] ||
+		{ result netns_dir_held 1 "a namespace with two interfaces, no pins yet"; return; }
+	# held: the directory stays, with the lock at its path
+	if held_attach "$i1" uname; then
+		lock_busy "$d5" || why+=("the stopped attach does not hold the lock of $d5")
+		rmdir "$d5" 2>/dev/null && why+=("an empty-directory rmdir removed $d5 under a held lock")
+		lock_busy "$d5" || why+=("after that rmdir, the lock at $d5 is free: a second change would run beside the first")
+	else
+		why+=("the attach did not stop after taking the lock: $(cat "$held_out")")
+	fi
+	held_resume; rc=$?
+	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the held attach: exit $rc: $(cat "$held_out")")
+	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
+		why+=("detach $i1, then $d5: $(ls -A "$d5" 2>&1)")
+	# just locked: removed under it, it takes the lock again
+	if held_attach "$i1" flock; then
+		lock_busy "$d5" || why+=("the attach stopped after its flock holds no lock of $d5")
+		rmdir "$d5" || why+=("$d5 not removable before the lock was marked held: $(ls -A "$d5")")
+	else
+		why+=("the attach did not stop after its flock: $(cat "$held_out")")
+	fi
+	held_resume; rc=$?
+	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the attach whose directory went: exit $rc: $(cat "$held_out")")
+	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
+		why+=("detach $i1 again, then $d5: $(ls -A "$d5" 2>&1)")
+	result netns_dir_held "${#why[@]}" "${why[*]}"
+}
