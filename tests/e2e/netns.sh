@@ -213,3 +213,36 @@ test_netns_dir_held() {
 		why+=("detach $i1 again, then $d5: $(ls -A "$d5" 2>&1)")
 	result netns_dir_held "${#why[@]}" "${why[*]}"
 }
+
+# ---- an attach killed in a PID namespace of its own ----------------------------
+# Its staging directory is named by its pid there ("IFACE attaching 4":
+# strace is 1), which here names another process (a kernel thread):
+# no pid says whether a staging directory's attach still runs, the lock
+# does (only a change holding it makes one). Killed before its rename, it
+# leaves a complete staging directory: status reports it, detach removes
+# it, and an attach of the interface then works.
+test_netns_pid_stage() {
+	local i1=${id}k i2=${id}l why=() d6 out rc stage
+	ns6=${id}w
+	ip netns add "$ns6" && extra_ns+=("$ns6") &&
+		ip link add "$i1" netns "$ns6" type veth peer name "$i2" netns "$ns6" &&
+		ip -n "$ns6" link set "$i1" up && ip -n "$ns6" link set "$i2" up &&
+		d6=$(ns_pins "$ns6") && [ -n "$d6" ] ||
+		{ result netns_pid_stage 1 "a namespace with two interfaces"; return; }
+	in6() { nsenter --net="/run/netns/$ns6" "$@"; }
+	in6 unshare --pid --fork strace -f -qq -o /dev/null -e trace=rename \
+		-e inject=rename:signal=SIGKILL:when=1 "$cli" attach "$i1" --default-pps 10 >/dev/null 2>&1
+	stage=$(compgen -G "$d6/$i1 attaching *" | head -n 1)
+	[ -e "$stage/config" ] && [ ! -e "$d6/$i1" ] && kill -0 "${stage##* }" 2>/dev/null ||
+		{ result netns_pid_stage 1 "no staging directory whose pid is alive here: $(ls -A "$d6" 2>&1)"; return; }
+	tmpdirs+=("$stage")	# what detach leaves, the cleanup removes
+	out=$(in6 "$cli" status --json | jq -r --arg i "$i1" '.interfaces[] | select(.ifname == $i) | .staging_dir')
+	[ "$out" = "$stage" ] || why+=("status --json names no staging directory of $i1: $(in6 "$cli" status --json)")
+	out=$(in6 "$cli" detach "$i1" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [[ $out == "removed the pins an interrupted attach left for $i1"* ]] && [ ! -e "$stage" ] ||
+		why+=("detach: exit $rc: $out; left: $(ls -A "$d6" 2>&1)")
+	out=$(in6 "$cli" attach "$i1" --default-pps 10 2>&1) && [ -e "$d6/$i1/link" ] ||
+		why+=("attach after the repair: $out")
+	in6 "$cli" detach "$i1" >/dev/null && [ ! -e "$d6" ] || why+=("$d6 left after the last detach: $(ls -A "$d6" 2>&1)")
+	result netns_pid_stage "${#why[@]}" "${why[*]}"
+}
