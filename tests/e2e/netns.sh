@@ -3,8 +3,10 @@
 # the same interface name attached in two at once, every command in each
 # with and without --iface acting on its own, status naming the other
 # only as such, `ip netns exec` (a private mount namespace) refused by
-# readers and writers alike, a detach in one leaving the other, and a
-# namespace's directory there only while something is attached in it.
+# readers and writers alike, a detach in one leaving the other, a
+# namespace's directory there only while something is attached in it and
+# kept while a change holds its lock, and what an attach killed in a PID
+# namespace of its own left repaired.
 # Sourced by tests/e2e/run.sh; `tests/e2e/run.sh BUILD_DIR NAME` runs one.
 
 test_netns_same_name() {
