@@ -161,7 +161,7 @@ test_netns_dir_tidy() {
 # and the attach must complete once resumed. Stopped a step earlier, just
 # after the flock (before the lock is marked held), the directory can go:
 # the attach must take the new one and complete.
-# held_attach IFACE SYSCALL: attach IFACE in ns5 under strace, stopped
+# held_attach IFACE SYSCALL: attach IFACE in $ns5 (the caller's) under strace, stopped
 # after its first SYSCALL (an arithmetic 1 when it did not stop); sets
 # held_strace (strace's PID), held_cli (the CLI's) and held_out.
 held_attach() {	# IFACE SYSCALL
@@ -183,8 +183,7 @@ held_resume() {
 }
 lock_busy() { flock -n -E 75 "$1" true 2>/dev/null; [ $? = 75 ]; }
 test_netns_dir_held() {
-	local i1=${id}k i2=${id}l why=() d5 rc
-	ns5=${id}h
+	local i1=${id}k i2=${id}l why=() d5 rc ns5=${id}h
 	ip netns add "$ns5" && extra_ns+=("$ns5") &&
 		ip link add "$i1" netns "$ns5" type veth peer name "$i2" netns "$ns5" &&
 		ip -n "$ns5" link set "$i1" up && ip -n "$ns5" link set "$i2" up &&
@@ -224,8 +223,7 @@ test_netns_dir_held() {
 # leaves a complete staging directory: status reports it, detach removes
 # it, and an attach of the interface then works.
 test_netns_pid_stage() {
-	local i1=${id}k i2=${id}l why=() d6 out rc stage
-	ns6=${id}w
+	local i1=${id}k i2=${id}l why=() d6 out rc stage ns6=${id}w
 	ip netns add "$ns6" && extra_ns+=("$ns6") &&
 		ip link add "$i1" netns "$ns6" type veth peer name "$i2" netns "$ns6" &&
 		ip -n "$ns6" link set "$i1" up && ip -n "$ns6" link set "$i2" up &&
