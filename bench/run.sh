@@ -152,16 +152,21 @@ vm_retries() {	# PART VM_LOG
 cleanup() {
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	local own=()
 	for n in "${nss[@]}"; do
 		# CLI pins are per namespace and interface name
 		for d in "$pins"/*/"${id}"*; do
 			[ -e "$d" ] && nsenter --net="/run/netns/$n" "$cli" detach \
 				"$(basename "$d")" >/dev/null 2>&1
 		done
+		own+=("$(nsenter --net="/run/netns/$n" "$cli" status --json 2>/dev/null |
+			jq -r '.pin_dir // empty')")
 		ip netns del "$n" 2>/dev/null
 	done
 	rm -rf "$pins"/*/"${id}"* 2>/dev/null
-	rmdir "$pins"/netns:* 2>/dev/null	# the namespaces' own, when empty
+	# this run's namespaces' own, when empty; never every netns:*: another
+	# run's directory is empty, and locked, while its change starts
+	for d in "${own[@]}"; do [ -z "$d" ] || rmdir "$d" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -3,8 +3,10 @@
 # the same interface name attached in two at once, every command in each
 # with and without --iface acting on its own, status naming the other
 # only as such, `ip netns exec` (a private mount namespace) refused by
-# readers and writers alike, a detach in one leaving the other, and a
-# namespace's directory there only while something is attached in it.
+# readers and writers alike, a detach in one leaving the other, a
+# namespace's directory there only while something is attached in it and
+# kept while a change holds its lock, and what an attach killed in a PID
+# namespace of its own left repaired.
 # Sourced by tests/e2e/run.sh; `tests/e2e/run.sh BUILD_DIR NAME` runs one.
 
 test_netns_same_name() {
@@ -146,4 +148,101 @@ test_netns_dir_tidy() {
 	[ -d "$other" ] || why+=("another namespace's empty $other was removed")
 	[ -e "$pins/$vrx/link" ] && [ -d "$top" ] || why+=("this namespace's pins: $(ls -A "$pins" 2>&1)")
 	result netns_dir_tidy "${#why[@]}" "${why[*]}"
+}
+
+# ---- a namespace's directory while a change holds its lock -------------------
+# The lock is an flock on the directory itself: were it removed while a
+# change holds it (empty until the change pins, as an `rmdir` of every
+# empty netns:* directory by a script's cleanup would), the change would
+# fail ("cannot create ...: No such file or directory") and the next one
+# would lock a new directory beside it. strace stops an attach just after
+# it took the lock (its first uname, before it pins anything); the
+# directory must then not be removable, the lock still taken at its path,
+# and the attach must complete once resumed. Stopped a step earlier, just
+# after the flock (before the lock is marked held), the directory can go:
+# the attach must take the new one and complete.
+# held_attach IFACE SYSCALL: attach IFACE in $ns5 (the caller's) under strace, stopped
+# after its first SYSCALL (an arithmetic 1 when it did not stop); sets
+# held_strace (strace's PID), held_cli (the CLI's) and held_out.
+held_attach() {	# IFACE SYSCALL
+	held_out=$(mktemp) && tmpfiles+=("$held_out")
+	nsenter --net="/run/netns/$ns5" strace -f -qq -o /dev/null -e trace="$2" \
+		-e inject="$2:signal=SIGSTOP:when=1" "$cli" attach "$1" --default-pps 10 >"$held_out" 2>&1 &
+	held_strace=$! held_cli=
+	bg+=("$held_strace")
+	stopped() {
+		held_cli=$(ps -o pid= --ppid "$held_strace" | tr -d ' ')
+		[ -n "$held_cli" ] && [[ $(awk '{print $3}' "/proc/$held_cli/stat" 2>/dev/null) == [tT] ]]
+	}
+	within 100 stopped
+}
+# Resume the held attach: its exit status.
+held_resume() {
+	kill -CONT "$held_cli"
+	wait "$held_strace"
+}
+lock_busy() { flock -n -E 75 "$1" true 2>/dev/null; [ $? = 75 ]; }
+test_netns_dir_held() {
+	local i1=${id}k i2=${id}l why=() d5 rc ns5=${id}h
+	ip netns add "$ns5" && extra_ns+=("$ns5") &&
+		ip link add "$i1" netns "$ns5" type veth peer name "$i2" netns "$ns5" &&
+		ip -n "$ns5" link set "$i1" up && ip -n "$ns5" link set "$i2" up &&
+		d5=$(ns_pins "$ns5") && [ -n "$d5" ] && [ ! -e "$d5" ] ||
+		{ result netns_dir_held 1 "a namespace with two interfaces, no pins yet"; return; }
+	# held: the directory stays, with the lock at its path
+	if held_attach "$i1" uname; then
+		lock_busy "$d5" || why+=("the stopped attach does not hold the lock of $d5")
+		rmdir "$d5" 2>/dev/null && why+=("an empty-directory rmdir removed $d5 under a held lock")
+		lock_busy "$d5" || why+=("after that rmdir, the lock at $d5 is free: a second change would run beside the first")
+	else
+		why+=("the attach did not stop after taking the lock: $(cat "$held_out")")
+	fi
+	held_resume; rc=$?
+	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the held attach: exit $rc: $(cat "$held_out")")
+	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
+		why+=("detach $i1, then $d5: $(ls -A "$d5" 2>&1)")
+	# just locked: removed under it, it takes the lock again
+	if held_attach "$i1" flock; then
+		lock_busy "$d5" || why+=("the attach stopped after its flock holds no lock of $d5")
+		rmdir "$d5" || why+=("$d5 not removable before the lock was marked held: $(ls -A "$d5")")
+	else
+		why+=("the attach did not stop after its flock: $(cat "$held_out")")
+	fi
+	held_resume; rc=$?
+	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the attach whose directory went: exit $rc: $(cat "$held_out")")
+	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
+		why+=("detach $i1 again, then $d5: $(ls -A "$d5" 2>&1)")
+	result netns_dir_held "${#why[@]}" "${why[*]}"
+}
+
+# ---- an attach killed in a PID namespace of its own ----------------------------
+# Its staging directory is named by its pid there ("IFACE attaching 4":
+# strace is 1), which here names another process (a kernel thread):
+# no pid says whether a staging directory's attach still runs, the lock
+# does (only a change holding it makes one). Killed before its rename, it
+# leaves a complete staging directory: status reports it, detach removes
+# it, and an attach of the interface then works.
+test_netns_pid_stage() {
+	local i1=${id}k i2=${id}l why=() d6 out rc stage ns6=${id}w
+	ip netns add "$ns6" && extra_ns+=("$ns6") &&
+		ip link add "$i1" netns "$ns6" type veth peer name "$i2" netns "$ns6" &&
+		ip -n "$ns6" link set "$i1" up && ip -n "$ns6" link set "$i2" up &&
+		d6=$(ns_pins "$ns6") && [ -n "$d6" ] ||
+		{ result netns_pid_stage 1 "a namespace with two interfaces"; return; }
+	in6() { nsenter --net="/run/netns/$ns6" "$@"; }
+	in6 unshare --pid --fork strace -f -qq -o /dev/null -e trace=rename \
+		-e inject=rename:signal=SIGKILL:when=1 "$cli" attach "$i1" --default-pps 10 >/dev/null 2>&1
+	stage=$(compgen -G "$d6/$i1 attaching *" | head -n 1)
+	[ -e "$stage/config" ] && [ ! -e "$d6/$i1" ] && kill -0 "${stage##* }" 2>/dev/null ||
+		{ result netns_pid_stage 1 "no staging directory whose pid is alive here: $(ls -A "$d6" 2>&1)"; return; }
+	tmpdirs+=("$stage")	# what detach leaves, the cleanup removes
+	out=$(in6 "$cli" status --json | jq -r --arg i "$i1" '.interfaces[] | select(.ifname == $i) | .staging_dir')
+	[ "$out" = "$stage" ] || why+=("status --json names no staging directory of $i1: $(in6 "$cli" status --json)")
+	out=$(in6 "$cli" detach "$i1" 2>&1); rc=$?
+	[ "$rc" = 0 ] && [[ $out == "removed the pins an interrupted attach left for $i1"* ]] && [ ! -e "$stage" ] ||
+		why+=("detach: exit $rc: $out; left: $(ls -A "$d6" 2>&1)")
+	out=$(in6 "$cli" attach "$i1" --default-pps 10 2>&1) && [ -e "$d6/$i1/link" ] ||
+		why+=("attach after the repair: $out")
+	in6 "$cli" detach "$i1" >/dev/null && [ ! -e "$d6" ] || why+=("$d6 left after the last detach: $(ls -A "$d6" 2>&1)")
+	result netns_pid_stage "${#why[@]}" "${why[*]}"
 }

@@ -256,7 +256,7 @@ static void format_hooks(const struct status_row *r, char *buf, size_t len)
 static void rows_stale_stages(struct status *st)
 {
 	char names[RL_MAX_IFACES][NAME_MAX + 1];
-	int n = rl_attach_stale_stages(NULL, names, RL_MAX_IFACES), pid;
+	int n = rl_attach_stale_stages(NULL, false, names, RL_MAX_IFACES), pid;
 
 	for (int i = 0; i < n; i++) {
 		struct status_row *r = &st->rows[st->n++];

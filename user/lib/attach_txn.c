@@ -2,7 +2,6 @@
 /* The crash-safe attach protocol (attach_txn.h): stage, commit, repair. */
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +243,8 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int max)
+int rl_attach_stale_stages(const char *iface, bool locked,
+			   char names[][NAME_MAX + 1], int max)
 {
 	DIR *d = opendir(rl_pin_root());
 	char owner[NAME_MAX + 1];
@@ -257,8 +257,8 @@ int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1], int ma
 		if (!rl_pin_stage_parse(e->d_name, owner, &pid) ||
 		    (iface && strcmp(owner, iface)))
 			continue;
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
-			continue;	/* its attach is still running */
+		if (rl_pin_stage_live(pid, locked))
+			continue;	/* its attach may still run */
 		snprintf(names[n++], NAME_MAX + 1, "%s", e->d_name);
 	}
 	closedir(d);
@@ -272,7 +272,7 @@ int rl_attach_repair(const char *iface)
 	int n, ret, removed = 0, err = 0;
 
 	do {
-		n = rl_attach_stale_stages(iface, names, RL_MAX_IFACES);
+		n = rl_attach_stale_stages(iface, true, names, RL_MAX_IFACES);
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {

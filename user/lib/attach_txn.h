@@ -50,9 +50,10 @@ int rl_attach_commit(const struct rl_attach_prog *p, int ifindex,
 
 /* The staging directories of attaches that died, as names for
  * rl_pin_dir_remove ("IFACE attaching PID", '.' as ':'), sorted, at most
- * max; all interfaces when iface is NULL. Count or -errno. */
-int rl_attach_stale_stages(const char *iface, char names[][NAME_MAX + 1],
-			   int max);
+ * max; all interfaces when iface is NULL; `locked`: the caller holds the
+ * lock, so every one is (rl_pin_stage_live). Count or -errno. */
+int rl_attach_stale_stages(const char *iface, bool locked,
+			   char names[][NAME_MAX + 1], int max);
 
 /* Remove those staging directories (call with the lock held): how many,
  * or the first -errno (the others are still tried). */

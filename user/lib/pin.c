@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,34 +255,51 @@ int rl_pins_prepare(char *err, size_t errlen)
 	return rl_pins_trusted(NULL, err, errlen);
 }
 
+/*
+ * The lock is an flock on the namespace's directory itself, and a
+ * directory can go while it is locked: an rmdir by someone else (a
+ * script's cleanup of every empty netns:* directory) would leave the
+ * holder working in a removed directory ("cannot create ...: No such file
+ * or directory") and let the next change lock a new one beside it. So the
+ * holder marks the lock held with RL_LOCK_HELD, a directory inside, and
+ * only then works: from then on the directory is not empty, and no rmdir
+ * removes it until rl_unlock took the mark out. Made in the directory
+ * locked (mkdirat on the fd), the mark also proves that directory is
+ * still the one at the path: in a removed one it fails with ENOENT, and
+ * the lock is taken again on the new directory. A mark a killed holder
+ * left is taken over (EEXIST) by the next holder, which removes it.
+ */
 int rl_lock(char *err, size_t errlen)
 {
-	struct stat st;
-	int fd, e;
+	int fd, e = ENOENT;
 
-	for (int tries = 0;; tries++) {
+	for (int tries = 0; tries < 8; tries++) {
 		fd = open(rl_pin_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		/* removed by another's last detach since it was made */
-		if (fd < 0 && errno == ENOENT && tries < 8 &&
-		    (!mkdir(rl_pin_root(), 0700) || errno == EEXIST))
-			continue;
-		if (fd < 0 || flock(fd, LOCK_EX))
+		if (fd < 0) {
+			e = errno;
+			/* removed (empty) since it was made: make it again */
+			if (e == ENOENT) {
+				if (!mkdir(rl_pin_root(), 0700) || errno == EEXIST)
+					continue;
+				e = errno;
+			}
 			break;
-		/* the holder's rl_unlock removed the directory, empty: a lock
-		 * taken on it as it went is no lock; take the new one */
-		if (!fstat(fd, &st) && st.st_nlink == 0) {
-			close(fd);
-			if (mkdir(rl_pin_root(), 0700) && errno != EEXIST)
-				break;
-			continue;
 		}
-		return fd;
-	}
-	e = -errno;
-	snprintf(err, errlen, "cannot lock %s: %s", rl_pin_root(), strerror(-e));
-	if (fd >= 0)
+		if (flock(fd, LOCK_EX))
+			e = errno;
+		else if (!mkdirat(fd, RL_LOCK_HELD, 0700) || errno == EEXIST)
+			return fd;
+		else
+			e = errno;
 		close(fd);
-	return e;
+		if (e != ENOENT)
+			break;
+		/* removed while we waited for it (the holder's rl_unlock,
+		 * or someone's rmdir as it went free): a lock taken on it
+		 * is no lock; take the new one */
+	}
+	snprintf(err, errlen, "cannot lock %s: %s", rl_pin_root(), strerror(e));
+	return -e;
 }
 
 bool rl_change_running(void)
@@ -300,12 +318,16 @@ void rl_unlock(int fd)
 {
 	if (fd < 0)
 		return;
-	/* Still under the lock, so nothing is being added: an empty directory
-	 * means nothing is attached here (a last detach, or a command that
-	 * found nothing and made it only to lock it, a failed attach's
-	 * rollback). rmdir removes only an empty one, and only this
-	 * namespace's; RL_PIN_TOP stays, since no lock covers the namespaces
-	 * that share it. */
+	/* Still under the lock, so nothing is being added: with the mark
+	 * out, an empty directory means nothing is attached here (a last
+	 * detach, or a command that found nothing and made it only to lock
+	 * it, a failed attach's rollback). rmdir removes only an empty one,
+	 * and only this namespace's; RL_PIN_TOP stays, since no lock covers
+	 * the namespaces that share it. Should the path name another
+	 * directory by now (ours removed once empty, a new one made), it is
+	 * either marked held or not yet locked: rmdir fails on the first,
+	 * and the second's rl_lock takes the lock again. */
+	(void)unlinkat(fd, RL_LOCK_HELD, AT_REMOVEDIR);
 	(void)rmdir(rl_pin_root());
 	close(fd);	/* drops the flock */
 }
@@ -354,7 +376,8 @@ static int list_ifaces(const char *dir, bool legacy, char names[][IF_NAMESIZE],
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)) && n < max) {
-		/* names with a space are attach's staging directories */
+		/* names with a space are staging directories or the
+		 * lock's mark (RL_LOCK_HELD): no interface's */
 		if (e->d_name[0] == '.' || strchr(e->d_name, ' ') ||
 		    e->d_type != DT_DIR || strlen(e->d_name) >= IF_NAMESIZE)
 			continue;
@@ -611,4 +634,11 @@ bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid)
 	rl_pin_dir_iface(owner, iface, NAME_MAX + 1);
 	*pid = atoi(tag + strlen(RL_STAGE_TAG));
 	return true;
+}
+
+bool rl_pin_stage_live(int pid, bool locked)
+{
+	if (locked || !rl_change_running())
+		return false;
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }

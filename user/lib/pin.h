@@ -81,8 +81,10 @@ int rl_pins_prepare(char *err, size_t errlen);
 int rl_pins_trusted(const char *iface, char *err, size_t errlen);
 
 /* Exclusive lock over every change in the namespace (attach, detach,
- * quota set/del), on rl_pin_root(), which it creates when missing;
- * released by rl_unlock or exit. Returns an fd or -errno. */
+ * quota set/del), on rl_pin_root(), which it creates when missing, marked
+ * held by RL_LOCK_HELD inside it so that no rmdir of an empty directory
+ * removes it while held (pin.c); released by rl_unlock or exit. Returns
+ * an fd or -errno. */
 int rl_lock(char *err, size_t errlen);
 /* Are we in a mount namespace of our own whose /sys/fs/bpf is not the
  * machine's (ip netns exec mounts a sysfs of its own on /sys), so that
@@ -94,9 +96,9 @@ bool rl_private_mount_ns(void);
 	"this command runs in a private mount namespace (as 'ip netns exec' gives), whose /sys/fs/bpf is not the machine's: pins made here vanish when it exits, and those of attached interfaces are not seen; run it as 'nsenter --net=/run/netns/NAME xdp-ratelimit ...' instead"
 /* Does some CLI hold that lock right now (a change in progress)? */
 bool rl_change_running(void);
-/* Release the lock (fd < 0: none), first removing rl_pin_root() if nothing
- * is left in it: no command leaves the namespace an empty directory. A
- * lock taken on it meanwhile is taken again (rl_lock). */
+/* Release the lock (fd < 0: none): its mark out, then rl_pin_root() if
+ * nothing is left in it: no command leaves the namespace an empty
+ * directory. A lock taken on it meanwhile is taken again (rl_lock). */
 void rl_unlock(int fd);
 
 /*
@@ -129,12 +131,23 @@ int rl_ifaces_list(char names[][IF_NAMESIZE], int max);
 int rl_iface_resolve(const char *iface, char out[IF_NAMESIZE], char *err,
 		     size_t errlen);
 
+/* The mark of a held lock in rl_pin_root() (rl_lock): a directory, named
+ * with a space as no interface can be, never listed as one. */
+#define RL_LOCK_HELD	"lock held"
+
 /* Staging directories of attaches in progress ("IFACE attaching PID"). */
 #define RL_STAGE_TAG	" attaching "
 
 /* A staging directory's name "IFACE attaching PID" ('.' as ':') as its
  * interface and pid; false when it is no staging directory. */
 bool rl_pin_stage_parse(const char *dir, char iface[NAME_MAX + 1], int *pid);
+/* May the change whose staging directory names `pid` still run? Not when
+ * the caller holds the lock (`locked`), nor when no change holds it: only
+ * a change holding the lock makes one, and pins in it until it is done.
+ * Only a reader that finds a change running goes by the pid, which is
+ * the change's in its own PID namespace and may name another process
+ * here (or none). */
+bool rl_pin_stage_live(int pid, bool locked);
 
 /* Whether the object fd refers to is of the kind whose fdinfo has `field`
  * ("map_type:", "link_type:"): a pin can hold a map, program or link, and

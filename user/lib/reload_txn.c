@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +127,10 @@ static bool link_uses_stage(const char *iface, const char *stage)
 	return found;
 }
 
-/* The pids of the staging directories of dead reloads of `iface`: how
- * many (at most max), or -errno. */
-static int stale_pids(const char *iface, int *pids, int max)
+/* The pids of the staging directories of dead reloads of `iface` (all,
+ * when the caller holds the lock: rl_pin_stage_live): how many (at most
+ * max), or -errno. */
+static int stale_pids(const char *iface, bool locked, int *pids, int max)
 {
 	char prefix[NAME_MAX + 1];
 	struct dirent *e;
@@ -153,8 +153,8 @@ static int stale_pids(const char *iface, int *pids, int max)
 		if (strncmp(e->d_name, prefix, plen))
 			continue;
 		pid = atoi(e->d_name + plen);
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
-			continue;	/* its reload is still running */
+		if (rl_pin_stage_live(pid, locked))
+			continue;	/* its reload may still run */
 		pids[n++] = pid;
 	}
 	closedir(d);
@@ -165,13 +165,13 @@ bool rl_reload_stale(const char *iface)
 {
 	int pid;
 
-	return stale_pids(iface, &pid, 1) > 0;
+	return stale_pids(iface, false, &pid, 1) > 0;
 }
 
 int rl_reload_repair(const char *iface)
 {
 	int removed = 0, err = 0, ret, pids[RL_MAX_IFACES];
-	int n = stale_pids(iface, pids, RL_MAX_IFACES);	/* listed first: the repair renames */
+	int n = stale_pids(iface, true, pids, RL_MAX_IFACES);	/* listed first: the repair renames */
 	char name[NAME_MAX + 1];
 
 	if (n < 0)
