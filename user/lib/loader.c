@@ -3,8 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/cookie_host.h"
 #include "lib/loader.h"
@@ -79,9 +77,13 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	/* the index's seed: unknown outside, so that nobody can aim sources
 	 * at one bucket (include/source_index.h) */
 	if (getrandom(&cfg.index_seed, sizeof(cfg.index_seed), 0) !=
-	    sizeof(cfg.index_seed))
-		cfg.index_seed = 0x5eed5eed5eed5eedULL ^ (__u64)time(NULL) << 20 ^
-				 (__u64)getpid();
+	    sizeof(cfg.index_seed)) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "cannot draw the seed of the sources' index (getrandom: %s): a guessable seed would let a sender aim sources at one bucket; check the kernel's random source",
+			 strerror(errno));
+		return ret;
+	}
 	ret = rl_config_write(m, &cfg);
 
 	if (ret) {
