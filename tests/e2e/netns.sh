@@ -166,7 +166,8 @@ test_netns_dir_tidy() {
 # held_strace (strace's PID), held_cli (the CLI's) and held_out.
 held_attach() {	# IFACE SYSCALL
 	held_out=$(mktemp) && tmpfiles+=("$held_out")
-	nsenter --net="/run/netns/$ns5" strace -f -qq -o /dev/null -e trace="$2" \
+	# (a sanitizer build's leak check cannot run under ptrace)
+	ASAN_OPTIONS=detect_leaks=0 nsenter --net="/run/netns/$ns5" strace -f -qq -o /dev/null -e trace="$2" \
 		-e inject="$2:signal=SIGSTOP:when=1" "$cli" attach "$1" --default-pps 10 >"$held_out" 2>&1 &
 	held_strace=$! held_cli=
 	bg+=("$held_strace")
@@ -176,9 +177,11 @@ held_attach() {	# IFACE SYSCALL
 	}
 	within 100 stopped
 }
-# Resume the held attach: its exit status.
+# Resume the held attach: its exit status (killed, with strace, after 30 s).
 held_resume() {
+	ended() { [[ ! -e /proc/$held_strace || $(awk '{print $3}' "/proc/$held_strace/stat") == Z ]]; }
 	kill -CONT "$held_cli"
+	within 300 ended || kill -KILL "$held_cli" "$held_strace" 2>/dev/null
 	wait "$held_strace"
 }
 lock_busy() { flock -n -E 75 "$1" true 2>/dev/null; [ $? = 75 ]; }
@@ -230,7 +233,7 @@ test_netns_pid_stage() {
 		d6=$(ns_pins "$ns6") && [ -n "$d6" ] ||
 		{ result netns_pid_stage 1 "a namespace with two interfaces"; return; }
 	in6() { nsenter --net="/run/netns/$ns6" "$@"; }
-	in6 unshare --pid --fork strace -f -qq -o /dev/null -e trace=rename \
+	ASAN_OPTIONS=detect_leaks=0 in6 timeout 60 unshare --pid --fork strace -f -qq -o /dev/null -e trace=rename \
 		-e inject=rename:signal=SIGKILL:when=1 "$cli" attach "$i1" --default-pps 10 >/dev/null 2>&1
 	stage=$(compgen -G "$d6/$i1 attaching *" | head -n 1)
 	[ -e "$stage/config" ] && [ ! -e "$d6/$i1" ] && kill -0 "${stage##* }" 2>/dev/null ||

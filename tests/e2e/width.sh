@@ -77,7 +77,7 @@ test_events_output_width() {
 # status: the names of another namespace's attachments wrap onto lines of
 # their own.
 test_status_output_width() {
-	local ns2=${id}w out problems names=() n k
+	local ns2=${id}y out problems names=() n k
 	ip netns add "$ns2" && extra_ns+=("$ns2") || { result status_output_width 1 "namespace"; return; }
 	for k in 1 2 3 4; do
 		n=$(printf '%.15s' "${id}x${k}wwwwwwwwwwwwwww")
