@@ -185,8 +185,17 @@ held_resume() {
 	wait "$held_strace"
 }
 lock_busy() { flock -n -E 75 "$1" true 2>/dev/null; [ $? = 75 ]; }
+# The held attach, resumed, completes in directory DIR, and a detach then
+# leaves no directory: what fails goes into the caller's `why`.
+resumed_attached() {	# NS DIR IFACE WHAT
+	local rc
+	held_resume; rc=$?
+	[ "$rc" = 0 ] && [ -e "$2/$3/link" ] || why+=("$4: exit $rc: $(cat "$held_out")")
+	nsenter --net="/run/netns/$1" "$cli" detach "$3" >/dev/null && [ ! -e "$2" ] ||
+		why+=("$4: detach $3, then $2: $(ls -A "$2" 2>&1)")
+}
 test_netns_dir_held() {
-	local i1=${id}k i2=${id}l why=() d5 rc ns5=${id}h
+	local i1=${id}k i2=${id}l why=() d5 ns5=${id}h
 	ip netns add "$ns5" && extra_ns+=("$ns5") &&
 		ip link add "$i1" netns "$ns5" type veth peer name "$i2" netns "$ns5" &&
 		ip -n "$ns5" link set "$i1" up && ip -n "$ns5" link set "$i2" up &&
@@ -200,10 +209,7 @@ test_netns_dir_held() {
 	else
 		why+=("the attach did not stop after taking the lock: $(cat "$held_out")")
 	fi
-	held_resume; rc=$?
-	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the held attach: exit $rc: $(cat "$held_out")")
-	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
-		why+=("detach $i1, then $d5: $(ls -A "$d5" 2>&1)")
+	resumed_attached "$ns5" "$d5" "$i1" "the held attach"
 	# just locked: removed under it, it takes the lock again
 	if held_attach "$i1" flock; then
 		lock_busy "$d5" || why+=("the attach stopped after its flock holds no lock of $d5")
@@ -211,10 +217,7 @@ test_netns_dir_held() {
 	else
 		why+=("the attach did not stop after its flock: $(cat "$held_out")")
 	fi
-	held_resume; rc=$?
-	[ "$rc" = 0 ] && [ -e "$d5/$i1/link" ] || why+=("the attach whose directory went: exit $rc: $(cat "$held_out")")
-	nsenter --net="/run/netns/$ns5" "$cli" detach "$i1" >/dev/null && [ ! -e "$d5" ] ||
-		why+=("detach $i1 again, then $d5: $(ls -A "$d5" 2>&1)")
+	resumed_attached "$ns5" "$d5" "$i1" "the attach whose directory went"
 	result netns_dir_held "${#why[@]}" "${why[*]}"
 }
 

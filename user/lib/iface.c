@@ -371,8 +371,6 @@ int rl_pins_carry_flat(const char *iface, char *err, size_t errlen)
 			 moved < 0 ? " (and they could not be put back)" : "");
 		return -EXDEV;
 	}
-	snprintf(err, errlen, "moved the pins of %s from %s into %s", iface,
-		 RL_PIN_TOP, rl_pin_root());
 	return 1;
 }
 

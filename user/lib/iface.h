@@ -77,8 +77,9 @@ bool rl_iface_runs_here(const char *name);
  * Pins an earlier release left in its flat layout (RL_PIN_TOP/IFACE, before
  * each network namespace had a directory of its own) move into this
  * namespace's directory when the program they hold runs on this
- * namespace's IFACE: reload and detach carry them so. 1 if moved (err says
- * so), 0 if there were none, -errno with err (-EXDEV: another namespace's).
+ * namespace's IFACE: reload and detach carry them so. 1 if moved (the CLI
+ * says so: rl_print_pins_moved), 0 if there were none, -errno with err
+ * (-EXDEV: another namespace's).
  */
 int rl_pins_carry_flat(const char *iface, char *err, size_t errlen);
 
