@@ -58,7 +58,7 @@ static __always_inline struct rl_source *table_source(int table,
 	if (table == RL_TABLE_NEWCOMERS)
 		src = bpf_map_lookup_elem(&newcomers, key);
 	else
-		src = slot_source(source_find(key, now));
+		src = slot_source(source_find(key, now, NULL));
 	if (src)
 		own_source(src, key);
 	return src;

@@ -29,6 +29,17 @@ static __always_inline int index_place(struct rl_index_place *p,
 	return 0;
 }
 
+/* Key `key` as two words: whole loads, not the 16 byte loads (and their
+ * spills) a copy of a byte array takes; every key the program passes is
+ * a stack or map value of 8-byte alignment. */
+static __always_inline void key_words(__u64 k[2], const struct rl_key *key)
+{
+	const __u64 *w = (const __u64 *)(const void *)key;
+
+	k[0] = w[0];
+	k[1] = w[1];
+}
+
 /* Stamp way `way` of `b` (word `w`) found at `stamp`, unless it is so
  * already, and mark it RL_WAY_REPEAT the first time: the one shared write
  * of a lookup, once a stamp unit at most. An XOR of those bits only: a
@@ -47,12 +58,16 @@ static __always_inline void stamp_way(struct rl_index_bucket *b, __u32 way,
 	__sync_fetch_and_xor(&b->way[way & RL_INDEX_WAY_MASK], diff);
 }
 
-static __always_inline int key_is(const struct rl_index_bucket *b, __u32 way,
-				  const __u64 k[2])
+/* Does slot `slot1` - 1 (0: none) of `source_keys` hold key `k`? */
+static __always_inline int slot_holds(__u32 slot1, const __u64 k[2])
 {
-	const __u64 *o = (const __u64 *)b->key[way & RL_INDEX_WAY_MASK];
+	__u32 slot = slot1 - 1;
+	const __u64 *o;
 
-	return RL_READ(o[0]) == k[0] && RL_READ(o[1]) == k[1];
+	if (!slot1)
+		return 0;
+	o = bpf_map_lookup_elem(&source_keys, &slot);
+	return o && RL_READ(o[0]) == k[0] && RL_READ(o[1]) == k[1];
 }
 
 /* The way of bucket `b` that holds the key (-1: none), stamped at `stamp`
@@ -66,7 +81,7 @@ static __always_inline int probe(struct rl_index_bucket *b,
 		__u32 way = (p->home + i) & RL_INDEX_WAY_MASK;
 		__u32 w = RL_READ(b->way[way]);
 
-		if (!rl_way_matches(w, p) || !key_is(b, way, k))
+		if (!rl_way_matches(w, p) || !slot_holds(RL_READ(b->slot[way]), k))
 			continue;
 		if (stamp != RL_STAMP_NONE)
 			stamp_way(b, way, w, stamp);
@@ -75,35 +90,51 @@ static __always_inline int probe(struct rl_index_bucket *b,
 	return -1;
 }
 
+/* Where a source was found: its bucket and way. */
+struct rl_way_ref {
+	__u32 bucket;
+	__u32 way;
+};
+
 /* The slot of source `key` in `sources`, or RL_NO_SLOT; its way stamped
  * with the time `now` of the packet that looks (0: a lookup that is no
- * packet's, as a refresh's, stamps nothing). */
-__noinline int source_find(const struct rl_key *key, __u64 now)
+ * packet's, as a refresh's, stamps nothing), and named in `at` if not
+ * NULL. */
+__noinline int source_find(const struct rl_key *key, __u64 now,
+			   struct rl_way_ref *at)
 {
 	struct rl_index_place p;
 	struct rl_index_bucket *b;
+	__u32 stamp;
 	__u64 k[2];
 	int way;
 
 	if (!key)
 		return RL_NO_SLOT;
-	__builtin_memcpy(k, key, sizeof(k));
+	key_words(k, key);
 	if (index_place(&p, k))
 		return RL_NO_SLOT;
+	stamp = now ? rl_index_stamp(now) : RL_STAMP_NONE;
 	for (int i = 0; i < 2; i++) {
 		b = bpf_map_lookup_elem(&source_index, &p.bucket[i]);
 		if (!b)
 			return RL_NO_SLOT;
-		way = probe(b, &p, k, now ? rl_index_stamp(now) : RL_STAMP_NONE);
-		if (way >= 0)
-			return rl_index_slot(p.bucket[i], way);
+		way = probe(b, &p, k, stamp);
+		if (way < 0)
+			continue;
+		if (at) {
+			at->bucket = p.bucket[i];
+			at->way = way;
+		}
+		return (int)RL_READ(b->slot[way & RL_INDEX_WAY_MASK]) - 1;
 	}
 	return RL_NO_SLOT;
 }
 
 /* What the victim search (a bpf_loop over both buckets' ways) reads and
- * finds: each bucket's empty ways (their count, and one of them), and the
- * best way to evict so far, as slot and rank. */
+ * finds, per bucket: its empty ways (their count), one of them that has
+ * a slot and one that has none (each way + 1, 0: none); and the best way
+ * to evict so far (half x RL_INDEX_WAYS + way) and its rank. */
 struct victim_ctx {
 	__u32 bucket[2];
 	__u32 home;
@@ -111,8 +142,9 @@ struct victim_ctx {
 	__u32 stamp;
 	__u32 idle;
 	__u32 empties[2];
-	__u32 empty[2];
-	__u32 slot;
+	__u32 slotted[2];
+	__u32 bare[2];
+	__u32 victim;
 	__u32 rank;
 };
 
@@ -129,11 +161,16 @@ static long victim_way(__u32 i, struct victim_ctx *c)
 	rank = rl_way_victim_rank(RL_READ(b->way[way]), c->verified, c->stamp,
 				  c->idle);
 	if (rank == 0) {
-		if (!c->empties[half]++)
-			c->empty[half] = rl_index_slot(bucket, way);
+		c->empties[half]++;
+		if (RL_READ(b->slot[way])) {
+			if (!c->slotted[half])
+				c->slotted[half] = way + 1;
+		} else if (!c->bare[half]) {
+			c->bare[half] = way + 1;
+		}
 	} else if (rank < c->rank) {
 		c->rank = rank;
-		c->slot = rl_index_slot(bucket, way);
+		c->victim = half * RL_INDEX_WAYS + way;
 	}
 	return 0;
 }
@@ -173,26 +210,60 @@ static __always_inline void clear_owner(__u32 slot)
 	bpf_loop(settings.ncpus, clear_cpu, &c, 0);
 }
 
-/* Claim way `way` of `b` (slot `slot`, holding `old`) for key `k`, clear
- * its values' owner, write the key and publish it: 0, or -1 if another
- * CPU changed the way first. */
-static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
-				    __u32 slot, __u32 old, const __u64 k[2],
-				    __u32 word)
+/* Is a slot of `sources` left to hand out? A hint: the fetching add in
+ * take_way() decides. */
+static __always_inline int pool_has_room(void)
 {
-	__u64 *d = (__u64 *)b->key[way & RL_INDEX_WAY_MASK];
+	struct rl_source_pool *pool;
+	__u32 zero = 0;
+
+	pool = bpf_map_lookup_elem(&source_pool, &zero);
+	return pool && RL_READ(pool->handed) < settings.max_sources;
+}
+
+/* Claim way `way` of `b` (holding `old`) for key `k`: its slot (a new one
+ * from the pool if `fresh`, else the one it has, whose values then lose
+ * their owner), the key in it, the word published. The slot, or
+ * RL_NO_SLOT if another CPU changed the way first or the pool ran out
+ * meanwhile (the way given back as it was). */
+static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
+				    __u32 old, const __u64 k[2], __u32 word,
+				    int fresh)
+{
+	struct rl_source_pool *pool;
+	__u32 zero = 0, slot;
+	__u64 *d;
 
 	way &= RL_INDEX_WAY_MASK;
 	if (__sync_val_compare_and_swap(&b->way[way], old,
 					(word & RL_WAY_TAG) | RL_WAY_BUSY) != old)
-		return -1;
-	clear_owner(slot);
+		return RL_NO_SLOT;
+	if (fresh) {
+		pool = bpf_map_lookup_elem(&source_pool, &zero);
+		slot = pool ? __sync_fetch_and_add(&pool->handed, 1) : ~0U;
+		if (slot >= settings.max_sources)
+			goto give_back;
+	} else {
+		/* a way with a slot keeps it: the values in it are another
+		 * source's, or this one's from before it was evicted */
+		slot = RL_READ(b->slot[way]) - 1;
+		clear_owner(slot);
+	}
+	d = bpf_map_lookup_elem(&source_keys, &slot);
+	if (!d)
+		goto give_back;	/* cannot happen: slot < max_sources */
 	RL_WRITE(d[0], k[0]);
 	RL_WRITE(d[1], k[1]);
-	/* the key before the word that publishes it: x86 keeps two stores
-	 * in order (a CPU of another order is refused at attach) */
+	if (fresh)
+		RL_WRITE(b->slot[way], slot + 1);
+	/* the slot and key before the word that publishes them: x86 keeps
+	 * two stores in order (a CPU of another order is refused at attach) */
 	RL_WRITE(b->way[way], word);
-	return 0;
+	return (int)slot;
+give_back:
+	/* nothing changes a busy word but its claimer */
+	RL_WRITE(b->way[way], old);
+	return RL_NO_SLOT;
 }
 
 /* Reads of a taken `placing` before a CPU gives up waiting: the holder
@@ -220,28 +291,45 @@ static __always_inline int take_placing(struct rl_index_bucket *lb, __u32 lock)
 	return -1;
 }
 
+/* A choice of way: half x RL_INDEX_WAYS + way + 1 (0: none), and
+ * PICK_FRESH if it has no slot yet. Scalars, not the context's arrays
+ * indexed by a variable: the compiler made that a pointer OR, which the
+ * verifier refuses. */
+#define PICK_FRESH	0x100U
+static __always_inline __u32 pick_empty(__u32 slotted, __u32 bare, __u32 half,
+					int room)
+{
+	if (slotted)
+		return half * RL_INDEX_WAYS + slotted;
+	if (bare && room)
+		return (half * RL_INDEX_WAYS + bare) | PICK_FRESH;
+	return 0;
+}
+
 /*
  * Place source `key` (verified or not) at `now` and return its slot: where
- * it already is, else an empty way of its two buckets, else the way of the
- * least worth keeping (rl_way_victim_rank: least recently found, never a
- * verified source that sends for an unverified one). RL_NO_SLOT: every
- * way is one it may not take (or a CPU held the lock past RL_PLACE_WAIT). Under that bucket's `placing`,
- * so that a source is placed once however many CPUs see its first packets
- * together; a way's word changes by compare-and-swap only, as CPUs placing
- * sources of other lower buckets may share these.
+ * it already is; else an empty way of the emptier of its two buckets (one
+ * that has a slot, else one given the pool's next slot); else the way of
+ * the least worth keeping (rl_way_victim_rank: least recently found, never
+ * a verified source that sends for an unverified one), its slot taken
+ * over. RL_NO_SLOT: every way is one it may not take (or a CPU held the
+ * lock past RL_PLACE_WAIT). Under that bucket's `placing`, so that a
+ * source is placed once however many CPUs see its first packets together;
+ * a way's word changes by compare-and-swap only, as CPUs placing sources
+ * of other lower buckets may share these.
  */
 __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 {
 	struct rl_index_bucket *b0, *b1, *lb, *vb;
 	struct victim_ctx v = {};
 	struct rl_index_place p;
-	__u32 lock, way, old, bucket, stamp;
+	__u32 lock, way, half, stamp, pick;
+	int fresh, room, slot;
 	__u64 k[2];
-	int slot;
 
 	if (!key)
 		return RL_NO_SLOT;
-	__builtin_memcpy(k, key, sizeof(k));
+	key_words(k, key);
 	if (index_place(&p, k))
 		return RL_NO_SLOT;
 	lock = rl_index_lock_bucket(&p);
@@ -256,14 +344,14 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	if (take_placing(lb, lock))
 		return RL_NO_SLOT;
 	stamp = rl_index_stamp(now);
-	slot = probe(b0, &p, k, stamp);
-	if (slot >= 0) {
-		slot = rl_index_slot(p.bucket[0], slot);
+	way = probe(b0, &p, k, stamp);
+	if ((int)way >= 0) {
+		slot = (int)RL_READ(b0->slot[way & RL_INDEX_WAY_MASK]) - 1;
 		goto out;
 	}
-	slot = probe(b1, &p, k, stamp);
-	if (slot >= 0) {
-		slot = rl_index_slot(p.bucket[1], slot);
+	way = probe(b1, &p, k, stamp);
+	if ((int)way >= 0) {
+		slot = (int)RL_READ(b1->slot[way & RL_INDEX_WAY_MASK]) - 1;
 		goto out;
 	}
 	v.bucket[0] = p.bucket[0];
@@ -274,24 +362,36 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	v.idle = rl_index_idle(settings.window_ns);
 	v.rank = RL_WAY_NEVER;
 	bpf_loop(2 * RL_INDEX_WAYS, victim_way, &v, 0);
-	/* the emptier bucket (two choices keep the fullest bucket near the
-	 * average), else the best victim */
-	if (v.empties[0] || v.empties[1]) {
-		v.slot = v.empties[1] > v.empties[0] ? v.empty[1] : v.empty[0];
-		v.rank = 0;
-	}
+	/* the emptier bucket first (two choices keep the fullest bucket
+	 * near the average), a way with a slot before one without, a new
+	 * slot while the pool has one; else the best victim */
+	room = pool_has_room();
+	if (v.empties[1] > v.empties[0])
+		pick = pick_empty(v.slotted[1], v.bare[1], 1, room) ?:
+		       pick_empty(v.slotted[0], v.bare[0], 0, room);
+	else
+		pick = pick_empty(v.slotted[0], v.bare[0], 0, room) ?:
+		       pick_empty(v.slotted[1], v.bare[1], 1, room);
+	if (!pick && v.rank < RL_WAY_NEVER)
+		pick = v.victim + 1;
 	slot = RL_NO_SLOT;
-	if (v.rank >= RL_WAY_NEVER)
+	if (!pick)
 		goto out;
-	bucket = v.slot / RL_INDEX_WAYS;
-	way = v.slot & RL_INDEX_WAY_MASK;
-	vb = bucket == p.bucket[0] ? b0 : b1;
-	old = RL_READ(vb->way[way]);
-	if (rl_way_victim_rank(old, verified, stamp, v.idle) >= RL_WAY_NEVER ||
-	    take_way(vb, way, v.slot, old, k, p.tag |
-		     stamp << RL_WAY_STAMP_SHIFT | (verified ? RL_WAY_VERIFIED : 0)))
-		goto out;	/* another CPU changed it: untracked */
-	slot = v.slot;
+	fresh = pick & PICK_FRESH;
+	half = ((pick - 1) / RL_INDEX_WAYS) & 1;
+	way = (pick - 1) & RL_INDEX_WAY_MASK;
+	vb = half ? b1 : b0;
+	way &= RL_INDEX_WAY_MASK;
+	{
+		__u32 old = RL_READ(vb->way[way]);
+
+		if (rl_way_victim_rank(old, verified, stamp, v.idle) >= RL_WAY_NEVER ||
+		    (fresh && RL_READ(vb->slot[way])))
+			goto out;	/* another CPU changed it: untracked */
+		slot = take_way(vb, way, old, k, p.tag |
+				stamp << RL_WAY_STAMP_SHIFT |
+				(verified ? RL_WAY_VERIFIED : 0), fresh);
+	}
 out:
 	RL_WRITE(lb->placing, 0);
 	return slot;
@@ -306,28 +406,28 @@ out:
  * packet's stamp may change the word meanwhile. */
 static __always_inline void source_index_verified(const struct rl_key *key)
 {
-	int slot = source_find(key, 0);
-	__u32 bucket, way, w;
+	struct rl_way_ref at;
 	struct rl_index_bucket *b;
+	__u32 w, slot1;
 	__u64 k[2];
+	int slot = source_find(key, 0, &at);
 
 	if (slot < 0)
 		return;
-	bucket = (__u32)slot / RL_INDEX_WAYS;
-	way = (__u32)slot & RL_INDEX_WAY_MASK;
-	b = bpf_map_lookup_elem(&source_index, &bucket);
+	b = bpf_map_lookup_elem(&source_index, &at.bucket);
 	if (!b)
 		return;
-	__builtin_memcpy(k, key, sizeof(k));
+	key_words(k, key);
 	for (int tries = 0; tries < 4; tries++) {
-		w = RL_READ(b->way[way]);
+		w = RL_READ(b->way[at.way & RL_INDEX_WAY_MASK]);
+		slot1 = RL_READ(b->slot[at.way & RL_INDEX_WAY_MASK]);
 		/* the word before the key: a way's key is written before the
 		 * word that publishes it (take_way) */
 		if ((w & (RL_WAY_STATE | RL_WAY_VERIFIED)) != RL_WAY_LIVE ||
-		    !key_is(b, way, k))
+		    !slot_holds(slot1, k))
 			return;
-		if (__sync_val_compare_and_swap(&b->way[way], w,
-						w | RL_WAY_VERIFIED) == w)
+		if (__sync_val_compare_and_swap(&b->way[at.way & RL_INDEX_WAY_MASK],
+						w, w | RL_WAY_VERIFIED) == w)
 			return;
 	}
 }

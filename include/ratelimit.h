@@ -164,6 +164,8 @@
 	X(counters,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_counters)	\
 	X(sources,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_source)	\
 	X(source_index,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_index_bucket)	\
+	X(source_keys,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_key)		\
+	X(source_pool,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_source_pool)	\
 	X(rules,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_rule)		\
 	X(rules_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v4,	__u32)			\
 	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\

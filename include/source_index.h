@@ -4,18 +4,20 @@
  * per-CPU state is, without a kernel hash call. Plain C, shared by the
  * program, the library and the host tests.
  *
- * `source_index` is an array of buckets of RL_INDEX_WAYS ways; `sources`
- * a per-CPU array with one slot per way (slot = bucket x RL_INDEX_WAYS +
- * way). A key hashes, with the seed the loader drew, to two buckets and a
+ * `sources` is a dense per-CPU pool of --max-sources slots, handed out in
+ * order of arrival (`source_pool` counts them), so that sources that come
+ * back in the order they came walk it in sequence, as the kernel's LRU
+ * hash walks its preallocated elements; `source_keys` holds each slot's
+ * key, shared. `source_index` is an array of buckets of RL_INDEX_WAYS
+ * ways. A key hashes, with the seed the loader drew, to two buckets and a
  * tag: it lives in one way of one of the two (the emptier one when it is
  * placed), so that a table three quarters full still finds a way for
  * nearly every source. A way's word says whether it holds a source and
- * which tag; the bucket keeps the source's whole key beside it, the one
- * proof a tag matched the right source. Placing a source (or evicting one
- * for it) takes the lower of its two buckets' `placing` word (a try-lock:
- * a CPU that finds it taken leaves the packet untracked, it never waits),
- * so that two CPUs placing one new source never give it two ways; finding
- * one takes no lock.
+ * which tag; beside it the bucket names the way's slot (a way keeps the
+ * slot it was first given), whose key is the one proof a tag matched the
+ * right source. Placing a source (or evicting one for it) takes the lower
+ * of its two buckets' `placing` word, so that two CPUs placing one new
+ * source never give it two ways; finding one takes no lock.
  */
 #ifndef RL_SOURCE_INDEX_H
 #define RL_SOURCE_INDEX_H
@@ -71,15 +73,25 @@ static __always_inline __u32 rl_way_age(__u32 w, __u32 stamp)
 
 /*
  * One bucket, whole 64-byte lines (the array lays buckets end to end from
- * a page): the ways' words, the line a lookup reads before it compares a
- * key; each way's key; and `placing`, 1 while a CPU places a source whose
- * lower bucket this is, in a line of its own so that taking it does not
- * take the words' line from the CPUs that read it.
+ * a page): the ways' words, the line a lookup reads first; each way's
+ * slot in `sources` plus one (0: none yet), the line it reads next; and
+ * `placing`, 1 while a CPU places a source whose lower bucket this is, in
+ * a line of its own so that taking it does not take the others from the
+ * CPUs that read them.
  */
 struct rl_index_bucket {
 	__u32 way[RL_INDEX_WAYS];
-	__u8 key[RL_INDEX_WAYS][16];
+	__u32 slot[RL_INDEX_WAYS];
 	__u32 placing;
+	__u32 pad[15];
+};
+
+/* Value of the one-entry `source_pool`: the slots of `sources` handed out
+ * so far (at --max-sources and over, none is left: a new source takes a
+ * way that has one). Its own line: written once per slot, while the pool
+ * fills. */
+struct rl_source_pool {
+	__u32 handed;
 	__u32 pad[15];
 };
 
@@ -176,12 +188,6 @@ static __always_inline __u32 rl_way_victim_rank(__u32 w, int verified,
 static __always_inline __u32 rl_index_idle(__u64 window_ns)
 {
 	return (__u32)(window_ns >> RL_STAMP_SHIFT) + 1;
-}
-
-/* Slot of way `way` of bucket `bucket` in `sources`. */
-static __always_inline __u32 rl_index_slot(__u32 bucket, __u32 way)
-{
-	return bucket * RL_INDEX_WAYS + way;
 }
 
 /* Buckets of an index for `max_sources`: at most three quarters full,

@@ -57,13 +57,23 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	if (getenv("RL_VERIFIER_STATS")) {
 		/* the verifier's work on the program as loaded here (its
 		 * settings fixed): how near its 1,000,000 instructions */
-		static char vlog[1 << 16];
+		static char vlog[1 << 24];
 
 		bpf_program__set_log_buf(f->skel->progs.xdp_ratelimit, vlog, sizeof(vlog));
-		bpf_program__set_log_level(f->skel->progs.xdp_ratelimit, 4);
+		bpf_program__set_log_level(f->skel->progs.xdp_ratelimit, getenv("RL_VERIFIER_LOG") ? 1 : 4);
 	}
-	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program"))
+	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program")) {
+		size_t n;
+		const char *l = getenv("RL_VERIFIER_STATS") ?
+			bpf_program__log_buf(f->skel->progs.xdp_ratelimit, &n) : NULL;
+
+		/* the verifier's last words: why it refused */
+		if (l && strlen(l) > 4096)
+			l += strlen(l) - 4096;
+		if (l)
+			fprintf(stderr, "  verifier: ...%s\n", l);
 		return false;
+	}
 	if (getenv("RL_VERIFIER_STATS")) {
 		size_t n;
 		const char *l = strstr(bpf_program__log_buf(f->skel->progs.xdp_ratelimit,

@@ -324,7 +324,8 @@ TEST(pool_evicts_the_least_recently_found_way)
 	 * the search's order cannot pick it by chance */
 	memcpy(k, &keys[PAIR_WAYS + 1], sizeof(k));
 	rl_index_locate(&p, k, x.seed, x.nbuckets);
-	first_way = rl_index_slot(p.bucket[0], p.home);
+	if (rl_index_way_slot(&x, p.bucket[0], p.home, &first_way))
+		first_way = ~0U;	/* no slot yet: no source's */
 	for (int i = 0; i <= PAIR_WAYS && idle < 0; i++)
 		if (i != gone && !rl_index_find(&x, &keys[i], &slot) && slot != first_way)
 			idle = i;

@@ -149,21 +149,21 @@ TEST(pool_removed_source_not_summed_from_other_cpus)
 }
 
 /*
- * Eviction alone, no userspace: K fills its window on CPU 1; J, aimed at
- * K's way, evicts it on CPU 0 (every way taken, all recent); K, back on
- * CPU 0, evicts J from that same way (another eviction aged them all, and
- * K's scan reads its home way first). "An evicted source starts a fresh
- * window": CPU 1's value of the slot still names K.
+ * Eviction alone, no userspace: K fills its window on CPU 1; the pool's
+ * other slots are taken by sources found again a stamp later (kept before
+ * K, seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
+ * back on CPU 0, evicts J (the one source seen once) from that same way.
+ * "An evicted source starts a fresh window": CPU 1's value of the slot
+ * still names K.
  */
+#define STAMP_NS	(1ULL << RL_STAMP_SHIFT)
 TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 {
-	const char *kaddr = "198.18.4.1";
-	struct rl_index_place p;
+	const char *kaddr = "198.18.4.1", *jaddr = "198.18.16.1";
+	char others[15][32];
 	struct rl_index x;
 	struct fixture f;
-	char jaddr[32] = "", addr[32];
 	__u32 kslot = 0, slot, n = 0;
-	__u64 k[2];
 
 	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
 	    !fixture_pps(&f, "default", 5))
@@ -171,46 +171,32 @@ TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
 	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
 		goto out;
-	/* J: first bucket and home way those of K's way */
-	for (__u32 i = 0; i < 4096 && !jaddr[0]; i++) {
-		struct rl_key jk;
-
-		nth_addr(0x1000 + i, addr, sizeof(addr));
-		jk = v4_key(addr);
-		memcpy(k, &jk, sizeof(k));
-		rl_index_locate(&p, k, x.seed, x.nbuckets);
-		if (rl_index_slot(p.bucket[0], p.home) == kslot)
-			snprintf(jaddr, sizeof(jaddr), "%s", addr);
-	}
-	if (!CHECK(jaddr[0], "a key aimed at K's way"))
-		goto out;
-	/* the other 31 ways, on CPU 0 */
-	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
-		nth_addr(0x200 + i, addr, sizeof(addr));
-		if (udp(&f, addr, 1, 0, T0) != 1)
+	/* the other 15 slots, on CPU 0 */
+	for (__u32 i = 0; n < 15 && i < 64; i++) {
+		nth_addr(0x200 + i, others[n], sizeof(others[n]));
+		if (udp(&f, others[n], 1, 0, T0) != 1)
 			goto out;
-		n += tracked(&x, addr, NULL);
+		n += tracked(&x, others[n], NULL);
 	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+	if (!CHECK_EQ(n, 15, "every slot taken"))
 		goto out;
-	CHECK_EQ(udp(&f, jaddr, 1, 0, T0), 1, "J");
-	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's way") ||
+	for (__u32 i = 0; i < n; i++)
+		CHECK_EQ(udp(&f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
+	CHECK_EQ(udp(&f, jaddr, 1, 0, T0 + STAMP_NS), 1, "J");
+	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's slot") ||
 	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
 		goto out;
-	/* J's packet found it again (RECENT); one more eviction ages it */
-	CHECK_EQ(udp(&f, "198.18.7.1", 1, 0, T0), 1, "another new source");
-	if (!CHECK(tracked(&x, jaddr, NULL), "J kept (recent)"))
-		goto out;
-	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + 1), 5,
+	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + STAMP_NS + 1), 5,
 		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
-	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own way");
+	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own slot");
+	CHECK(!tracked(&x, jaddr, NULL), "J evicted for it");
 out:
 	fixture_close(&f);
 }
 
 /*
- * Both of a source's buckets full of verified sources: it finds no way it
- * may take, and each of its packets is judged as a fresh window. An
+ * Every slot of the pool a verified source's: a new source finds no way
+ * it may take, and each of its packets is judged as a fresh window. An
  * unverified sender that finds such an address (an IPv6 block holds many
  * to try) must still not pass more than its quota a window.
  */
@@ -224,14 +210,14 @@ TEST(pool_unplaceable_source_still_limited)
 
 	if (!open_two_buckets(&f, 24, &x))
 		goto out;
-	/* every way a verified client's */
-	for (__u32 i = 1; n < 2 * RL_INDEX_WAYS && i < 64; i++) {
+	/* every slot a verified client's */
+	for (__u32 i = 1; n < x.nslots && i < 64; i++) {
 		nth_addr(0x100 + i, addr, sizeof(addr));
 		if (!CHECK(fixture_answer(&f, addr, 0, T0), "handshake"))
 			goto out;
 		n += tracked(&x, addr, NULL);
 	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS, "every way a verified client's"))
+	if (!CHECK_EQ(n, 24, "every slot a verified client's"))
 		goto out;
 	CHECK_LE(udp(&f, attacker, 100, 0, T0 + 1), 5,
 		 "an untracked sender: at most its quota in the window");
@@ -252,7 +238,7 @@ struct racer {
 
 /* Pinned to its CPU, after the other thread: one frame of each source in
  * turn, the same order on both CPUs, so that both place the same new
- * sources at once (and evict each other's in a 32-way pool). */
+ * sources at once (and evict each other's in a pool of 16). */
 static void *race_thread(void *arg)
 {
 	struct racer *r = arg;
@@ -308,16 +294,22 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 		taken += b.placing != 0;
 		for (int w = 0; w < RL_INDEX_WAYS; w++) {
 			struct rl_index_place p;
+			__u32 slot;
 			__u64 k[2];
 
 			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
 			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
 				continue;
-			memcpy(k, b.key[w], sizeof(k));
+			slot = b.slot[w] - 1;
+			if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_keys, &slot, k), 0,
+				      "a live way's key")) {
+				free(keys);
+				return -1;
+			}
 			rl_index_locate(&p, k, x->seed, x->nbuckets);
 			astray += !rl_way_matches(b.way[w], &p) ||
 				  (p.bucket[0] != i && p.bucket[1] != i);
-			memcpy(&keys[live++], b.key[w], sizeof(*keys));
+			memcpy(&keys[live++], k, sizeof(*keys));
 		}
 	}
 	qsort(keys, (size_t)live, sizeof(*keys), key_cmp);
@@ -379,13 +371,14 @@ out:
 	return live;
 }
 
-/* Two buckets: every placement past the 32nd evicts, on both CPUs. */
+/* Two buckets, 16 slots: every placement past the 16th evicts, on both
+ * CPUs. */
 TEST(pool_concurrent_evictions_keep_the_index_whole)
 {
 	int live = race(16);
 
 	if (live >= 0)
-		CHECK_EQ(live, 2 * RL_INDEX_WAYS, "every way live");
+		CHECK_EQ(live, 16, "every slot live");
 }
 
 /* Room for every source: one way each, however the CPUs met. */

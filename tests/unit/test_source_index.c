@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The index of `sources` (include/source_index.h) as the cache sees it: a
- * bucket's way words are the one line a lookup reads.
+ * bucket's way words are the first line a lookup reads, its slots the
+ * second.
  */
 #include <stddef.h>
 #include "source_index.h"
@@ -14,6 +15,11 @@
 TEST(index_bucket_whole_lines)
 {
 	CHECK_EQ(offsetof(struct rl_index_bucket, way), 0, "the words first");
+	CHECK_EQ(offsetof(struct rl_index_bucket, slot), 64,
+		 "the slots in the line after the words");
+	CHECK_EQ(offsetof(struct rl_index_bucket, placing) % 64, 0,
+		 "`placing` in a line of its own");
 	CHECK_EQ(sizeof(struct rl_index_bucket) % 64, 0,
 		 "a bucket is whole 64-byte lines: every bucket's words in one line");
+	CHECK_EQ(sizeof(struct rl_source_pool), 64, "the pool's count a line of its own");
 }

@@ -16,6 +16,7 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
 	struct bpf_map *index = bpf_object__find_map_by_name(obj, RL_MAP_NAME(source_index));
+	struct bpf_map *keys = bpf_object__find_map_by_name(obj, RL_MAP_NAME(source_keys));
 	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
 	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
 	struct bpf_map *verified = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified));
@@ -29,17 +30,18 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 						s->ncpus);
 	int err;
 
-	if (!sources || !index || !history || !remote || !verified || !answered || !synacks ||
+	if (!sources || !index || !keys || !history || !remote || !verified || !answered || !synacks ||
 	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
-	/* a slot per way of the index (include/source_index.h); a source's
-	 * history is an LRU entry of its own, sized as the LRU needs */
+	/* a slot per source, and an index three quarters full of them
+	 * (include/source_index.h); a source's history is an LRU entry of
+	 * its own, sized as the LRU needs */
 	err = bpf_map__set_max_entries(index, rl_index_buckets(s->max_sources));
 	if (!err)
-		err = bpf_map__set_max_entries(sources,
-					       rl_index_buckets(s->max_sources) *
-					       RL_INDEX_WAYS);
+		err = bpf_map__set_max_entries(sources, (__u32)s->max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(keys, (__u32)s->max_sources);
 	if (!err)
 		err = bpf_map__set_max_entries(history, entries);
 	/* verified sources and answered connections: one per source the

@@ -9,7 +9,7 @@
 #include "lib/source_index_map.h"
 
 /* Buckets a walk copies (a lookup each) before it reads their sources' values:
- * 384 KiB of index. */
+ * 192 KiB of index. */
 #define WALK_BUCKETS	1024U
 
 static void place_of(const struct rl_index *x, const struct rl_key *key,
@@ -19,19 +19,24 @@ static void place_of(const struct rl_index *x, const struct rl_key *key,
 	rl_index_locate(p, k, x->seed, x->nbuckets);
 }
 
-static bool key_is(const struct rl_index_bucket *b, __u32 way, const __u64 k[2])
+/* Does slot `slot1` - 1 (0: none) hold key `k`? */
+static bool slot_holds(const struct rl_index *x, __u32 slot1, const __u64 k[2])
 {
-	return !memcmp(b->key[way], k, sizeof(b->key[way]));
+	__u32 slot = slot1 - 1;
+	__u64 o[2];
+
+	return slot1 && !bpf_map_lookup_elem(x->keys, &slot, o) &&
+	       o[0] == k[0] && o[1] == k[1];
 }
 
 /* The way of `b` holding the key, or -1. */
-static int probe(const struct rl_index_bucket *b, const struct rl_index_place *p,
-		 const __u64 k[2])
+static int probe(const struct rl_index *x, const struct rl_index_bucket *b,
+		 const struct rl_index_place *p, const __u64 k[2])
 {
 	for (__u32 i = 0; i < RL_INDEX_WAYS; i++) {
 		__u32 way = (p->home + i) & RL_INDEX_WAY_MASK;
 
-		if (rl_way_matches(b->way[way], p) && key_is(b, way, k))
+		if (rl_way_matches(b->way[way], p) && slot_holds(x, b->slot[way], k))
 			return (int)way;
 	}
 	return -1;
@@ -49,13 +54,37 @@ int rl_index_find(const struct rl_index *x, const struct rl_key *key,
 	for (int i = 0; i < 2; i++) {
 		if (bpf_map_lookup_elem(x->index, &p.bucket[i], &b))
 			return -errno;
-		way = probe(&b, &p, k);
+		way = probe(x, &b, &p, k);
 		if (way >= 0) {
-			*slot = rl_index_slot(p.bucket[i], (__u32)way);
+			*slot = b.slot[way] - 1;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int rl_index_way_slot(const struct rl_index *x, __u32 bucket, __u32 way,
+		      __u32 *slot)
+{
+	struct rl_index_bucket b;
+
+	if (bpf_map_lookup_elem(x->index, &bucket, &b))
+		return -errno;
+	if (!b.slot[way & RL_INDEX_WAY_MASK])
+		return -ENOENT;
+	*slot = b.slot[way & RL_INDEX_WAY_MASK] - 1;
+	return 0;
+}
+
+/* `len` bytes of map `fd` mapped (`writable` or read only), their length
+ * rounded to pages in `*mapped`: the address, or MAP_FAILED. */
+static void *map_whole(int fd, size_t len, bool writable, size_t *mapped)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	*mapped = (len + page - 1) & ~(page - 1);
+	return mmap(NULL, *mapped, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+		    MAP_SHARED, fd, 0);
 }
 
 int rl_index_walk(const struct rl_index *x,
@@ -66,10 +95,13 @@ int rl_index_walk(const struct rl_index *x,
 	int ncpus = rl_ncpus();
 	struct rl_index_bucket *bk = calloc(WALK_BUCKETS, sizeof(*bk));
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
+	size_t keys_len = 0;
+	const struct rl_key *keys = map_whole(x->keys, (size_t)x->nslots *
+					      sizeof(*keys), false, &keys_len);
 	int err = 0;
 
-	if (!bk || !vals || ncpus <= 0) {
-		err = ncpus <= 0 ? -EINVAL : -ENOMEM;
+	if (!bk || !vals || ncpus <= 0 || keys == MAP_FAILED) {
+		err = keys == MAP_FAILED ? -errno : ncpus <= 0 ? -EINVAL : -ENOMEM;
 		goto out;
 	}
 	for (__u32 first = 0; first < x->nbuckets && !err; first += WALK_BUCKETS) {
@@ -86,72 +118,96 @@ int rl_index_walk(const struct rl_index *x,
 		}
 		for (__u32 i = 0; i < n && !err; i++) {
 			for (__u32 way = 0; way < RL_INDEX_WAYS && !err; way++) {
-				__u32 slot = rl_index_slot(first + i, way);
+				__u32 slot = bk[i].slot[way] - 1;
 				struct rl_key key;
 
-				if ((bk[i].way[way] & RL_WAY_STATE) != RL_WAY_LIVE)
+				if ((bk[i].way[way] & RL_WAY_STATE) != RL_WAY_LIVE ||
+				    slot >= x->nslots)
 					continue;
 				if (bpf_map_lookup_elem(x->sources, &slot, vals)) {
 					err = -errno;
 					break;
 				}
-				memcpy(&key, bk[i].key[way], sizeof(key));
+				memcpy(&key, &keys[slot], sizeof(key));
 				err = each(ctx, &key, slot, vals);
 			}
 		}
 	}
 out:
+	if (keys != MAP_FAILED)
+		munmap((void *)keys, keys_len);
 	free(bk);
 	free(vals);
 	return err;
 }
 
+/* Slots the pool handed out: 0, or -errno. */
+static int pool_handed(const struct rl_index *x, struct rl_source_pool *pool)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(x->pool, &zero, pool) ? -errno : 0;
+}
+
 int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 		   const void *vals, bool verified, __u64 now)
 {
+	int empties[2] = { 0, 0 }, slotted[2] = { -1, -1 }, bare[2] = { -1, -1 };
 	struct rl_index_bucket b[2];
+	struct rl_source_pool pool;
 	struct rl_index_place p;
-	__u32 slot, word;
+	__u32 slot, word, zero = 0;
+	int half, way, err;
+	bool room;
 	__u64 k[2];
-	int best = -1;
 
 	place_of(x, key, &p, k);
 	for (int i = 0; i < 2; i++) {
 		if (bpf_map_lookup_elem(x->index, &p.bucket[i], &b[i]))
 			return -errno;
-		if (probe(&b[i], &p, k) >= 0)
+		if (probe(x, &b[i], &p, k) >= 0)
 			return -EEXIST;
-	}
-	/* the emptier bucket, as the program places */
-	{
-		int empties[2] = { 0, 0 }, first[2] = { -1, -1 };
+		for (__u32 j = 0; j < RL_INDEX_WAYS; j++) {
+			__u32 w = (p.home + j) & RL_INDEX_WAY_MASK;
 
-		for (int i = 0; i < 2; i++) {
-			for (__u32 j = 0; j < RL_INDEX_WAYS; j++) {
-				__u32 way = (p.home + j) & RL_INDEX_WAY_MASK;
-
-				if ((b[i].way[way] & RL_WAY_STATE) != RL_WAY_EMPTY)
-					continue;
-				if (!empties[i]++)
-					first[i] = i * RL_INDEX_WAYS + (int)way;
-			}
+			if ((b[i].way[w] & RL_WAY_STATE) != RL_WAY_EMPTY)
+				continue;
+			empties[i]++;
+			if (b[i].slot[w] && slotted[i] < 0)
+				slotted[i] = (int)w;
+			else if (!b[i].slot[w] && bare[i] < 0)
+				bare[i] = (int)w;
 		}
-		best = empties[1] > empties[0] ? first[1] : first[0];
 	}
-	if (best < 0)
+	/* as the program places: the emptier bucket first, a way with a
+	 * slot before one without (given the pool's next slot) */
+	err = pool_handed(x, &pool);
+	if (err)
+		return err;
+	room = pool.handed < x->nslots;
+	half = empties[1] > empties[0];
+	way = -1;
+	for (int i = 0; i < 2 && way < 0; i++, half = !half)
+		way = slotted[half] >= 0 ? slotted[half] : room ? bare[half] : -1;
+	half = !half;
+	if (way < 0)
 		return -ENOSPC;
-	slot = rl_index_slot(p.bucket[best / RL_INDEX_WAYS],
-			     (__u32)best & RL_INDEX_WAY_MASK);
-	if (bpf_map_update_elem(x->sources, &slot, vals, BPF_ANY))
+	if (b[half].slot[way]) {
+		slot = b[half].slot[way] - 1;
+	} else {
+		slot = pool.handed++;
+		b[half].slot[way] = slot + 1;
+		if (bpf_map_update_elem(x->pool, &zero, &pool, BPF_ANY))
+			return -errno;
+	}
+	if (bpf_map_update_elem(x->sources, &slot, vals, BPF_ANY) ||
+	    bpf_map_update_elem(x->keys, &slot, k, BPF_ANY))
 		return -errno;
 	/* a carried source was tracked before: kept as one that came back */
 	word = p.tag | rl_index_stamp(now) << RL_WAY_STAMP_SHIFT | RL_WAY_REPEAT |
 	       (verified ? RL_WAY_VERIFIED : 0);
-	memcpy(b[best / RL_INDEX_WAYS].key[best & RL_INDEX_WAY_MASK], k,
-	       sizeof(b[0].key[0]));
-	b[best / RL_INDEX_WAYS].way[best & RL_INDEX_WAY_MASK] = word;
-	if (bpf_map_update_elem(x->index, &p.bucket[best / RL_INDEX_WAYS],
-				&b[best / RL_INDEX_WAYS], BPF_ANY))
+	b[half].way[way] = word;
+	if (bpf_map_update_elem(x->index, &p.bucket[half], &b[half], BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -168,8 +224,8 @@ int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
 }
 
 /*
- * Empty way `way` of bucket `bucket` (at `bk`, mmapped) if its word is
- * still `w`: claimed busy first (no CPU finds a busy way, none takes it),
+ * Empty way `way` of the bucket at `bk` (mmapped) if its word is still
+ * `w`, the way keeping its slot: claimed busy first (no CPU finds a busy way, none takes it),
  * its values cleared on every CPU (placed back in this way, as it likely
  * is, the source would find its old values its own: the owner check
  * cannot tell), then emptied. Never given back once claimed: while it was
@@ -178,9 +234,9 @@ int rl_index_lookup(const struct rl_index *x, const struct rl_key *key,
  * -errno (emptied, its values perhaps not cleared).
  */
 static int empty_way(const struct rl_index *x, struct rl_index_bucket *bk,
-		     __u32 bucket, __u32 way, __u32 w)
+		     __u32 way, __u32 w)
 {
-	__u32 busy = (w & RL_WAY_TAG) | RL_WAY_BUSY, slot = rl_index_slot(bucket, way);
+	__u32 busy = (w & RL_WAY_TAG) | RL_WAY_BUSY, slot = bk->slot[way] - 1;
 	void *zero;
 	int err = 0;
 
@@ -200,17 +256,15 @@ static int empty_way(const struct rl_index *x, struct rl_index_bucket *bk,
 
 int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 {
-	size_t len = (size_t)x->nbuckets * sizeof(struct rl_index_bucket);
 	struct rl_index_bucket *b;
 	struct rl_index_place p;
 	__u64 k[2];
 	int way, err = -ENOENT;
+	size_t len;
 
 	/* the map is mmapable: a way's word changes here as the program
 	 * changes it, by compare-and-swap, the other ways untouched */
-	len = (len + (size_t)sysconf(_SC_PAGESIZE) - 1) &
-	      ~((size_t)sysconf(_SC_PAGESIZE) - 1);
-	b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, x->index, 0);
+	b = map_whole(x->index, (size_t)x->nbuckets * sizeof(*b), true, &len);
 	if (b == MAP_FAILED)
 		return -errno;
 	place_of(x, key, &p, k);
@@ -221,13 +275,13 @@ int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 			__u32 w;
 			int ret;
 
-			way = probe(bk, &p, k);
+			way = probe(x, bk, &p, k);
 			if (way < 0)
 				break;
 			w = __atomic_load_n(&bk->way[way], __ATOMIC_SEQ_CST);
 			if (!rl_way_matches(w, &p))
 				continue;
-			ret = empty_way(x, bk, p.bucket[i], (__u32)way, w);
+			ret = empty_way(x, bk, (__u32)way, w);
 			if (ret <= 0) {
 				err = ret;
 				break;
@@ -243,8 +297,11 @@ void rl_index_of(struct rl_index *x, const struct rl_maps *m,
 {
 	x->index = m->source_index;
 	x->sources = m->sources;
+	x->keys = m->source_keys;
+	x->pool = m->source_pool;
 	x->seed = cfg->index_seed;
 	x->nbuckets = cfg->index_buckets;
+	x->nslots = (__u32)cfg->set.max_sources;
 }
 
 int rl_index_open(struct rl_index *x, const struct rl_maps *m)

@@ -12,13 +12,17 @@
 #include <stdbool.h>
 #include "ratelimit.h"
 
-/* The index of one interface's maps: `source_index` and `sources` (fds),
- * and the settings its program hashes with. */
+/* The index of one interface's maps: `source_index`, `sources`,
+ * `source_keys` and `source_pool` (fds), the settings its program hashes
+ * with, and the pool's slots. */
 struct rl_index {
 	int index;
 	int sources;
+	int keys;
+	int pool;
 	__u64 seed;
 	__u32 nbuckets;
+	__u32 nslots;
 };
 
 struct rl_maps;
@@ -33,8 +37,13 @@ int rl_index_open(struct rl_index *x, const struct rl_maps *m);
 int rl_index_find(const struct rl_index *x, const struct rl_key *key,
 		  __u32 *slot);
 
+/* The slot of way `way` of bucket `bucket` (empty or not): 0, -ENOENT
+ * (it has none yet), -errno. */
+int rl_index_way_slot(const struct rl_index *x, __u32 bucket, __u32 way,
+		      __u32 *slot);
+
 /* Each tracked source with its ncpus values (as a lookup returns them,
- * stride RL_PERCPU_VAL) in bucket order; `each` returning non-zero stops
+ * stride RL_PERCPU_VAL) in bucket order (`source_keys` mmapped); `each` returning non-zero stops
  * the walk with that value. A source placed or evicted meanwhile may be
  * missed or met, and one evicted from a bucket the walk read and placed
  * again in one it has not read yet is met twice (its old way's values
@@ -46,8 +55,10 @@ int rl_index_walk(const struct rl_index *x,
 
 /* Place `key` with values `vals` (every CPU's), found last at `now` (the
  * program's clock), in maps no program writes yet (the bucket is written
- * whole): an empty way of its buckets. 0, -EEXIST (placed already: values
- * unchanged), -ENOSPC (both buckets full), -errno. */
+ * whole): an empty way of its buckets, as the program chooses one, and
+ * its slot (the pool's next one if it has none). 0, -EEXIST (placed
+ * already: values unchanged), -ENOSPC (both buckets full, or no slot
+ * left), -errno. */
 int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 		   const void *vals, bool verified, __u64 now);
 
