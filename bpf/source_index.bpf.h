@@ -210,25 +210,35 @@ static __always_inline void clear_owner(__u32 slot)
 	bpf_loop(settings.ncpus, clear_cpu, &c, 0);
 }
 
+/* Slots of `sources`, as the loader sized it for the index. */
+static __always_inline __u32 pool_slots(void)
+{
+	struct rl_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	return cfg ? rl_pool_slots(cfg->index_buckets) : 0;
+}
+
 /* Is a slot of `sources` left to hand out? A hint: the fetching add in
  * take_way() decides. */
-static __always_inline int pool_has_room(void)
+static __always_inline int pool_has_room(__u32 slots)
 {
 	struct rl_source_pool *pool;
 	__u32 zero = 0;
 
 	pool = bpf_map_lookup_elem(&source_pool, &zero);
-	return pool && RL_READ(pool->handed) < settings.max_sources;
+	return pool && RL_READ(pool->handed) < slots;
 }
 
 /* Claim way `way` of `b` (holding `old`) for key `k`: its slot (a new one
- * from the pool if `fresh`, else the one it has, whose values then lose
+ * from the pool of `slots` if `fresh`, else the one it has, whose values then lose
  * their owner), the key in it, the word published. The slot, or
  * RL_NO_SLOT if another CPU changed the way first or the pool ran out
  * meanwhile (the way given back as it was). */
 static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 				    __u32 old, const __u64 k[2], __u32 word,
-				    int fresh)
+				    int fresh, __u32 slots)
 {
 	struct rl_source_pool *pool;
 	__u32 zero = 0, slot;
@@ -241,7 +251,7 @@ static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 	if (fresh) {
 		pool = bpf_map_lookup_elem(&source_pool, &zero);
 		slot = pool ? __sync_fetch_and_add(&pool->handed, 1) : ~0U;
-		if (slot >= settings.max_sources)
+		if (slot >= slots)
 			goto give_back;
 	} else {
 		/* a way with a slot keeps it: the values in it are another
@@ -251,7 +261,7 @@ static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 	}
 	d = bpf_map_lookup_elem(&source_keys, &slot);
 	if (!d)
-		goto give_back;	/* cannot happen: slot < max_sources */
+		goto give_back;	/* cannot happen: the map has `slots` */
 	RL_WRITE(d[0], k[0]);
 	RL_WRITE(d[1], k[1]);
 	if (fresh)
@@ -323,7 +333,7 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	struct rl_index_bucket *b0, *b1, *lb, *vb;
 	struct victim_ctx v = {};
 	struct rl_index_place p;
-	__u32 lock, way, half, stamp, pick;
+	__u32 lock, way, half, stamp, pick, slots;
 	int fresh, room, slot;
 	__u64 k[2];
 
@@ -365,7 +375,8 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	/* the emptier bucket first (two choices keep the fullest bucket
 	 * near the average), a way with a slot before one without, a new
 	 * slot while the pool has one; else the best victim */
-	room = pool_has_room();
+	slots = pool_slots();
+	room = pool_has_room(slots);
 	if (v.empties[1] > v.empties[0])
 		pick = pick_empty(v.slotted[1], v.bare[1], 1, room) ?:
 		       pick_empty(v.slotted[0], v.bare[0], 0, room);
@@ -390,7 +401,7 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 			goto out;	/* another CPU changed it: untracked */
 		slot = take_way(vb, way, old, k, p.tag |
 				stamp << RL_WAY_STAMP_SHIFT |
-				(verified ? RL_WAY_VERIFIED : 0), fresh);
+				(verified ? RL_WAY_VERIFIED : 0), fresh, slots);
 	}
 out:
 	RL_WRITE(lb->placing, 0);

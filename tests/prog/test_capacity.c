@@ -78,13 +78,14 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	req.max_sources = max_sources;
 	if (!fixture_open(f, &req))
 		return false;
-	/* a slot of `sources` per source, an index three quarters full */
+	/* a slot of `sources` per way of the index */
 	if (!CHECK_EQ(bpf_map__max_entries(f->skel->maps.source_index),
 		      rl_index_buckets(max_sources), "source_index sized by rl_index_buckets") ||
-	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources), max_sources,
-		      "a slot of sources per source") ||
-	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.source_keys), max_sources,
-		      "a key per slot"))
+	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources),
+		      rl_pool_slots(rl_index_buckets(max_sources)),
+		      "a slot of sources per way") ||
+	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.source_keys),
+		      rl_pool_slots(rl_index_buckets(max_sources)), "a key per slot"))
 		return false;
 	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its

@@ -149,9 +149,9 @@ TEST(pool_removed_source_not_summed_from_other_cpus)
 }
 
 /*
- * Eviction alone, no userspace: K fills its window on CPU 1; the pool's
- * other slots are taken by sources found again a stamp later (kept before
- * K, seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
+ * Eviction alone, no userspace: K fills its window on CPU 1; the other
+ * ways are taken by sources found again a stamp later (kept before K,
+ * seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
  * back on CPU 0, evicts J (the one source seen once) from that same way.
  * "An evicted source starts a fresh window": CPU 1's value of the slot
  * still names K.
@@ -160,7 +160,7 @@ TEST(pool_removed_source_not_summed_from_other_cpus)
 TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 {
 	const char *kaddr = "198.18.4.1", *jaddr = "198.18.16.1";
-	char others[15][32];
+	char others[2 * RL_INDEX_WAYS - 1][32];
 	struct rl_index x;
 	struct fixture f;
 	__u32 kslot = 0, slot, n = 0;
@@ -171,14 +171,14 @@ TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
 	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
 		goto out;
-	/* the other 15 slots, on CPU 0 */
-	for (__u32 i = 0; n < 15 && i < 64; i++) {
+	/* the other 31 ways, on CPU 0 */
+	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
 		nth_addr(0x200 + i, others[n], sizeof(others[n]));
 		if (udp(&f, others[n], 1, 0, T0) != 1)
 			goto out;
 		n += tracked(&x, others[n], NULL);
 	}
-	if (!CHECK_EQ(n, 15, "every slot taken"))
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
 		goto out;
 	for (__u32 i = 0; i < n; i++)
 		CHECK_EQ(udp(&f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
@@ -195,8 +195,8 @@ out:
 }
 
 /*
- * Every slot of the pool a verified source's: a new source finds no way
- * it may take, and each of its packets is judged as a fresh window. An
+ * Both of a source's buckets full of verified sources: it finds no way it
+ * may take, and each of its packets is judged as a fresh window. An
  * unverified sender that finds such an address (an IPv6 block holds many
  * to try) must still not pass more than its quota a window.
  */
@@ -210,14 +210,14 @@ TEST(pool_unplaceable_source_still_limited)
 
 	if (!open_two_buckets(&f, 24, &x))
 		goto out;
-	/* every slot a verified client's */
+	/* every way a verified client's */
 	for (__u32 i = 1; n < x.nslots && i < 64; i++) {
 		nth_addr(0x100 + i, addr, sizeof(addr));
 		if (!CHECK(fixture_answer(&f, addr, 0, T0), "handshake"))
 			goto out;
 		n += tracked(&x, addr, NULL);
 	}
-	if (!CHECK_EQ(n, 24, "every slot a verified client's"))
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS, "every way a verified client's"))
 		goto out;
 	CHECK_LE(udp(&f, attacker, 100, 0, T0 + 1), 5,
 		 "an untracked sender: at most its quota in the window");
@@ -238,7 +238,7 @@ struct racer {
 
 /* Pinned to its CPU, after the other thread: one frame of each source in
  * turn, the same order on both CPUs, so that both place the same new
- * sources at once (and evict each other's in a pool of 16). */
+ * sources at once (and evict each other's in a 32-way pool). */
 static void *race_thread(void *arg)
 {
 	struct racer *r = arg;
@@ -371,14 +371,13 @@ out:
 	return live;
 }
 
-/* Two buckets, 16 slots: every placement past the 16th evicts, on both
- * CPUs. */
+/* Two buckets: every placement past the 32nd evicts, on both CPUs. */
 TEST(pool_concurrent_evictions_keep_the_index_whole)
 {
 	int live = race(16);
 
 	if (live >= 0)
-		CHECK_EQ(live, 16, "every slot live");
+		CHECK_EQ(live, 2 * RL_INDEX_WAYS, "every way live");
 }
 
 /* Room for every source: one way each, however the CPUs met. */

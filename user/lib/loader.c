@@ -26,6 +26,7 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	struct bpf_map *new_history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(new_history));
 	struct bpf_map *bloom = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified_bloom));
 	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
+	__u32 slots = rl_pool_slots(rl_index_buckets(s->max_sources));
 	__u32 new_entries = rl_sources_map_size(rl_newcomers_entries(s->max_sources),
 						s->ncpus);
 	int err;
@@ -34,14 +35,14 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
-	/* a slot per source, and an index three quarters full of them
-	 * (include/source_index.h); a source's history is an LRU entry of
-	 * its own, sized as the LRU needs */
+	/* an index three quarters full at --max-sources, and a slot per
+	 * way of it (include/source_index.h); a source's history is an LRU
+	 * entry of its own, sized as the LRU needs */
 	err = bpf_map__set_max_entries(index, rl_index_buckets(s->max_sources));
 	if (!err)
-		err = bpf_map__set_max_entries(sources, (__u32)s->max_sources);
+		err = bpf_map__set_max_entries(sources, slots);
 	if (!err)
-		err = bpf_map__set_max_entries(keys, (__u32)s->max_sources);
+		err = bpf_map__set_max_entries(keys, slots);
 	if (!err)
 		err = bpf_map__set_max_entries(history, entries);
 	/* verified sources and answered connections: one per source the

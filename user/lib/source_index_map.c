@@ -301,7 +301,7 @@ void rl_index_of(struct rl_index *x, const struct rl_maps *m,
 	x->pool = m->source_pool;
 	x->seed = cfg->index_seed;
 	x->nbuckets = cfg->index_buckets;
-	x->nslots = (__u32)cfg->set.max_sources;
+	x->nslots = rl_pool_slots(cfg->index_buckets);
 }
 
 int rl_index_open(struct rl_index *x, const struct rl_maps *m)
