@@ -16,7 +16,7 @@ test_attach_pins_bpftool() {
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
 		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts \
-		cpus:seen source_index:way; do
+		cpus:seen source_index:way source_index:slot source_keys:addr source_pool:handed; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -41,8 +41,8 @@ test_attach_pins_bpftool() {
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters cpus events \
 		egress history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
-		rules_v6 scoped_v4 scoped_v6 scopes source_index sources synacks sync verified \
-		verified_bloom | sort | tr '\n' ' ')
+		rules_v6 scoped_v4 scoped_v6 scopes source_index source_keys source_pool sources \
+		synacks sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")

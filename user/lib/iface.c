@@ -21,9 +21,10 @@ int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
 		return (int)rl_map_defs[i].value_size;
-	/* up to layout 13: `sources` an LRU per-CPU hash, no index, and
-	 * the config ended before the index's fields */
-	if (i == RL_MAP_IDX_source_index)
+	/* up to layout 13: `sources` an LRU per-CPU hash, no index, no
+	 * keys, no pool, and the config ended before the index's fields */
+	if (i == RL_MAP_IDX_source_index || i == RL_MAP_IDX_source_keys ||
+	    i == RL_MAP_IDX_source_pool)
 		return -ENOENT;
 	if (i == RL_MAP_IDX_config)
 		return RL_CONFIG_SIZE_UP_TO_13;
