@@ -96,12 +96,14 @@ int rl_index_walk(const struct rl_index *x,
 	struct rl_index_bucket *bk = calloc(WALK_BUCKETS, sizeof(*bk));
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
 	size_t keys_len = 0;
+	/* in place where the fd allows it; a read-only fd (a command that
+	 * changes nothing) cannot map a map: a lookup per source then */
 	const struct rl_key *keys = map_whole(x->keys, (size_t)x->nslots *
 					      sizeof(*keys), false, &keys_len);
 	int err = 0;
 
-	if (!bk || !vals || ncpus <= 0 || keys == MAP_FAILED) {
-		err = keys == MAP_FAILED ? -errno : ncpus <= 0 ? -EINVAL : -ENOMEM;
+	if (!bk || !vals || ncpus <= 0) {
+		err = ncpus <= 0 ? -EINVAL : -ENOMEM;
 		goto out;
 	}
 	for (__u32 first = 0; first < x->nbuckets && !err; first += WALK_BUCKETS) {
@@ -128,7 +130,12 @@ int rl_index_walk(const struct rl_index *x,
 					err = -errno;
 					break;
 				}
-				memcpy(&key, &keys[slot], sizeof(key));
+				if (keys != MAP_FAILED)
+					memcpy(&key, &keys[slot], sizeof(key));
+				else if (bpf_map_lookup_elem(x->keys, &slot, &key)) {
+					err = -errno;
+					break;
+				}
 				err = each(ctx, &key, slot, vals);
 			}
 		}

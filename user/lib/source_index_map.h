@@ -43,7 +43,8 @@ int rl_index_way_slot(const struct rl_index *x, __u32 bucket, __u32 way,
 		      __u32 *slot);
 
 /* Each tracked source with its ncpus values (as a lookup returns them,
- * stride RL_PERCPU_VAL) in bucket order (`source_keys` mmapped); `each` returning non-zero stops
+ * stride RL_PERCPU_VAL) in bucket order (`source_keys` mmapped if the
+ * fd allows, else a lookup each); `each` returning non-zero stops
  * the walk with that value. A source placed or evicted meanwhile may be
  * missed or met, and one evicted from a bucket the walk read and placed
  * again in one it has not read yet is met twice (its old way's values
