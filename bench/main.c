@@ -85,10 +85,11 @@ static int attach_minimal(const char *dev, int argc, char **argv)
 }
 
 /* The maps --max-sources MAX sizes per source on NCPUS possible CPUs:
- * `sources` (a slot per way of the index), `source_index` (its buckets)
- * and `history` (an LRU hash), their shapes and the bytes the library's
- * model of the kernel's accounting gives each (user/lib/map_memory.c):
- * the projection to other CPU counts (64) and the sweep's memory check. */
+ * `sources` (a slot per way of the index), `source_index` (its buckets),
+ * `source_keys` (a key per slot) and `history` (an LRU hash), their
+ * shapes and the bytes the library's model of the kernel's accounting
+ * gives each (user/lib/map_memory.c): the projection to other CPU counts
+ * (64) and the sweep's memory check. */
 static int sizes(const char *n, const char *cpus)
 {
 	__u64 max = strtoull(n, NULL, 10);
@@ -103,16 +104,21 @@ static int sizes(const char *n, const char *cpus)
 		.value_size = sizeof(struct rl_index_bucket), .max_entries = nb,
 		.flags = BPF_F_MMAPABLE,
 	};
+	struct rl_map_shape keys = {
+		.type = BPF_MAP_TYPE_ARRAY, .key_size = sizeof(__u32),
+		.value_size = sizeof(struct rl_key), .max_entries = src.max_entries,
+		.flags = BPF_F_MMAPABLE,
+	};
 	struct rl_map_shape hist = {
 		.type = BPF_MAP_TYPE_LRU_HASH, .key_size = sizeof(struct rl_key),
 		.value_size = sizeof(struct rl_history),
 		.max_entries = rl_sources_map_size(max, c),
 	};
 	__u64 sb = rl_map_bytes(&src, c, NULL), ib = rl_map_bytes(&idx, c, NULL);
-	__u64 hb = rl_map_bytes(&hist, c, NULL);
+	__u64 kb = rl_map_bytes(&keys, c, NULL), hb = rl_map_bytes(&hist, c, NULL);
 
 	return bench_print_json(json_pack(
-		"{s:I, s:i, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I}",
+		"{s:I, s:i, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
 		"max_sources", (json_int_t)max, "ncpus", c,
 		"slots", (json_int_t)src.max_entries, "buckets", (json_int_t)nb,
 		"history_entries", (json_int_t)hist.max_entries,
@@ -121,8 +127,8 @@ static int sizes(const char *n, const char *cpus)
 		"history_value_size", (int)sizeof(struct rl_history),
 		"key_size", (int)sizeof(struct rl_key),
 		"sources_bytes", (json_int_t)sb, "index_bytes", (json_int_t)ib,
-		"history_bytes", (json_int_t)hb,
-		"memlock", (json_int_t)(sb + ib + hb))) ? 1 : 0;
+		"keys_bytes", (json_int_t)kb, "history_bytes", (json_int_t)hb,
+		"memlock", (json_int_t)(sb + ib + kb + hb))) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

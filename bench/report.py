@@ -331,13 +331,14 @@ def pages(n):
     return (n + 4095) // 4096 * 4096
 
 
-def index_bytes(buckets, bucket_size):
-    """source_index, a mappable array: whole pages, and the page before them"""
-    return pages(buckets * bucket_size) + 4096
+def mmap_bytes(entries, value_size):
+    """a mappable array (source_index, source_keys): whole pages, and the
+    page before them"""
+    return pages(entries * value_size) + 4096
 
 
 def memory(rows, sizes64, ncpus):
-    """Measured memlock of sources + source_index + history, the history's
+    """Measured memlock of sources + source_index + source_keys + history, the history's
     per-entry overhead worked out from it, and the formula for this machine
     and for 64 CPUs, per source per CPU and shared."""
     out = {"rows": []}
@@ -345,15 +346,16 @@ def memory(rows, sizes64, ncpus):
     for r in rows:
         by.setdefault(r["max_sources"], []).append(r)
     # memlock = S * (8 + ncpus * V) + pages(B * bucket) + 4096
-    #           + E * h + b * roundup_pow2(E)
-    # sources (a per-CPU array: a per-CPU pointer and ncpus values a slot)
-    # and source_index (a mappable array) are exact; with two sizes, solve
-    # the history's h (per entry: hash element, key, value) and b (per hash
-    # bucket)
+    #           + pages(S * key) + 4096 + E * h + b * roundup_pow2(E)
+    # sources (a per-CPU array: a per-CPU pointer and ncpus values a slot),
+    # source_index and source_keys (mappable arrays: a bucket, a slot's
+    # key) are exact; with two sizes, solve the history's h (per entry:
+    # hash element, key, value) and b (per hash bucket)
     def arrays(r, n=ncpus):
         v = (r["value_size"] + 7) // 8 * 8
         return (r["slots"] * (8 + n * v) +
-                index_bytes(r["buckets"], (r["bucket_size"] + 7) // 8 * 8))
+                mmap_bytes(r["buckets"], (r["bucket_size"] + 7) // 8 * 8) +
+                mmap_bytes(r.get("keys", r["slots"]), (r["key_size"] + 7) // 8 * 8))
     pts = []
     for n, rs in sorted(by.items()):
         r = rs[0]
@@ -376,26 +378,28 @@ def memory(rows, sizes64, ncpus):
         mem = summary([x["memlock"] for x in rs])
         row = {"max_sources": n, "slots": s_, "buckets": r["buckets"],
                "entries": e, "value_size": r["value_size"],
-               "bucket_size": r["bucket_size"],
+               "bucket_size": r["bucket_size"], "key_size": r["key_size"],
                "memlock": mem,
                "sources_memlock": r["sources_memlock"], "index_memlock": r["index_memlock"],
-               "history_memlock": r["history_memlock"],
+               "keys_memlock": r["keys_memlock"], "history_memlock": r["history_memlock"],
                "program_total": summary([x["program_total"] for x in rs]),
                "overhead_per_entry_here": (r["memlock"] - arrays(r)) / e,
                "bytes_per_source": mem["median"] / n,
                # per tracked source at --max-sources: what each possible
                # CPU adds (its values in every slot) and what is shared
-               # (the slots' per-CPU pointers, the index, the history)
+               # (the slots' per-CPU pointers, the index, the keys, the
+               # history)
                "bytes_per_source_per_cpu": s_ * v / n,
                "bytes_per_source_shared": (mem["median"] - s_ * ncpus * v) / n}
         pw = 1 << (e - 1).bit_length()
         row["formula_here"] = arrays(r) + e * hh + (b or 0) * pw
         # doc/design/memory.md, constants as written there: sources,
-        # source_index, then the history (an entry per source, not per CPU)
+        # source_index (192-byte buckets), source_keys (16 bytes a slot),
+        # then the history (an entry per source, not per CPU)
         hv = (r.get("history_value_size", 0) + 7) // 8 * 8
         row["history_value_size"] = r.get("history_value_size")
-        row["formula_readme"] = (s_ * (8 + ncpus * v) + index_bytes(r["buckets"], 384) +
-                                 e * (64 + hv) + 16 * pw)
+        row["formula_readme"] = (s_ * (8 + ncpus * v) + mmap_bytes(r["buckets"], 192) +
+                                 mmap_bytes(s_, 16) + e * (64 + hv) + 16 * pw)
         if n in s64:
             x = s64[n]
             e64 = x["history_entries"]
@@ -556,8 +560,8 @@ def markdown(path):
         w("\n")
     mem = r.get("memory") or {}
     if mem.get("rows"):
-        w("**Memory** (`bpftool map show` memlock of `sources`, `source_index` and "
-          "`history`):\n\n")
+        w("**Memory** (`bpftool map show` memlock of `sources`, `source_index`, "
+          "`source_keys` and `history`):\n\n")
         w("| --max-sources N | slots S | memlock | ÷ N | per CPU ÷ N | shared ÷ N | ÷ S | "
           "whole program | 64 CPUs (formula) |\n|---|---|---|---|---|---|---|---|---|\n")
         for m_ in mem["rows"]:
@@ -1011,8 +1015,8 @@ def main():
           % (e["sources"], e["sent"], e["flood_seconds"], e["received_mpps"] or 0,
              e["passed"], e["dropped"], e["tracked"]))
     if mem["rows"]:
-        w("\nMemory of the sources, source_index and history maps (bpftool map show: "
-          "memlock), %d CPUs here\n" % ncpus)
+        w("\nMemory of the sources, source_index, source_keys and history maps (bpftool "
+          "map show: memlock), %d CPUs here\n" % ncpus)
         w("  %-12s %-18s %-14s %-14s %-14s %-24s %s\n" % (
             "max-sources", "slots/history", "memlock", "formula here", "whole program",
             "per source (CPU+shared)", "64 CPUs (formula)"))
@@ -1030,11 +1034,11 @@ def main():
                 if "formula_64" in r else "-"))
         if mem["overhead_per_entry"] is not None:
             r0 = mem["rows"][0]
-            w("  formula: S x (8 + ncpus x %d) + pages(B x %d) + 4096 + E x %.1f + %.1f x "
-              "roundup_pow2(E) bytes (S slots of sources, B buckets of source_index, E "
-              "entries of history: its overhead per entry and per hash bucket worked out "
-              "from the two sizes)\n"
-              % ((r0["value_size"] + 7) // 8 * 8, r0["bucket_size"],
+            w("  formula: S x (8 + ncpus x %d) + pages(B x %d) + pages(S x %d) + 8192 + "
+              "E x %.1f + %.1f x roundup_pow2(E) bytes (S slots of sources and of "
+              "source_keys, B buckets of source_index, E entries of history: its overhead "
+              "per entry and per hash bucket worked out from the two sizes)\n"
+              % ((r0["value_size"] + 7) // 8 * 8, r0["bucket_size"], r0["key_size"],
                  mem["overhead_per_entry"], mem["bytes_per_hash_bucket"]))
     if acc:
         w("\nAccuracy: paced traffic, window 1 s in 10 buckets; packets passed per source per window\n")
@@ -1109,6 +1113,12 @@ def smoke(r, ncpus):
         check("memory_%d" % m["max_sources"],
               m["memlock"]["median"] >= m["slots"] * ncpus * m["value_size"],
               "memlock below slots x ncpus x value")
+        # every map of the table counted: the formula, with a key per slot
+        # in source_keys, is memlock less the kernel's struct of each map
+        err = (m["memlock"]["median"] - m["formula_readme"]) / m["memlock"]["median"]
+        check("memory_formula_%d" % m["max_sources"], 0 <= err <= 0.01,
+              "doc/design/memory.md's formula %d B against memlock %d B"
+              % (m["formula_readme"], m["memlock"]["median"]))
     tp = r["throughput"]
     g = tp.get("v4_1", {}).get("cases", {})
     check("throughput_ran", len(g) == 9, "cases measured: %s" % list(g))

@@ -327,7 +327,7 @@ test_attach_memory() {
 		grep -qx "  .* of it for --max-sources 5000;" <<<"$out" &&
 		grep -qx "  up to .* more as rules and fleet shares are written" <<<"$out" ||
 		bad+=("attach printed: $out")
-	for m in sources source_index history verified answered newcomers; do
+	for m in sources source_index source_keys history verified answered newcomers; do
 		read -r e k v memlock < <(bpftool -j map show pinned "$pins/$vrx/$m" |
 			jq -r '"\(.max_entries) \(.bytes_key) \(.bytes_value) \(.bytes_memlock)"')
 		b=$(jq ".maps.$m" <<<"$j")
@@ -337,7 +337,7 @@ test_attach_memory() {
 		# the page of the kernel's array before them; key
 		# and value rounded to 8
 		case $m in
-		sources) kind=pcarray ;; source_index) kind=mmarray ;;
+		sources) kind=pcarray ;; source_index | source_keys) kind=mmarray ;;
 		newcomers) kind=pchash ;; *) kind=hash ;;
 		esac
 		want=$(awk -v e="$e" -v k="$k" -v v="$v" -v n="$ncpus" -v kind="$kind" 'BEGIN {

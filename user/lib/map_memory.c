@@ -111,6 +111,7 @@ bool rl_map_sized_by_sources(int idx)
 	switch (idx) {
 	case RL_MAP_IDX_sources:
 	case RL_MAP_IDX_source_index:
+	case RL_MAP_IDX_source_keys:
 	case RL_MAP_IDX_history:
 	case RL_MAP_IDX_verified:
 	case RL_MAP_IDX_answered:
