@@ -51,6 +51,7 @@ TEST(reload_takes_every_attach_option)
 static bool changed_in_14(int i)
 {
 	return i == RL_MAP_IDX_config || i == RL_MAP_IDX_source_index ||
+	       i == RL_MAP_IDX_source_keys || i == RL_MAP_IDX_source_pool ||
 	       i == RL_MAP_IDX_sources;
 }
 
@@ -92,6 +93,10 @@ TEST(reload_layout13_shapes)
 	for (__u32 layout = 8; layout <= 13; layout++) {
 		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_index), -ENOENT,
 			 "no source_index before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_keys), -ENOENT,
+			 "no source_keys before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_pool), -ENOENT,
+			 "no source_pool before layout 14");
 		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_config),
 			 (int)offsetof(struct rl_config, index_buckets),
 			 "the config before the index's fields");
