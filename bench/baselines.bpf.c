@@ -15,7 +15,8 @@
  *   copied from tcp_frame on every repeat before its source is written.
  * - xdp_xcpu: the refresh and confirm steps of the verdict (include/quota.h) on every
  *   packet, with the other CPUs' values read in a bpf_loop as the program
- *   does, for xcpu_loops iterations: its cost and how it grows per CPU.
+ *   does (a per-CPU array's slot, the source's owner checked), for
+ *   xcpu_loops iterations: its cost and how it grows per CPU.
  * - sock_record: a socket filter on the accuracy receiver's UDP socket:
  *   records (time, source) of every packet that got through the limiter
  *   under test, and drops it (nobody reads the socket).
@@ -129,10 +130,11 @@ const volatile __u32 xcpu_ncpus = 1;	/* possible CPUs */
 const volatile __u64 xcpu_bucket_ns = 100000000ULL;
 const volatile __u32 xcpu_nbuckets = 10;
 
+/* as `sources`: a per-CPU array, the source in slot BENCH_XCPU_SLOT */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 64);
-	__type(key, struct rl_key);
+	__type(key, __u32);
 	__type(value, struct rl_source);
 } xcpu_sources SEC(".maps");
 
@@ -141,6 +143,7 @@ struct xcpu_ctx {
 	__u64 now;
 	__u64 bucket;
 	__u32 self;
+	__u32 slot;
 	struct rl_key key;
 };
 
@@ -151,7 +154,7 @@ static long xcpu_one(__u32 i, struct xcpu_ctx *c)
 
 	if (xcpu_skip_self && i == c->self % xcpu_loops)
 		return 0;
-	o = bpf_map_lookup_percpu_elem(&xcpu_sources, &c->key, cpu);
+	o = bpf_map_lookup_percpu_elem(&xcpu_sources, &c->slot, cpu);
 	/* the owner check of the program's owned_by() */
 	if (o && ((volatile __u64 *)&o->owner)[0] == ((__u64 *)&c->key)[0] &&
 	    ((volatile __u64 *)&o->owner)[1] == ((__u64 *)&c->key)[1])
@@ -164,14 +167,15 @@ SEC("xdp")
 int xdp_xcpu(struct xdp_md *ctx)
 {
 	struct xcpu_ctx c = { .key = { .addr = { [10] = 0xff, [11] = 0xff,
-						  [12] = 198, [13] = 18, [15] = 1 } } };
+						  [12] = 198, [13] = 18, [15] = 1 } },
+			       .slot = BENCH_XCPU_SLOT };
 	struct rl_budget b = { .pkts = 1000000000ULL, .bytes = RL_UNLIMITED };
 	struct rl_source *src;
 
 	(void)ctx;
-	src = bpf_map_lookup_elem(&xcpu_sources, &c.key);
-	if (!src)
-		return XDP_ABORTED;	/* userspace creates the entry */
+	src = bpf_map_lookup_elem(&xcpu_sources, &c.slot);
+	if (!src || ((volatile __u64 *)&src->owner)[0] != ((__u64 *)&c.key)[0])
+		return XDP_ABORTED;	/* userspace writes the slot */
 	c.now = bpf_ktime_get_ns();
 	rl_state_roll(&src->st, NULL, c.now, xcpu_bucket_ns, xcpu_nbuckets);
 	c.bucket = src->st.win.bucket;

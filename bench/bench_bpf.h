@@ -12,6 +12,10 @@
  * with Linux's 20 bytes of options, or an ACK padded to the same length. */
 #define BENCH_TCP_LEN		94
 
+/* The slot of xdp_xcpu's one source in its per-CPU array (as a slot
+ * of `sources`; any but 0, so that a slot is really looked up). */
+#define BENCH_XCPU_SLOT		37
+
 /* One packet that reached the accuracy receiver's socket. */
 struct bench_pass {
 	__u64 ts;	/* bpf_ktime_get_ns(): the clock of the limiter's windows */

@@ -344,12 +344,13 @@ static int quota(struct rl_inst *r, const char *prefix, __u64 pps)
 	return 0;
 }
 
-/* The xcpu program needs its source's entry. */
+/* The xcpu program needs its source's slot, owned by it. */
 static int make_xcpu_entry(struct baselines *b)
 {
 	struct rl_key key = { .addr = { [10] = 0xff, [11] = 0xff, [12] = 198,
 					[13] = 18, [15] = 1 } };
 	void *val = rl_percpu_alloc(sizeof(struct rl_source));
+	__u32 slot = BENCH_XCPU_SLOT;
 	int ret;
 
 	if (!val)
@@ -358,7 +359,7 @@ static int make_xcpu_entry(struct baselines *b)
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
 		((struct rl_source *)RL_PERCPU_VAL(val, sizeof(struct rl_source),
 						   cpu))->owner = key;
-	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &key, val,
+	ret = bpf_map_update_elem(bpf_map__fd(b->maps.xcpu_sources), &slot, val,
 				  BPF_ANY);
 	free(val);
 	return ret;
@@ -591,7 +592,8 @@ int bench_cost(int argc, char **argv)
 		goto out;
 	}
 	/* the minimal limiter on the program's own clock, sized as the
-	 * program's table: the per-packet comparison reads the same clock */
+	 * program's LRU hash (history) for its --max-sources: the per-packet
+	 * comparison reads the same clock */
 	mu = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), ~0ULL >> 1, RL_DEFAULT_WINDOW_NS,
 				rl.s.flags & RL_F_COARSE_CLOCK);
 	mo = bench_load_minimal(rl_sources_map_size(RL_DEFAULT_MAX_SOURCES, ncpus), 1, RL_DEFAULT_WINDOW_NS,

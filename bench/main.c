@@ -7,7 +7,7 @@
  *   recv --duration S --budget N ...         accuracy receiver (recv.c)
  *   xdp IFACE pass|drop                      attach a baseline and exit
  *   xdp IFACE minimal [SOURCES [WINDOW_S]]   the minimal limiter, likewise
- *   sizes MAX_SOURCES NCPUS                  the sources map's sizing
+ *   sizes MAX_SOURCES NCPUS                  the per-source maps' sizing
  *   counters NETNS_PATH DEV                  frames received, passed, dropped
  *   progs NAME=ID...                         per-packet cost of loaded programs
  */
@@ -18,9 +18,11 @@
 #include <linux/if_link.h>
 #include <bpf/libbpf.h>
 #include "ratelimit.h"
+#include "source_index.h"
 #include "baselines.skel.h"
 #include "minimal.skel.h"
 #include "lib/maps.h"
+#include "lib/map_memory.h"
 #include "lib/settings.h"
 #include "bench.h"
 
@@ -56,8 +58,8 @@ static int attach_bare(const char *dev, const char *what)
 	return ret;
 }
 
-/* The minimal limiter with room for SOURCES (default 65,536) as the
- * program's table has, 1 packet a
+/* The minimal limiter with room for SOURCES (default 65,536), as an LRU
+ * hash needs it (the program's `history`: rl_sources_map_size), 1 packet a
  * window of WINDOW_S seconds (default 1: --default-pps 1), on the clock
  * xdp-ratelimit's attach with that window chooses here. */
 static int attach_minimal(const char *dev, int argc, char **argv)
@@ -71,7 +73,8 @@ static int attach_minimal(const char *dev, int argc, char **argv)
 		fprintf(stderr, "ratelimit-bench: xdp minimal: bad SOURCES or WINDOW_S\n");
 		return 2;
 	}
-	/* the entries xdp-ratelimit's --max-sources SOURCES gives its table */
+	/* the entries xdp-ratelimit's --max-sources SOURCES gives its LRU
+	 * hash (history; `sources` itself up to layout 13) */
 	m = bench_load_minimal(rl_sources_map_size(n, rl_ncpus()), 1, win,
 			       bench_program_clock_coarse(win));
 	if (!m)
@@ -81,16 +84,51 @@ static int attach_minimal(const char *dev, int argc, char **argv)
 	return ret;
 }
 
+/* The maps --max-sources MAX sizes per source on NCPUS possible CPUs:
+ * `sources` (a slot per way of the index), `source_index` (its buckets),
+ * `source_keys` (a key per slot) and `history` (an LRU hash), their
+ * shapes and the bytes the library's model of the kernel's accounting
+ * gives each (user/lib/map_memory.c): the projection to other CPU counts
+ * (64) and the sweep's memory check. */
 static int sizes(const char *n, const char *cpus)
 {
 	__u64 max = strtoull(n, NULL, 10);
 	int c = atoi(cpus);
+	__u32 nb = rl_index_buckets(max);
+	struct rl_map_shape src = {
+		.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = sizeof(__u32),
+		.value_size = sizeof(struct rl_source), .max_entries = nb * RL_INDEX_WAYS,
+	};
+	struct rl_map_shape idx = {
+		.type = BPF_MAP_TYPE_ARRAY, .key_size = sizeof(__u32),
+		.value_size = sizeof(struct rl_index_bucket), .max_entries = nb,
+		.flags = BPF_F_MMAPABLE,
+	};
+	struct rl_map_shape keys = {
+		.type = BPF_MAP_TYPE_ARRAY, .key_size = sizeof(__u32),
+		.value_size = sizeof(struct rl_key), .max_entries = src.max_entries,
+		.flags = BPF_F_MMAPABLE,
+	};
+	struct rl_map_shape hist = {
+		.type = BPF_MAP_TYPE_LRU_HASH, .key_size = sizeof(struct rl_key),
+		.value_size = sizeof(struct rl_history),
+		.max_entries = rl_sources_map_size(max, c),
+	};
+	__u64 sb = rl_map_bytes(&src, c, NULL), ib = rl_map_bytes(&idx, c, NULL);
+	__u64 kb = rl_map_bytes(&keys, c, NULL), hb = rl_map_bytes(&hist, c, NULL);
 
-	return bench_print_json(json_pack("{s:I, s:i, s:I, s:i, s:i}",
+	return bench_print_json(json_pack(
+		"{s:I, s:i, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
 		"max_sources", (json_int_t)max, "ncpus", c,
-		"entries", (json_int_t)rl_sources_map_size(max, c),
+		"slots", (json_int_t)src.max_entries, "buckets", (json_int_t)nb,
+		"history_entries", (json_int_t)hist.max_entries,
 		"value_size", (int)sizeof(struct rl_source),
-		"key_size", (int)sizeof(struct rl_key))) ? 1 : 0;
+		"bucket_size", (int)sizeof(struct rl_index_bucket),
+		"history_value_size", (int)sizeof(struct rl_history),
+		"key_size", (int)sizeof(struct rl_key),
+		"sources_bytes", (json_int_t)sb, "index_bytes", (json_int_t)ib,
+		"keys_bytes", (json_int_t)kb, "history_bytes", (json_int_t)hb,
+		"memlock", (json_int_t)(sb + ib + kb + hb))) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

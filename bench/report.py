@@ -326,20 +326,41 @@ def established(rows):
     return out
 
 
+def pages(n):
+    """n bytes in whole 4 KiB pages"""
+    return (n + 4095) // 4096 * 4096
+
+
+def mmap_bytes(entries, value_size):
+    """a mappable array (source_index, source_keys): whole pages, and the
+    page before them"""
+    return pages(entries * value_size) + 4096
+
+
 def memory(rows, sizes64, ncpus):
-    """Measured memlock of sources + history, the per-entry overhead worked
-    out from it, and the formula for this machine and for 64 CPUs."""
+    """Measured memlock of sources + source_index + source_keys + history, the history's
+    per-entry overhead worked out from it, and the formula for this machine
+    and for 64 CPUs, per source per CPU and shared."""
     out = {"rows": []}
     by = {}
     for r in rows:
         by.setdefault(r["max_sources"], []).append(r)
-    # memlock = E * (ncpus * V + h) + b * roundup_pow2(E): with two sizes,
-    # solve h (per entry: hash element) and b (per hash bucket)
+    # memlock = S * (8 + ncpus * V) + pages(B * bucket) + 4096
+    #           + pages(S * key) + 4096 + E * h + b * roundup_pow2(E)
+    # sources (a per-CPU array: a per-CPU pointer and ncpus values a slot),
+    # source_index and source_keys (mappable arrays: a bucket, a slot's
+    # key) are exact; with two sizes, solve the history's h (per entry:
+    # hash element, key, value) and b (per hash bucket)
+    def arrays(r, n=ncpus):
+        v = (r["value_size"] + 7) // 8 * 8
+        return (r["slots"] * (8 + n * v) +
+                mmap_bytes(r["buckets"], (r["bucket_size"] + 7) // 8 * 8) +
+                mmap_bytes(r.get("keys", r["slots"]), (r["key_size"] + 7) // 8 * 8))
     pts = []
     for n, rs in sorted(by.items()):
         r = rs[0]
-        e, v = r["entries"], r["value_size"]
-        pts.append((e, 1 << (e - 1).bit_length(), r["memlock"] - e * ncpus * ((v + 7) // 8 * 8)))
+        e = r["history_entries"]
+        pts.append((e, 1 << (e - 1).bit_length(), r["memlock"] - arrays(r)))
     h = b = None
     if len(pts) >= 2:
         (e1, p1, y1), (e2, p2, y2) = pts[0], pts[-1]
@@ -352,24 +373,41 @@ def memory(rows, sizes64, ncpus):
     s64 = {r["max_sources"]: r for r in sizes64}
     for n, rs in sorted(by.items()):
         r = rs[0]
-        e, v = r["entries"], (r["value_size"] + 7) // 8 * 8
-        hh = h if h is not None else (r["memlock"] - e * ncpus * v) / e
-        row = {"max_sources": n, "entries": e, "value_size": r["value_size"],
-               "memlock": summary([x["memlock"] for x in rs]),
+        s_, e, v = r["slots"], r["history_entries"], (r["value_size"] + 7) // 8 * 8
+        hh = h if h is not None else (r["memlock"] - arrays(r)) / e
+        mem = summary([x["memlock"] for x in rs])
+        row = {"max_sources": n, "slots": s_, "buckets": r["buckets"],
+               "entries": e, "value_size": r["value_size"],
+               "bucket_size": r["bucket_size"], "key_size": r["key_size"],
+               "memlock": mem,
+               "sources_memlock": r["sources_memlock"], "index_memlock": r["index_memlock"],
+               "keys_memlock": r["keys_memlock"], "history_memlock": r["history_memlock"],
                "program_total": summary([x["program_total"] for x in rs]),
-               "overhead_per_entry_here": (r["memlock"] - e * ncpus * v) / e,
-               "bytes_per_source": r["memlock"] / n}
+               "overhead_per_entry_here": (r["memlock"] - arrays(r)) / e,
+               "bytes_per_source": mem["median"] / n,
+               # per tracked source at --max-sources: what each possible
+               # CPU adds (its values in every slot) and what is shared
+               # (the slots' per-CPU pointers, the index, the keys, the
+               # history)
+               "bytes_per_source_per_cpu": s_ * v / n,
+               "bytes_per_source_shared": (mem["median"] - s_ * ncpus * v) / n}
         pw = 1 << (e - 1).bit_length()
-        row["formula_here"] = e * (ncpus * v + hh) + (b or 0) * pw
-        # doc/design/memory.md, constants as written there: the
-        # sources map, then the history (an entry per source, not per CPU)
+        row["formula_here"] = arrays(r) + e * hh + (b or 0) * pw
+        # doc/design/memory.md, constants as written there: sources,
+        # source_index (192-byte buckets), source_keys (16 bytes a slot),
+        # then the history (an entry per source, not per CPU)
         hv = (r.get("history_value_size", 0) + 7) // 8 * 8
         row["history_value_size"] = r.get("history_value_size")
-        row["formula_readme"] = e * (72 + ncpus * v) + 16 * pw + e * (64 + hv) + 16 * pw
+        row["formula_readme"] = (s_ * (8 + ncpus * v) + mmap_bytes(r["buckets"], 192) +
+                                 mmap_bytes(s_, 16) + e * (64 + hv) + 16 * pw)
         if n in s64:
-            e64 = s64[n]["entries"]
+            x = s64[n]
+            e64 = x["history_entries"]
             row["entries_64"] = e64
-            row["formula_64"] = e64 * (64 * v + hh) + (b or 0) * (1 << (e64 - 1).bit_length())
+            row["slots_64"] = x["slots"]
+            row["formula_64"] = (arrays(x, 64) + e64 * hh +
+                                 (b or 0) * (1 << (e64 - 1).bit_length()))
+            row["bytes_per_source_64"] = row["formula_64"] / n
         out["rows"].append(row)
     return out
 
@@ -522,15 +560,19 @@ def markdown(path):
         w("\n")
     mem = r.get("memory") or {}
     if mem.get("rows"):
-        w("**Memory** (`bpftool map show` memlock of `sources` and `history`):\n\n")
-        w("| --max-sources N | entries E | memlock | ÷ N | ÷ E | whole program | 64 CPUs "
-          "(formula) |\n|---|---|---|---|---|---|---|\n")
+        w("**Memory** (`bpftool map show` memlock of `sources`, `source_index`, "
+          "`source_keys` and `history`):\n\n")
+        w("| --max-sources N | slots S | memlock | ÷ N | per CPU ÷ N | shared ÷ N | ÷ S | "
+          "whole program | 64 CPUs (formula) |\n|---|---|---|---|---|---|---|---|---|\n")
         for m_ in mem["rows"]:
-            w("| %d | %d | %.1f MB | %.0f B | %.0f B | %.1f MB | %s |\n" % (
-                m_["max_sources"], m_["entries"], m_["memlock"]["median"] / 1e6,
-                m_["bytes_per_source"], m_["memlock"]["median"] / m_["entries"],
+            w("| %d | %d | %.1f MB | %.0f B | %.0f B | %.0f B | %.0f B | %.1f MB | %s |\n" % (
+                m_["max_sources"], m_["slots"], m_["memlock"]["median"] / 1e6,
+                m_["bytes_per_source"], m_["bytes_per_source_per_cpu"],
+                m_["bytes_per_source_shared"], m_["memlock"]["median"] / m_["slots"],
                 m_["program_total"]["median"] / 1e6,
-                ("%.2f GB" % (m_["formula_64"] / 1e9)) if "formula_64" in m_ else ""))
+                ("%.2f GB (%.1f KiB ÷ N)" % (m_["formula_64"] / 1e9,
+                                            m_["bytes_per_source_64"] / 1024))
+                if "formula_64" in m_ else ""))
         w("\n")
     sw = (r.get("sweep") or {}).get("rows")
     if sw:
@@ -973,23 +1015,31 @@ def main():
           % (e["sources"], e["sent"], e["flood_seconds"], e["received_mpps"] or 0,
              e["passed"], e["dropped"], e["tracked"]))
     if mem["rows"]:
-        w("\nMemory of the sources and history maps (bpftool map show: memlock), %d CPUs here\n" % ncpus)
-        w("  %-12s %-10s %-14s %-14s %-14s %-12s %s\n" % (
-            "max-sources", "entries", "memlock", "formula here", "whole program",
-            "per source", "64 CPUs (formula)"))
+        w("\nMemory of the sources, source_index, source_keys and history maps (bpftool "
+          "map show: memlock), %d CPUs here\n" % ncpus)
+        w("  %-12s %-18s %-14s %-14s %-14s %-24s %s\n" % (
+            "max-sources", "slots/history", "memlock", "formula here", "whole program",
+            "per source (CPU+shared)", "64 CPUs (formula)"))
         for r in mem["rows"]:
-            w("  %-12d %-10d %-14s %-14s %-14s %-12s %s\n" % (
-                r["max_sources"], r["entries"], "%.1f MB" % (r["memlock"]["median"] / 1e6),
+            w("  %-12d %-18s %-14s %-14s %-14s %-24s %s\n" % (
+                r["max_sources"], "%d/%d" % (r["slots"], r["entries"]),
+                "%.1f MB" % (r["memlock"]["median"] / 1e6),
                 "%.1f MB" % (r["formula_here"] / 1e6),
                 "%.1f MB" % (r["program_total"]["median"] / 1e6),
-                "%.0f B" % r["bytes_per_source"],
-                ("%.2f GB (E = %d)" % (r["formula_64"] / 1e9, r["entries_64"]))
+                "%.0f B (%d x %.0f + %.0f)" % (r["bytes_per_source"], ncpus,
+                                              r["bytes_per_source_per_cpu"],
+                                              r["bytes_per_source_shared"]),
+                ("%.2f GB (%.0f B a source)" % (r["formula_64"] / 1e9,
+                                               r["bytes_per_source_64"]))
                 if "formula_64" in r else "-"))
         if mem["overhead_per_entry"] is not None:
-            w("  formula: E x (ncpus x %d + %.1f) + %.1f x roundup_pow2(E) bytes "
-              "(overhead per entry and per hash bucket worked out from the two sizes)\n"
-              % ((mem["rows"][0]["value_size"] + 7) // 8 * 8, mem["overhead_per_entry"],
-                 mem["bytes_per_hash_bucket"]))
+            r0 = mem["rows"][0]
+            w("  formula: S x (8 + ncpus x %d) + pages(B x %d) + pages(S x %d) + 8192 + "
+              "E x %.1f + %.1f x roundup_pow2(E) bytes (S slots of sources and of "
+              "source_keys, B buckets of source_index, E entries of history: its overhead "
+              "per entry and per hash bucket worked out from the two sizes)\n"
+              % ((r0["value_size"] + 7) // 8 * 8, r0["bucket_size"], r0["key_size"],
+                 mem["overhead_per_entry"], mem["bytes_per_hash_bucket"]))
     if acc:
         w("\nAccuracy: paced traffic, window 1 s in 10 buckets; packets passed per source per window\n")
         w("  %-14s %-8s %-5s %-6s %-24s %-15s %s\n" % (
@@ -1061,8 +1111,14 @@ def smoke(r, ncpus):
     check("memory_ran", bool(rows), "no memlock read")
     for m in rows:
         check("memory_%d" % m["max_sources"],
-              m["memlock"]["median"] >= m["entries"] * ncpus * m["value_size"],
-              "memlock below entries x ncpus x value")
+              m["memlock"]["median"] >= m["slots"] * ncpus * m["value_size"],
+              "memlock below slots x ncpus x value")
+        # every map of the table counted: the formula, with a key per slot
+        # in source_keys, is memlock less the kernel's struct of each map
+        err = (m["memlock"]["median"] - m["formula_readme"]) / m["memlock"]["median"]
+        check("memory_formula_%d" % m["max_sources"], 0 <= err <= 0.01,
+              "doc/design/memory.md's formula %d B against memlock %d B"
+              % (m["formula_readme"], m["memlock"]["median"]))
     tp = r["throughput"]
     g = tp.get("v4_1", {}).get("cases", {})
     check("throughput_ran", len(g) == 9, "cases measured: %s" % list(g))

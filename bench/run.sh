@@ -14,8 +14,8 @@
 #
 # Parts, in this order:
 #   cost        per-packet cost, BPF_PROG_TEST_RUN (ratelimit-bench cost)
-#   memory      the sources and history maps as the kernel charges them
-#               (bpftool memlock)
+#   memory      the sources, source_index, source_keys and history maps as
+#               the kernel charges them (bpftool memlock)
 #   accuracy    paced traffic at 1.5x, 2x and 10x the quota: packets passed
 #               per window, xdp-ratelimit, nftables and hashlimit (while the
 #               throughput part's big tables are being allocated)
@@ -254,22 +254,30 @@ fi
 phase cost
 : >"$tmp/memory.jsonl"
 mem_row() {	# DEV MAX_SOURCES: the maps of DEV as the kernel charges them
-	local map j src hist tot=0 dir
+	local map j src idx keys hist tot=0 dir
 	dir=$(ls -d "$pins"/netns:*/"$1" | head -n 1)	# its namespace's
-	for map in config counters sources history rules rules_v4 rules_v6 aggregates \
-		agg_history refused bans events; do
+	for map in config counters sources source_index source_keys source_pool history \
+		rules rules_v4 rules_v6 aggregates agg_history refused bans events; do
 		j=$(bpftool map show pinned "$dir/$map" -j) || continue
 		tot=$((tot + $(jq .bytes_memlock <<<"$j")))
 		[ "$map" = sources ] && src=$j
+		[ "$map" = source_index ] && idx=$j
+		[ "$map" = source_keys ] && keys=$j
 		[ "$map" = history ] && hist=$j
 	done
-	# per source: its per-CPU values (sources) and its history
-	jq -c --argjson n "$2" --argjson tot "$tot" --argjson h "$hist" \
-		'{max_sources: $n, entries: .max_entries, value_size: .bytes_value,
-		  sources_memlock: .bytes_memlock, history_memlock: $h.bytes_memlock,
+	# per source: its per-CPU values (a slot of sources per way of the
+	# index), the index's buckets, each slot's key and its history
+	jq -c --argjson n "$2" --argjson tot "$tot" --argjson h "$hist" --argjson x "$idx" \
+		--argjson k "$keys" \
+		'{max_sources: $n, slots: .max_entries, value_size: .bytes_value,
+		  buckets: $x.max_entries, bucket_size: $x.bytes_value,
+		  keys: $k.max_entries, key_size: $k.bytes_value,
+		  sources_memlock: .bytes_memlock, index_memlock: $x.bytes_memlock,
+		  keys_memlock: $k.bytes_memlock, history_memlock: $h.bytes_memlock,
 		  history_entries: $h.max_entries, history_value_size: $h.bytes_value,
-		  memlock: (.bytes_memlock + $h.bytes_memlock), program_total: $tot}' <<<"$src" \
-		>>"$tmp/memory.jsonl"
+		  memlock: (.bytes_memlock + $x.bytes_memlock + $k.bytes_memlock +
+			    $h.bytes_memlock),
+		  program_total: $tot}' <<<"$src" >>"$tmp/memory.jsonl"
 	"$bench" sizes "$2" 64 >>"$tmp/sizes64.jsonl"
 }
 if [ -n "$mem_sizes" ]; then
@@ -560,12 +568,12 @@ sweep_cases="a m p n"
 sweep_fits() {	# N: the tables of size N fit in half the available memory
 	local avail need
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
-	# the program's table (key, per-CPU values, ~100 B of the kernel's
-	# per element) and its other maps --max-sources sizes (about three
-	# times the table in all on 2 CPUs), the minimal limiter's (a third
-	# of the table) and the meter's (~200 B a source)
-	need=$("$bench" sizes "$1" "$(nproc --all)" | jq \
-		'.entries * (.key_size + 100 + .value_size * .ncpus) * 4 + 200 * .max_sources')
+	# the program's table (sources, source_index and source_keys:
+	# ratelimit-bench sizes) and its other maps --max-sources sizes (about
+	# three times the table in all on 2 CPUs), the minimal limiter's (a
+	# third of the table) and the meter's (~200 B a source)
+	need=$("$bench" sizes "$1" "$(nproc --all)" |
+		jq '(.sources_bytes + .index_bytes + .keys_bytes) * 4 + 200 * .max_sources')
 	awk -v a="$avail" -v n="$need" 'BEGIN { exit !(n < a / 2) }'
 }
 sweep_run() {	# N CASE REP|warm

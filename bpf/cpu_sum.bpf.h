@@ -27,6 +27,10 @@ struct sum_ctx {
 	 * it does not know made it walk the program's paths twice over),
 	 * and stops here */
 	__u32 end;
+	/* a source's slot in `sources` (RL_NO_SLOT: none), found again
+	 * once per refresh, not carried from the packet's lookup: that would
+	 * cost every path of the program stack */
+	int slot;
 	union {
 		struct rl_key key;
 		__u32 rule_id;
@@ -47,7 +51,9 @@ static long sum_source_cpu(__u32 cpu, struct sum_ctx *c)
 		return 1;
 	if (cpu == c->self || !cpus_joined(cpu))
 		return 0;
-	o = bpf_map_lookup_percpu_elem(&sources, &c->key, cpu);
+	if (c->slot < 0)
+		return 1;
+	o = bpf_map_lookup_percpu_elem(&sources, &c->slot, cpu);
 	if (o && owned_by(o, &c->key))
 		sum_one(c, &o->st);
 	return 0;

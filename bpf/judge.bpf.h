@@ -119,6 +119,7 @@ __attribute__((noinline)) int judge_source_window(struct rl_state *st,
 	c.self = bpf_get_smp_processor_id();
 	c.source = a->table;
 	c.key = a->key;
+	c.slot = a->table == RL_TABLE_SOURCES ? source_find(&a->key, 0, NULL) : RL_NO_SLOT;
 	return refresh(st, b, &c, a->len, 1);
 }
 

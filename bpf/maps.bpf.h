@@ -38,13 +38,43 @@ struct {
 	__type(value, struct rl_counters);
 } counters SEC(".maps");
 
-/* max_entries is set by the loader from --max-sources (user/lib/loader.c). */
+/* Tracked sources: each one's per-CPU state in a slot of `sources`, its
+ * key in the same slot of `source_keys`, found through `source_index`
+ * (include/source_index.h); `source_pool` counts the slots handed out.
+ * max_entries are set by the loader from --max-sources
+ * (user/lib/loader.c): a slot per source, and the index's buckets. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-	__type(key, struct rl_key);
+	__type(key, __u32);
 	__type(value, struct rl_source);
 } sources SEC(".maps");
+
+/* mmapable: userspace empties a way with one compare-and-swap of its
+ * word (user/lib/source_index_map.c), as the program changes them */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES / RL_INDEX_WAYS);
+	__type(key, __u32);
+	__type(value, struct rl_index_bucket);
+} source_index SEC(".maps");
+
+/* mmapable: a walk reads every slot's key in place, not by a syscall each */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+	__type(key, __u32);
+	__type(value, struct rl_key);
+} source_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_source_pool);
+} source_pool SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

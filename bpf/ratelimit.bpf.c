@@ -173,7 +173,7 @@ static __always_inline int verdict(struct rl_source **srcp,
 	if (!rule) {
 		if (!src)
 			src = new_source_state(RL_TABLE_SOURCES, key, cnt,
-					       rule_id, gen);
+					       rule_id, gen, 0, now);
 		*srcp = src;
 		if (src)
 			count_unjudged(&src->st, now, len, key, RL_TABLE_SOURCES);
@@ -211,13 +211,20 @@ static __always_inline int verdict(struct rl_source **srcp,
 		if ((rl_rule_newcomer_limited(rule) || (how & HOW_PAID)) &&
 		    !(how & HOW_VERIFIED)) {
 			how |= HOW_NEWCOMERS;
-			src = table_source(RL_TABLE_NEWCOMERS, key);
+			src = table_source(RL_TABLE_NEWCOMERS, key, now);
 		}
 		how &= ~HOW_PAID;	/* read above only: one path on, not two */
 		if (!src)
 			src = new_source_state(how_table(how), key, cnt,
-					       rule_id, gen);
+					       rule_id, gen, how & HOW_VERIFIED,
+					       now);
 		*srcp = src;
+		/* an unverified source with no way it may take (its buckets
+		 * full of verified sources that send) is refused while its
+		 * budget limits it: a sender that found such an address
+		 * would otherwise pass unlimited */
+		if (!src && src_limited && !(how & HOW_VERIFIED))
+			return FATE_DROP;
 		if (src && src_limited) {
 			source_budget(&b, rule);
 			if (judge_source(&src->st, &b, now, len, gen, key,
@@ -421,7 +428,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			rule_id = RL_NO_RULE;
 		}
 	}
-	src = table_source(RL_TABLE_SOURCES, &key);
+	src = table_source(RL_TABLE_SOURCES, &key, now);
 	/* --ban: a banned source drops, its window untouched */
 	if (cfg->bans_used) {
 		ban = source_ban(&key);
@@ -478,7 +485,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	 * here on (ban_source() bans the source itself) */
 	if (how & HOW_SCOPED) {
 		rl_scoped_key(&key, &key, rule_id, kind == RL_PKT_V6);
-		src = table_source(RL_TABLE_SOURCES, &key);
+		src = table_source(RL_TABLE_SOURCES, &key, now);
 		/* from here on judged as any source: one path for the
 		 * verifier to walk, not two */
 		how &= ~HOW_SCOPED;

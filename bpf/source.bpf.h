@@ -9,6 +9,7 @@
 
 #include "maps.bpf.h"
 #include "cpus.bpf.h"
+#include "source_index.bpf.h"
 
 /* Is `v` (this CPU's value, or another's) the value of `key`? A value the
  * kernel handed to a new key while a CPU still finished a packet of the old
@@ -38,35 +39,50 @@ static __always_inline void own_source(struct rl_source *src,
 	__builtin_memcpy(&src->owner, key, sizeof(*key));
 }
 
-/* This CPU's value of `key` in `table`, owned (NULL: none). */
+/* This CPU's value in slot `slot` of `sources` (RL_NO_SLOT: none). */
+static __always_inline struct rl_source *slot_source(int slot)
+{
+	__u32 s = slot;
+
+	return slot < 0 ? NULL : bpf_map_lookup_elem(&sources, &s);
+}
+
+/* This CPU's value of `key` in `table`, owned (NULL: none), for a packet
+ * at `now`. */
 static __always_inline struct rl_source *table_source(int table,
-						      const struct rl_key *key)
+						      const struct rl_key *key,
+						      __u64 now)
 {
 	struct rl_source *src;
 
 	if (table == RL_TABLE_NEWCOMERS)
 		src = bpf_map_lookup_elem(&newcomers, key);
 	else
-		src = bpf_map_lookup_elem(&sources, key);
+		src = slot_source(source_find(key, now, NULL));
 	if (src)
 		own_source(src, key);
 	return src;
 }
 
 /* A new source's state in `table` (an evicted source starts afresh), its
- * rule cached. */
+ * rule cached; in `sources`, placed as `verified` or not (eviction keeps a
+ * verified source from unverified ones). */
 static __always_inline struct rl_source *new_source_state(int table,
 							  const struct rl_key *key,
 							  struct rl_counters *cnt,
-							  __u32 rule_id, __u32 gen)
+							  __u32 rule_id, __u32 gen,
+							  int verified, __u64 now)
 {
 	struct rl_source *src;
 
-	if (table == RL_TABLE_NEWCOMERS)
+	if (table == RL_TABLE_NEWCOMERS) {
 		bpf_map_update_elem(&newcomers, key, &new_source, BPF_NOEXIST);
-	else
-		bpf_map_update_elem(&sources, key, &new_source, BPF_NOEXIST);
-	src = table_source(table, key);
+		src = table_source(table, key, now);
+	} else {
+		src = slot_source(source_place(key, verified, now));
+		if (src)
+			own_source(src, key);
+	}
 	if (!src)
 		return NULL;
 	cnt->new_sources++;

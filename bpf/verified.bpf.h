@@ -36,8 +36,12 @@ static __always_inline int source_verified(struct rl_source *src,
 	t = RL_READ(v->answered_ns);
 	if (!rl_verified_holds(t, now, settings.verified_ttl_ns))
 		return 0;
-	if (src)
+	if (src) {
+		/* verified since it was placed: the index keeps it */
+		if (!src->verified_ns)
+			source_index_verified(key);
 		src->verified_ns = t;
+	}
 	return 1;
 }
 

@@ -8,6 +8,7 @@
 #define RATELIMIT_H
 
 #include <linux/types.h>
+#include "source_index.h"
 
 #ifndef __bpf__
 #include <assert.h>
@@ -138,7 +139,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	13
+#define RL_LAYOUT_VERSION	14
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -161,7 +162,10 @@
 #define RL_MAPS(X)							\
 	X(config,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_config)	\
 	X(counters,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_counters)	\
-	X(sources,	BPF_MAP_TYPE_LRU_PERCPU_HASH,	struct rl_key,		struct rl_source)	\
+	X(sources,	BPF_MAP_TYPE_PERCPU_ARRAY,	__u32,			struct rl_source)	\
+	X(source_index,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_index_bucket)	\
+	X(source_keys,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_key)		\
+	X(source_pool,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_source_pool)	\
 	X(rules,	BPF_MAP_TYPE_ARRAY,		__u32,			struct rl_rule)		\
 	X(rules_v4,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v4,	__u32)			\
 	X(rules_v6,	BPF_MAP_TYPE_LPM_TRIE,		struct rl_lpm_v6,	__u32)			\
@@ -629,6 +633,11 @@ struct rl_config {
 	__u16 cookie_mss;
 	__u8 cookie_wscale;
 	__u8 pad;
+	/* `source_index` (include/source_index.h): its buckets
+	 * (rl_index_buckets of --max-sources) and its hash's seed, drawn at
+	 * attach; last, so that an older layout's config reads as before */
+	__u32 index_buckets;
+	__u64 index_seed;
 };
 
 /* Single entry of the per-CPU `counters` array: totals for the interface. */

@@ -45,6 +45,16 @@ TEST(reload_takes_every_attach_option)
 	CHECK_GE(n, 12, "attach options compared");
 }
 
+/* What layout 14 changed for every older layout: `sources` became a
+ * per-CPU array found through the new `source_index`, and the config
+ * grew the index's fields at its end. */
+static bool changed_in_14(int i)
+{
+	return i == RL_MAP_IDX_config || i == RL_MAP_IDX_source_index ||
+	       i == RL_MAP_IDX_source_keys || i == RL_MAP_IDX_source_pool ||
+	       i == RL_MAP_IDX_sources;
+}
+
 /* Layout 9 only added a map (rule_counters), layout 10 only grew the sync
  * state, layout 11 added `synacks`, the window of each answered connection
  * (not carried: an older one has none) and a counter at the end of the
@@ -65,7 +75,8 @@ TEST(reload_layout8_shapes)
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_rule_counters && i != RL_MAP_IDX_sync &&
 		    i != RL_MAP_IDX_answered && i != RL_MAP_IDX_counters &&
-		    i != RL_MAP_IDX_synacks && i != RL_MAP_IDX_cpus)
+		    i != RL_MAP_IDX_synacks && i != RL_MAP_IDX_cpus &&
+		    !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(8, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	for (int i = 0; i < RL_NR_MAPS; i++)
@@ -73,16 +84,46 @@ TEST(reload_layout8_shapes)
 			 (int)rl_map_defs[i].value_size, rl_map_defs[i].name);
 }
 
+/* Layout 14: `sources` was an LRU per-CPU hash keyed by the source (the
+ * same values), no index; the config ended before the index's fields
+ * (zero there: the carry places the sources under the new seed). */
+TEST(reload_layout13_shapes)
+{
+	CHECK_EQ(RL_LAYOUT_VERSION, 14, "this layout");
+	for (__u32 layout = 8; layout <= 13; layout++) {
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_index), -ENOENT,
+			 "no source_index before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_keys), -ENOENT,
+			 "no source_keys before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_source_pool), -ENOENT,
+			 "no source_pool before layout 14");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_config),
+			 (int)offsetof(struct rl_config, index_buckets),
+			 "the config before the index's fields");
+		CHECK_EQ(rl_layout_map_type(layout, RL_MAP_IDX_sources),
+			 BPF_MAP_TYPE_LRU_PERCPU_HASH, "sources a hash");
+		CHECK_EQ(rl_layout_key_size(layout, RL_MAP_IDX_sources),
+			 sizeof(struct rl_key), "keyed by the source");
+		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_sources),
+			 (int)sizeof(struct rl_source), "the same values");
+	}
+	CHECK_EQ(rl_layout_map_type(14, RL_MAP_IDX_sources), BPF_MAP_TYPE_PERCPU_ARRAY,
+		 "sources an array");
+	for (int i = 0; i < RL_NR_MAPS; i++)
+		if (!changed_in_14(i))
+			CHECK_EQ(rl_layout_value_size(13, i), (int)rl_map_defs[i].value_size,
+				 rl_map_defs[i].name);
+}
+
 /* Layout 13 only added a map (cpus): layout 12's are all 13's, and a
  * carry from 12 or older has no CPUs to copy (it fills them). */
 TEST(reload_layout12_shapes)
 {
-	CHECK_EQ(RL_LAYOUT_VERSION, 13, "this layout");
 	for (__u32 layout = 8; layout <= 12; layout++)
 		CHECK_EQ(rl_layout_value_size(layout, RL_MAP_IDX_cpus), -ENOENT,
 			 "no cpus in layouts 8 to 12");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_cpus)
+		if (i != RL_MAP_IDX_cpus && !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(12, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }
@@ -100,7 +141,7 @@ TEST(reload_layout9_shapes)
 	for (int i = 0; i < RL_NR_MAPS; i++)
 		if (i != RL_MAP_IDX_sync && i != RL_MAP_IDX_answered &&
 		    i != RL_MAP_IDX_counters && i != RL_MAP_IDX_synacks &&
-		    i != RL_MAP_IDX_cpus)
+		    i != RL_MAP_IDX_cpus && !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(9, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 	CHECK_EQ(rl_layout_value_size(10, RL_MAP_IDX_sync),
@@ -122,14 +163,15 @@ TEST(reload_layout11_shapes)
 			 "layouts 8 to 10: counters before verified_inserts");
 	CHECK_EQ(sizeof(struct rl_counters), offsetof(struct rl_counters, cookies_sent) + 40,
 		 "counters grew by the five cookie fields");
-	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_config), (int)sizeof(struct rl_config),
-		 "config the same size");
+	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_config),
+		 rl_layout_value_size(12, RL_MAP_IDX_config), "config the same size");
 	CHECK_EQ(offsetof(struct rl_config, cookie_mss), offsetof(struct rl_config, scopes_used) + 4,
 		 "cookie options where layout 11's padding was");
 	CHECK_EQ(rl_layout_value_size(11, RL_MAP_IDX_rules), (int)sizeof(struct rl_rule),
 		 "rules the same size (--syn-cookies is a flag)");
 	for (int i = 0; i < RL_NR_MAPS; i++)
-		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus)
+		if (i != RL_MAP_IDX_counters && i != RL_MAP_IDX_cpus &&
+		    !changed_in_14(i))
 			CHECK_EQ(rl_layout_value_size(11, i), (int)rl_map_defs[i].value_size,
 				 rl_map_defs[i].name);
 }

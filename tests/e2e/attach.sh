@@ -16,7 +16,7 @@ test_attach_pins_bpftool() {
 	for m in config:rules_gen counters:passed_pkts sources:passed_pkts \
 		rules:pkt_budget rules_v4:prefixlen rules_v6:prefixlen aggregates:allow_pkts \
 		refused:dropped_pkts agg_history:newest sync:pid rule_counters:dropped_pkts \
-		cpus:seen; do
+		cpus:seen source_index:way source_index:slot source_keys:addr source_pool:handed; do
 		IFS=: read -r m field <<<"$m"
 		bpftool map dump pinned "$pins/$vrx/$m" 2>&1 | grep -q "\"$field\": " ||
 			bad+=("$m has no field $field")
@@ -41,7 +41,8 @@ test_attach_pins_bpftool() {
 	names=$(ls "$pins/$vrx" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' agg_history aggregates answered bans config counters cpus events \
 		egress history "$commit" new_history newcomers refused remote rule_counters rules rules_v4 \
-		rules_v6 scoped_v4 scoped_v6 scopes sources synacks sync verified verified_bloom | sort | tr '\n' ' ')
+		rules_v6 scoped_v4 scoped_v6 scopes source_index source_keys source_pool sources \
+		synacks sync verified verified_bloom | sort | tr '\n' ' ')
 	[ "$names" = "$want" ] || bad+=("pins: $names")
 	perms=$(stat -c %a "$pins/$vrx" "$pins/$vrx"/* | sort -u | tr '\n' ' ')
 	[ "$perms" = "600 700 " ] || bad+=("modes $perms, want 700 dir, 600 pins")
@@ -308,7 +309,7 @@ test_deleted_iface() {
 # uses (6.4 and later), within the kernel's own struct of the map (under
 # 1 KiB) of its memlock. attach prints the total status shows.
 test_attach_memory() {
-	local out j bad=() m e k v b want memlock ncpus sum total
+	local out j bad=() m e k v b want memlock ncpus sum total kind
 	[ -e "$pins/$vrx" ] && rl detach "$vrx" >/dev/null
 	out=$(rl attach "$vrx" --max-sources 5000) || { result attach_memory 1 "attach: $out"; return; }
 	j=$(rl status --json | jq -c --arg i "$vrx" '.interfaces[] | select(.ifname == $i) | .memory')
@@ -326,16 +327,24 @@ test_attach_memory() {
 		grep -qx "  .* of it for --max-sources 5000;" <<<"$out" &&
 		grep -qx "  up to .* more as rules and fleet shares are written" <<<"$out" ||
 		bad+=("attach printed: $out")
-	for m in sources history verified answered newcomers; do
+	for m in sources source_index source_keys history verified answered newcomers; do
 		read -r e k v memlock < <(bpftool -j map show pinned "$pins/$vrx/$m" |
 			jq -r '"\(.max_entries) \(.bytes_key) \(.bytes_value) \(.bytes_memlock)"')
 		b=$(jq ".maps.$m" <<<"$j")
-		# E x (48 + key + (8 + ncpus x value, per CPU) or value) + 16 x
-		# buckets (2^k >= E) + 32 x ncpus; key and value rounded to 8
-		want=$(awk -v e="$e" -v k="$k" -v v="$v" -v n="$ncpus" -v pc="$([ "$m" = sources ] ||
-			[ "$m" = newcomers ] && echo 1 || echo 0)" 'BEGIN {
+		# a hash: E x (48 + key + (8 + ncpus x value, per CPU) or value) +
+		# 16 x buckets (2^k >= E) + 32 x ncpus; a per-CPU array E x (8 +
+		# ncpus x value); a mappable array E x value in whole pages and
+		# the page of the kernel's array before them; key
+		# and value rounded to 8
+		case $m in
+		sources) kind=pcarray ;; source_index | source_keys) kind=mmarray ;;
+		newcomers) kind=pchash ;; *) kind=hash ;;
+		esac
+		want=$(awk -v e="$e" -v k="$k" -v v="$v" -v n="$ncpus" -v kind="$kind" 'BEGIN {
 			k = int((k + 7) / 8) * 8; v = int((v + 7) / 8) * 8
-			el = 48 + k + (pc ? 8 + n * v : v); p = 1; while (p < e) p *= 2
+			if (kind == "pcarray") { printf "%.0f\n", e * (8 + n * v); exit }
+			if (kind == "mmarray") { printf "%.0f\n", int((e * v + 4095) / 4096) * 4096 + 4096; exit }
+			el = 48 + k + (kind == "pchash" ? 8 + n * v : v); p = 1; while (p < e) p *= 2
 			printf "%.0f\n", e * el + 16 * p + 32 * n }')
 		[ "$b" = "$want" ] || bad+=("$m: status $b, from bpftool's shape $want")
 		if [ "$(printf '%s\n' 6.4 "$(uname -r)" | sort -V | head -1)" = 6.4 ]; then

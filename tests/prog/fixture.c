@@ -18,6 +18,7 @@
 #include "fixture.h"
 #include "lib/xdp_multi.h"
 #include "lib/ban_map.h"
+#include "lib/source_index_map.h"
 #include "verified.h"
 
 const char *harness_suite = "prog";
@@ -56,13 +57,23 @@ bool fixture_open(struct fixture *f, const struct rl_attach_req *req)
 	if (getenv("RL_VERIFIER_STATS")) {
 		/* the verifier's work on the program as loaded here (its
 		 * settings fixed): how near its 1,000,000 instructions */
-		static char vlog[1 << 16];
+		static char vlog[1 << 24];
 
 		bpf_program__set_log_buf(f->skel->progs.xdp_ratelimit, vlog, sizeof(vlog));
-		bpf_program__set_log_level(f->skel->progs.xdp_ratelimit, 4);
+		bpf_program__set_log_level(f->skel->progs.xdp_ratelimit, getenv("RL_VERIFIER_LOG") ? 1 : 4);
 	}
-	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program"))
+	if (!CHECK_EQ(ratelimit_test__load(f->skel), 0, "load test program")) {
+		size_t n;
+		const char *l = getenv("RL_VERIFIER_STATS") ?
+			bpf_program__log_buf(f->skel->progs.xdp_ratelimit, &n) : NULL;
+
+		/* the verifier's last words: why it refused */
+		if (l && strlen(l) > 4096)
+			l += strlen(l) - 4096;
+		if (l)
+			fprintf(stderr, "  verifier: ...%s\n", l);
 		return false;
+	}
 	if (getenv("RL_VERIFIER_STATS")) {
 		size_t n;
 		const char *l = strstr(bpf_program__log_buf(f->skel->progs.xdp_ratelimit,
@@ -336,6 +347,66 @@ bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 	}
 	return CHECK(rl_source_read(&f->m, &f->s, &key, now, out) == 0,
 		     "source %s is not tracked", addr);
+}
+
+bool fixture_index(struct fixture *f, struct rl_index *x)
+{
+	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index of `sources`");
+}
+
+int fixture_source_vals(struct fixture *f, const struct rl_key *key, void *vals)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_lookup(&x, key, vals) : -EIO;
+}
+
+int fixture_evict(struct fixture *f, const struct rl_key *key)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_remove(&x, key) : -EIO;
+}
+
+int fixture_place(struct fixture *f, const struct rl_key *key, const void *vals,
+		  bool verified)
+{
+	struct rl_config cfg;
+	struct rl_index x;
+
+	/* stamped at the test clock's time, as a packet would */
+	if (!CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return -EIO;
+	return fixture_index(f, &x) ? rl_index_place(&x, key, vals, verified,
+						     cfg.test_now_ns) : -EIO;
+}
+
+int fixture_walk(struct fixture *f,
+		 int (*each)(void *ctx, const struct rl_key *key, __u32 slot,
+			     const void *vals),
+		 void *ctx)
+{
+	struct rl_index x;
+
+	return fixture_index(f, &x) ? rl_index_walk(&x, each, ctx) : -EIO;
+}
+
+static int count_one(void *ctx, const struct rl_key *key, __u32 slot,
+		     const void *vals)
+{
+	(void)key;
+	(void)slot;
+	(void)vals;
+	++*(long *)ctx;
+	return 0;
+}
+
+long fixture_tracked(struct fixture *f)
+{
+	long n = 0;
+	int err = fixture_walk(f, count_one, &n);
+
+	return err ? err : n;
 }
 
 void frame_udp(struct frame *fr, const char *src, size_t len, int nvlan)

@@ -81,6 +81,32 @@ __u64 fixture_refused(struct fixture *f, const char *addr);
 bool fixture_source(struct fixture *f, const char *addr, __u64 now,
 		    struct rl_source_sum *out);
 /*
+ * `sources` as the program finds it: a source's slot through `source_index`
+ * (user/lib/source_index_map.h), never a lookup by key in `sources` itself.
+ */
+struct rl_index;
+/* The index of the fixture's maps (its seed and buckets from the config):
+ * false, and a failed check, when the config cannot be read. */
+bool fixture_index(struct fixture *f, struct rl_index *x);
+/* The per-CPU values of source `key` (rl_percpu_alloc(sizeof(struct
+ * rl_source))): 0, -ENOENT (not tracked), -errno. */
+int fixture_source_vals(struct fixture *f, const struct rl_key *key, void *vals);
+/* Evict `key` as the program evicts a source: its way emptied, its values
+ * left in its slot (their `owner` still `key`). 0, -ENOENT, -errno. */
+int fixture_evict(struct fixture *f, const struct rl_key *key);
+/* Place `key` in an empty way of its buckets with the per-CPU values
+ * `vals` (rl_index_place): 0, -EEXIST, -ENOSPC, -errno. */
+int fixture_place(struct fixture *f, const struct rl_key *key, const void *vals,
+		  bool verified);
+/* Each tracked source, as rl_index_walk() meets it: its return. */
+int fixture_walk(struct fixture *f,
+		 int (*each)(void *ctx, const struct rl_key *key, __u32 slot,
+			     const void *vals),
+		 void *ctx);
+/* How many sources `sources` tracks, or -errno. */
+long fixture_tracked(struct fixture *f);
+
+/*
  * The tracked source for `addr` at `now` has passed, dropped and holds in
  * its window these packets: each checked ("WHAT: passed" ...), all three
  * even when one fails; false when one fails or the source is not tracked.

@@ -80,8 +80,13 @@ TEST(loads_and_attaches_native_on_veth)
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	if (CHECK_EQ(bpf_xdp_query(ifindex, 0, &q), 0, "query XDP"))
 		CHECK_EQ(q.attach_mode, XDP_ATTACHED_DRV, "attached in driver mode");
+	/* a slot of `sources` per way of the index (include/source_index.h) */
+	CHECK_EQ(bpf_map__max_entries(skel->maps.source_index),
+		 rl_index_buckets(s.max_sources), "source_index sized");
 	CHECK_EQ(bpf_map__max_entries(skel->maps.sources),
-		 rl_sources_map_size(s.max_sources, s.ncpus), "sources map sized");
+		 rl_pool_slots(rl_index_buckets(s.max_sources)), "sources map sized");
+	CHECK_EQ(bpf_map__max_entries(skel->maps.source_keys),
+		 rl_pool_slots(rl_index_buckets(s.max_sources)), "source_keys sized");
 out:
 	if (link_fd >= 0)
 		close(link_fd);

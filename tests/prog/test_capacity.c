@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Capacity of the `sources` table: --max-sources N sources cycled through
- * the program, alternating CPUs, all stay tracked (no source is re-created,
- * each keeps its window), and a population far above N keeps working.
+ * Capacity of the `sources` table (doc/design/pool.md): --max-sources N
+ * sources cycled through the program, alternating CPUs, stay tracked (at
+ * least 99.9% of them: each keeps its window, none is evicted and
+ * re-created), and a population far above N keeps working: a new source
+ * takes the way of one in its two buckets.
  * Tens of thousands of frames: the program is held in the XDP dispatcher
  * (fixture_hold) so that each run costs microseconds, not milliseconds.
  */
@@ -17,6 +19,7 @@
 #include "ratelimit.h"
 #include "ratelimit_test.skel.h"
 #include "lib/maps.h"
+#include "lib/source_index_map.h"
 #include "lib/settings.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -75,9 +78,14 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	req.max_sources = max_sources;
 	if (!fixture_open(f, &req))
 		return false;
-	if (!CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources),
-		      rl_sources_map_size(max_sources, rl_ncpus()),
-		      "sources map sized by rl_sources_map_size"))
+	/* a slot of `sources` per way of the index */
+	if (!CHECK_EQ(bpf_map__max_entries(f->skel->maps.source_index),
+		      rl_index_buckets(max_sources), "source_index sized by rl_index_buckets") ||
+	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.sources),
+		      rl_pool_slots(rl_index_buckets(max_sources)),
+		      "a slot of sources per way") ||
+	    !CHECK_EQ(bpf_map__max_entries(f->skel->maps.source_keys),
+		      rl_pool_slots(rl_index_buckets(max_sources)), "a key per slot"))
 		return false;
 	fixture_hold(f);
 	/* 1 packet per 1 s window per source: a tracked source drops its
@@ -85,32 +93,43 @@ static bool open_sized(struct fixture *f, __u64 max_sources)
 	return fixture_pps(f, "default", 1);
 }
 
-/* N sources, three passes within one window: the first passes, the
- * second (same CPU) and third (the other CPU) drop for every source. */
+/*
+ * N sources, three passes within one window: the first passes, the second
+ * (same CPU) and third (the other CPU) drop for every source that kept its
+ * window; a source evicted for another (both its buckets full) is
+ * re-created, and its packet passes as a new window's. At least 99.9% of
+ * the N stay tracked through both passes.
+ */
 static void all_tracked(__u32 n)
 {
 	struct fixture f;
 	struct frame fr;
-	struct pass_result r;
+	struct pass_result r1, r2, r3;
 	struct rl_counters c;
+	__u64 recreated;
 
 	if (!open_sized(&f, n))
 		goto out;
 	frame_udp(&fr, "198.18.0.0", 64, 0);
-	r = send_pass(&f, &fr, 0, n, 0, T0, 0, 0);
-	CHECK_EQ(r.failed, 0, "pass 1: runs failed");
-	CHECK_EQ(r.passed, n, "pass 1: every source's first packet passes");
-	r = send_pass(&f, &fr, 0, n, 0, T0 + NSEC_MS, 0, 0);
-	CHECK_EQ(r.failed, 0, "pass 2: runs failed");
-	CHECK_EQ(r.dropped, n, "pass 2 (same CPU): every source kept its window");
-	r = send_pass(&f, &fr, 0, n, 1, T0 + 2 * NSEC_MS, 0, 0);
-	CHECK_EQ(r.failed, 0, "pass 3: runs failed");
-	CHECK_EQ(r.dropped, n, "pass 3 (other CPU): every source kept its window");
+	r1 = send_pass(&f, &fr, 0, n, 0, T0, 0, 0);
+	CHECK_EQ(r1.failed, 0, "pass 1: runs failed");
+	CHECK_EQ(r1.passed, n, "pass 1: every source's first packet passes");
+	r2 = send_pass(&f, &fr, 0, n, 0, T0 + NSEC_MS, 0, 0);
+	CHECK_EQ(r2.failed, 0, "pass 2: runs failed");
+	r3 = send_pass(&f, &fr, 0, n, 1, T0 + 2 * NSEC_MS, 0, 0);
+	CHECK_EQ(r3.failed, 0, "pass 3: runs failed");
 	c = fixture_totals(&f);
-	CHECK_EQ(c.new_sources, n, "no source re-created after the first pass");
+	recreated = c.new_sources - n;
+	printf("    %u sources: %llu re-created in passes 2 and 3\n", n,
+	       (unsigned long long)recreated);
+	CHECK_GE(c.new_sources, n, "every source created in the first pass");
+	CHECK_LE(recreated, n / 1000, "sources re-created after the first pass (<= 0.1%)");
+	CHECK_EQ(r2.passed + r3.passed, recreated,
+		 "passes 2 and 3: only a re-created source passes, every other "
+		 "kept its window on either CPU");
 	CHECK_EQ(c.untracked_pkts, 0, "no packet judged untracked");
-	CHECK_EQ(c.passed_pkts, n, "total passed");
-	CHECK_EQ(c.dropped_pkts, 2ULL * n, "total dropped");
+	CHECK_EQ(c.passed_pkts, n + recreated, "total passed");
+	CHECK_EQ(c.dropped_pkts, 2ULL * n - recreated, "total dropped");
 out:
 	fixture_close(&f);
 }
@@ -127,8 +146,12 @@ TEST(capacity_65536_sources_stay_tracked)
 
 /*
  * Churn: each pass, a quarter of the N sources is replaced by sources never
- * seen before (N distinct per pass, 7N/4 in all): the three quarters that
- * return must keep their windows. The LRU is approximate: allow 0.1%.
+ * seen before (N distinct per pass, 7N/4 in all, more than the table
+ * holds): the three quarters that return must keep their windows, the
+ * sources of earlier passes that never return being the ones evicted.
+ * Eviction is approximate (the way a packet found least recently goes
+ * first, by a stamp of 268 ms: the passes are a stamp apart, all in one
+ * window): allow 0.1%.
  */
 TEST(capacity_with_churn)
 {
@@ -144,7 +167,8 @@ TEST(capacity_with_churn)
 	frame_udp(&fr, "198.18.0.0", 64, 0);
 	for (__u32 p = 0; p < passes; p++) {
 		/* fresh sources of pass p: n * (p + 1) + i, beyond the stable ones */
-		r = send_pass(&f, &fr, 0, n, (int)p, T0 + p * NSEC_MS, 4, n * (p + 1));
+		r = send_pass(&f, &fr, 0, n, (int)p, T0 + p * (1ULL << RL_STAMP_SHIFT),
+			      4, n * (p + 1));
 		CHECK_EQ(r.failed, 0, "runs failed");
 		if (p == 0)
 			CHECK_EQ(r.passed, n, "first pass: all pass");
@@ -163,7 +187,8 @@ out:
 }
 
 /* 4N distinct sources, twice, alternating CPUs: the table evicts, nothing
- * fails, and every verdict is accounted for. */
+ * fails, every verdict is accounted for, and each new source takes a way
+ * (an unverified source's way may be taken for any other source). */
 TEST(capacity_overpopulation)
 {
 	const __u32 n = 4096, total = 4 * n;
@@ -190,15 +215,17 @@ TEST(capacity_overpopulation)
 	CHECK_EQ(c.passed_pkts, c.new_sources + c.untracked_pkts,
 		 "every pass is a new window");
 	CHECK_GE(c.new_sources, total, "every distinct source created");
+	CHECK_EQ(c.untracked_pkts, 0, "every new source took a way: none untracked");
 out:
 	fixture_close(&f);
 }
 
 /* An allow-listed source is never dropped because the table is full: 4N
  * sources of the default rule (1 packet a window, and a newcomer budget
- * that refuses every unverified source once spent) churn an N-entry table
- * while sources of an allow-listed prefix send in between, many packets
- * each in one window, on both CPUs: every one of theirs passes. */
+ * that refuses every unverified source once spent) churn a table sized for
+ * N while sources of an allow-listed prefix send in between, many packets
+ * each in one window, on both CPUs: every one of theirs passes, whatever
+ * the table holds and evicts. */
 TEST(capacity_allow_listed_never_dropped)
 {
 	const __u32 n = 4096, total = 4 * n, allowed = 64;

@@ -18,6 +18,7 @@
 
 #define W NSEC_S	/* the default window */
 
+/* Entries of `newcomers` (a hash; `sources`: fixture_tracked()). */
 static int count_entries(int map_fd)
 {
 	struct rl_key k, next;
@@ -180,7 +181,7 @@ TEST(newcomer_forged_syn_pool_never_verified)
 	CHECK(worst >= 19, "and the budget is used (%d)", worst);
 	c = fixture_totals(&f);
 	CHECK_EQ(c.verified_new, 0, "no address verified");
-	CHECK_EQ(count_entries(f.m.sources), 0, "no `sources` entry for a forged address");
+	CHECK_EQ(fixture_tracked(&f), 0, "no `sources` entry for a forged address");
 	CHECK_GE(count_entries(f.m.newcomers), 20, "admitted ones in `newcomers`");
 out:
 	fixture_close(&f);
@@ -336,7 +337,7 @@ TEST(newcomer_refused_first_keeps_real_clients)
 	if (!CHECK(!rl_ban_key(untracked, RL_DEFAULT_V6_PREFIX, &key, err, sizeof(err)),
 		   "key: %s", err))
 		goto out;
-	CHECK_EQ(bpf_map_delete_elem(f.m.sources, &key), 0, "its entry evicted");
+	CHECK_EQ(fixture_evict(&f, &key), 0, "its entry evicted");
 	CHECK_EQ(newcomers(&f, 1, 100, 0, now), 10, "flood: the budget");
 	CHECK(fixture_refusing(&f, now), "the budget refuses: asked first");
 	CHECK_EQ(pass_count(&f, tracked, 50, 0, now), 50, "verified, tracked: passes");

@@ -368,26 +368,42 @@ static void check_frame(struct tally *t, __u64 i, const __u8 *p, size_t len,
 				  "an allow-listed source dropped", v, m);
 }
 
+/* What sum_sources() adds up as it walks the tracked sources. */
+struct source_walk {
+	struct fixture *f;
+	__u64 now;
+	struct rl_source_sum *sum;
+	__u64 n;
+};
+
+static int add_source(void *ctx, const struct rl_key *key, __u32 slot,
+		      const void *vals)
+{
+	struct source_walk *w = ctx;
+	struct rl_source_sum s;
+
+	(void)slot;
+	(void)vals;
+	if (!CHECK_EQ(rl_source_read(&w->f->m, &w->f->s, key, w->now, &s), 0,
+		      "read source"))
+		return -1;
+	w->sum->passed_pkts += s.passed_pkts;
+	w->sum->passed_bytes += s.passed_bytes;
+	w->sum->dropped_pkts += s.dropped_pkts;
+	w->sum->dropped_bytes += s.dropped_bytes;
+	w->n++;
+	return 0;
+}
+
 /* Sums of the per-source totals over every tracked source. */
 static bool sum_sources(struct fixture *f, __u64 now, struct rl_source_sum *sum)
 {
-	struct rl_key key, *prev = NULL;
-	__u64 n = 0;
+	struct source_walk w = { .f = f, .now = now, .sum = sum };
 
 	memset(sum, 0, sizeof(*sum));
-	while (bpf_map_get_next_key(f->m.sources, prev, &key) == 0) {
-		struct rl_source_sum s;
-
-		if (!CHECK_EQ(rl_source_read(&f->m, &f->s, &key, now, &s), 0, "read source"))
-			return false;
-		sum->passed_pkts += s.passed_pkts;
-		sum->passed_bytes += s.passed_bytes;
-		sum->dropped_pkts += s.dropped_pkts;
-		sum->dropped_bytes += s.dropped_bytes;
-		prev = &key;
-		n++;
-	}
-	printf("    %llu sources tracked at the end\n", (unsigned long long)n);
+	if (!CHECK_EQ(fixture_walk(f, add_source, &w), 0, "walk the tracked sources"))
+		return false;
+	printf("    %llu sources tracked at the end\n", (unsigned long long)w.n);
 	return true;
 }
 

@@ -74,7 +74,7 @@ out:
 static bool ages_at(struct fixture *f, const struct rl_key *k, void *vals,
 		    __u64 now, struct rl_source_sum *sum, struct rl_bucket *ages)
 {
-	if (!CHECK_EQ(bpf_map_lookup_elem(f->m.sources, k, vals), 0, "read the source"))
+	if (!CHECK_EQ(fixture_source_vals(f, k, vals), 0, "read the source"))
 		return false;
 	rl_source_sum_buckets(k, vals, rl_ncpus(), f->m.history, &f->s, now, sum, ages);
 	return true;

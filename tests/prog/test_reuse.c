@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * A reused LRU entry: the kernel may hand an evicted element of
- * `sources` to a new key at once, while a CPU still finishes a packet of
- * the evicted key and writes that key's state (its cached rule, its
- * window) into the element. Replayed here by moving a source's per-CPU
- * values, as that CPU left them, under a new key: the new source must be
- * judged by its own rule and window, on that CPU and by the other CPUs'
- * sums, and userspace must not show the old source's counts as its own.
+ * A slot taken by another source: the program evicts a source for a new
+ * one (doc/design/pool.md), and the evicted source's per-CPU values stay
+ * in the slot, on every CPU that judged it, with their `owner`; a CPU may
+ * even still finish a packet of the evicted source and write its state
+ * (its cached rule, its window) there. Replayed here by placing a new key
+ * on the old source's per-CPU values, as the CPUs left them: the new
+ * source must be judged by its own rule and window, on that CPU and by the
+ * other CPUs' sums, and userspace must not show the old source's counts
+ * as its own.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
-#include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -25,18 +27,21 @@ static struct rl_key v4_key(const __u8 a[4])
 	return k;
 }
 
-/* Move `from`'s per-CPU values (every CPU) to the new key `to`, as if the
- * element had been handed over with them. */
+/* Evict `from` and give the new key `to` a slot holding `from`'s per-CPU
+ * values (every CPU, `owner` still `from`), as the slot of an evicted
+ * source holds them when the program places another there. */
 static bool hand_over(struct fixture *f, const struct rl_key *from,
 		      const struct rl_key *to)
 {
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
 	bool ok = CHECK(vals, "alloc") &&
-		  CHECK_EQ(bpf_map_lookup_elem(f->m.sources, from, vals), 0,
+		  CHECK_EQ(fixture_source_vals(f, from, vals), 0,
 			   "the old source's values") &&
-		  CHECK_EQ(bpf_map_delete_elem(f->m.sources, from), 0, "evicted") &&
-		  CHECK_EQ(bpf_map_update_elem(f->m.sources, to, vals, BPF_NOEXIST), 0,
-			   "the element under the new key");
+		  CHECK_EQ(fixture_evict(f, from), 0, "evicted") &&
+		  CHECK_EQ(fixture_source_vals(f, from, vals), -ENOENT,
+			   "the old source no longer tracked") &&
+		  CHECK_EQ(fixture_place(f, to, vals, false), 0,
+			   "the new key on the old values");
 
 	free(vals);
 	return ok;

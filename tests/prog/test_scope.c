@@ -9,6 +9,7 @@
  * program is under test, not the CLI.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <linux/if_ether.h>
 #include "fixture.h"
@@ -246,11 +247,11 @@ TEST(scope_window_key_is_scoped)
 	CHECK_EQ(rl_scoped_source(&k, &back), slot, "rl_scoped_source(&k, &back)");
 	CHECK(memcmp(back.addr, src.addr, 16) == 0, "decodes to the source");
 	CHECK(libbpf_num_possible_cpus() <= 256, "cpus");
-	CHECK_EQ(bpf_map_lookup_elem(f.m.sources, &k, v), 0, "bpf_map_lookup_elem(f.m.sources, &k, v)");
+	CHECK_EQ(fixture_source_vals(&f, &k, v), 0, "the scoped window's values");
 	CHECK_EQ(v[0].passed_pkts, 5, "v[0].passed_pkts");
 	CHECK_EQ(v[0].dropped_pkts, 2, "v[0].dropped_pkts");
 	/* the source itself took no entry: only SYNs were sent */
-	CHECK(bpf_map_lookup_elem(f.m.sources, &src, v) != 0, "no plain entry");
+	CHECK_EQ(fixture_source_vals(&f, &src, v), -ENOENT, "no plain entry");
 	fixture_close(&f);
 }
 

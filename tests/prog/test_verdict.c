@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Verdicts of the XDP program on crafted frames, with a simulated clock. */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +8,7 @@
 #include "ratelimit.h"
 #include "../harness.h"
 #include "fixture.h"
+#include "spread.h"
 
 #define SRC "198.18.0.7"
 #define BUCKET (100 * NSEC_MS)	/* default: 1 s window, 10 buckets */
@@ -530,98 +527,6 @@ out:
 #define SPREAD_ROUNDS 20
 #define SPREAD_BUDGET 100000	/* packets per window (1 s at the default) */
 #define SPREAD_REPEAT (5 * SPREAD_BUDGET)	/* frames per CPU per round */
-#define SPREAD_MAX_CPUS 1024
-
-struct spread {
-	int prog_fd;
-	const struct frame *fr;
-	int n;			/* threads */
-	int ready;		/* threads pinned and at the barrier (atomic) */
-	int cancel;		/* a thread could not be created: nobody runs */
-};
-
-struct spread_cpu {
-	struct spread *sp;
-	pthread_t tid;
-	int cpu;
-	int err;		/* errno of a failed pin or run, else 0 */
-	const char *what;	/* which one failed */
-	int ran_on;		/* sched_getcpu() after the run */
-	__u64 start, end;	/* CLOCK_MONOTONIC ns around the run */
-};
-
-/* Pin to its CPU, wait for every other thread, then run the same frame
- * SPREAD_REPEAT times in one BPF_PROG_TEST_RUN. No checks here: the
- * harness is not thread-safe, the main thread checks what is recorded. */
-static void *spread_thread(void *arg)
-{
-	struct spread_cpu *c = arg;
-	struct spread *sp = c->sp;
-	cpu_set_t set;
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = sp->fr->data,
-		.data_size_in = sp->fr->len,
-		.repeat = SPREAD_REPEAT,
-	);
-
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		c->err = errno;
-		c->what = "sched_setaffinity";
-	}
-	/* a spinning barrier: all leave it within microseconds of the last
-	 * arrival, not one futex wake-up after another */
-	__atomic_add_fetch(&sp->ready, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&sp->ready, __ATOMIC_ACQUIRE) < sp->n) {
-		if (__atomic_load_n(&sp->cancel, __ATOMIC_ACQUIRE))
-			return NULL;
-		sched_yield();	/* to the main thread, if it shares the CPU */
-	}
-	if (c->err)
-		return NULL;
-	c->start = rl_now_ns();
-	if (bpf_prog_test_run_opts(sp->prog_fd, &opts)) {
-		c->err = errno;
-		c->what = "BPF_PROG_TEST_RUN";
-	}
-	c->end = rl_now_ns();
-	c->ran_on = sched_getcpu();
-	return NULL;
-}
-
-/* One round: every CPU at once floods `fr`. false when a thread failed. */
-static bool spread_round(struct fixture *f, const struct frame *fr,
-			 struct spread_cpu *c, int n)
-{
-	struct spread sp = { .prog_fd = f->prog_fd, .fr = fr, .n = n };
-	bool ok = true;
-	int started = 0;
-
-	for (int i = 0; i < n; i++) {
-		c[i].sp = &sp;
-		c[i].err = 0;
-		c[i].what = NULL;
-		c[i].ran_on = -1;
-		c[i].start = c[i].end = 0;
-		if (!CHECK_EQ(pthread_create(&c[i].tid, NULL, spread_thread, &c[i]), 0,
-			      "pthread_create")) {
-			__atomic_store_n(&sp.cancel, 1, __ATOMIC_RELEASE);
-			ok = false;
-			break;
-		}
-		started++;
-	}
-	for (int i = 0; i < started; i++) {
-		pthread_join(c[i].tid, NULL);
-		if (!ok)
-			continue;
-		ok &= CHECK(!c[i].err, "CPU %d: %s: %s", c[i].cpu, c[i].what,
-			    strerror(c[i].err));
-		ok &= CHECK_EQ(c[i].ran_on, c[i].cpu, "thread ran on its CPU");
-	}
-	return ok;
-}
 
 /*
  * xdp-ratelimit(8) "Across CPUs": the documented error bound
@@ -640,7 +545,6 @@ TEST(cross_cpu_quota_concurrent)
 	__u64 worst = 0, least = ~0ULL, over_rounds = 0, spread_rounds = 0, overlap_rounds = 0;
 	struct spread_cpu *c = calloc(n, sizeof(*c));
 	struct rl_source *pc = NULL;
-	struct rl_config cfg;
 	struct fixture f;
 	struct frame fr;
 	char addr[32];
@@ -657,14 +561,7 @@ TEST(cross_cpu_quota_concurrent)
 		       n, ncpus);
 	if (!fixture_pps(&f, "default", SPREAD_BUDGET))
 		goto out;
-	/* one run per thread and round: held, the program is not re-added to
-	 * the dispatcher (a mutex and an RCU grace period) for each of them,
-	 * which would start the threads one after another */
-	fixture_hold(&f);
-	if (!CHECK_EQ(rl_config_read(&f.m, &cfg), 0, "read config"))
-		goto out;
-	cfg.test_now_ns = T0;
-	if (!CHECK_EQ(rl_config_write(&f.m, &cfg), 0, "write config"))
+	if (!spread_prepare(&f, T0))
 		goto out;
 	pc = rl_percpu_alloc(sizeof(*pc));
 	if (!CHECK(pc, "rl_percpu_alloc"))
@@ -683,8 +580,8 @@ TEST(cross_cpu_quota_concurrent)
 
 		snprintf(addr, sizeof(addr), "198.18.77.%d", 1 + round);
 		frame_udp(&fr, addr, 64, 0);
-		if (!spread_round(&f, &fr, c, n) || !fixture_source(&f, addr, T0, &s) ||
-		    !CHECK_EQ(bpf_map_lookup_elem(f.m.sources, &s.key, pc), 0,
+		if (!spread_round(&f, &fr, SPREAD_REPEAT, c, n) || !fixture_source(&f, addr, T0, &s) ||
+		    !CHECK_EQ(fixture_source_vals(&f, &s.key, pc), 0,
 			      "per-CPU values of the source")) {
 			ok = false;
 			break;

@@ -284,7 +284,7 @@ TEST(verified_survives_eviction)
 	CHECK(fixture_answer(&f, "198.18.0.1", 0, T0), "answered");
 	frame_udp(&fr, "198.18.0.1", 100, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 5, 0, T0), 5, "verified");
-	CHECK_EQ(bpf_map_delete_elem(f.m.sources, &key), 0, "evicted from `sources`");
+	CHECK_EQ(fixture_evict(&f, &key), 0, "evicted from `sources`");
 	frame_udp(&fr, "198.18.0.2", 100, 0);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "a newcomer spends the budget");
 	frame_udp(&fr, "198.18.0.1", 100, 0);

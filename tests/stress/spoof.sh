@@ -59,20 +59,28 @@ rl attach "$vrx" --max-sources "$max" --default-pps 10 >/dev/null &&
 	rl quota set "$allowed" --pps unlimited --iface "$vrx" >/dev/null ||
 	lib_abort spoof_setup attach
 
-# The memory the kernel charges for the table (sources and their history)
-# is doc/design/floods.md's formula.
+# The memory the kernel charges for the table (sources, their index, their
+# keys and their history) is doc/design/memory.md's formula.
 ncpus=$(nproc --all)
 e=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .max_entries)
+nb=$(bpftool map show pinned "$pins/$vrx/source_index" -j | jq .max_entries)
+ek=$(bpftool map show pinned "$pins/$vrx/source_keys" -j | jq .max_entries)
 eh=$(bpftool map show pinned "$pins/$vrx/history" -j | jq .max_entries)
-mem=$(( $(bpftool map show pinned "$pins/$vrx/sources" -j | jq .bytes_memlock) +
-	$(bpftool map show pinned "$pins/$vrx/history" -j | jq .bytes_memlock) ))
+mem=0
+for m in sources source_index source_keys history; do
+	mem=$((mem + $(bpftool map show pinned "$pins/$vrx/$m" -j | jq .bytes_memlock)))
+done
 vsz=$(bpftool map show pinned "$pins/$vrx/sources" -j | jq .bytes_value)
+isz=$(bpftool map show pinned "$pins/$vrx/source_index" -j | jq .bytes_value)
+ksz=$(bpftool map show pinned "$pins/$vrx/source_keys" -j | jq .bytes_value)
 hsz=$(bpftool map show pinned "$pins/$vrx/history" -j | jq .bytes_value)
-pow=1; while [ "$pow" -lt "$e" ]; do pow=$((pow * 2)); done
-want=$((e * (72 + ncpus * ((vsz + 7) / 8 * 8)) + 16 * pow +
-	e * (64 + (hsz + 7) / 8 * 8) + 16 * pow))
-check spoof_memory_formula "eh == e && mem >= want && mem <= want + 4096" \
-	"memlock $mem B, formula $want B (+ <4 KiB fixed) for $e entries ($eh of history)"
+pow=1; while [ "$pow" -lt "$eh" ]; do pow=$((pow * 2)); done
+want=$((e * (8 + ncpus * ((vsz + 7) / 8 * 8)) +
+	(nb * ((isz + 7) / 8 * 8) + 4095) / 4096 * 4096 + 4096 +
+	(ek * ((ksz + 7) / 8 * 8) + 4095) / 4096 * 4096 + 4096 +
+	eh * (64 + (hsz + 7) / 8 * 8) + 16 * pow))
+check spoof_memory_formula "e == 16 * nb && ek == e && mem >= want && mem <= want + 4096" \
+	"memlock $mem B, formula $want B (+ <4 KiB fixed) for $e slots in $nb buckets ($eh of history)"
 
 # Paced background senders for all four phases, stopped (SIGTERM) after
 # the last: a steady source limited to 10 pps sending 100 pps, and an

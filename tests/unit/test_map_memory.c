@@ -35,6 +35,14 @@ TEST(map_memory_as_the_kernel_charges)
 		{ "answered", { BPF_MAP_TYPE_LRU_HASH, 36, 24, 1000000, 0, 0 }, 128777280ULL, 0 },
 		{ "synacks", { BPF_MAP_TYPE_LRU_HASH, 36, 12, 250000, 0, 0 }, 30194368ULL, 0 },
 		{ "rules", { BPF_MAP_TYPE_ARRAY, 4, 144, 4096, 0, 0 }, 589824ULL, 0 },
+		/* mappable: whole pages and the page before them, which holds
+		 * the kernel's struct (memlock shows exactly this) */
+		{ "source_index", { BPF_MAP_TYPE_ARRAY, 4, 192, 83334, BPF_F_MMAPABLE, 0 },
+		  16007168ULL, 0 },
+		{ "source_keys", { BPF_MAP_TYPE_ARRAY, 4, 16, 1333344, BPF_F_MMAPABLE, 0 },
+		  21340160ULL, 0 },
+		{ "sources, per-CPU array", { BPF_MAP_TYPE_PERCPU_ARRAY, 4, 128, 1333344, 0, 0 },
+		  352002816ULL, 0 },
 		{ "scopes", { BPF_MAP_TYPE_ARRAY, 4, 12, 16, 0, 0 }, 256ULL, 0 },
 		{ "aggregates", { BPF_MAP_TYPE_PERCPU_ARRAY, 4, 56, 8194, 0, 0 }, 983280ULL, 0 },
 		{ "events, 256 KiB", { BPF_MAP_TYPE_RINGBUF, 0, 0, 262144, 0, 0 }, 275480ULL, 0 },
@@ -74,7 +82,10 @@ TEST(map_memory_per_cpu)
 TEST(map_memory_sized_by_sources)
 {
 	CHECK(rl_map_sized_by_sources(RL_MAP_IDX_sources), "sources");
+	CHECK(rl_map_sized_by_sources(RL_MAP_IDX_source_index), "source_index");
+	CHECK(rl_map_sized_by_sources(RL_MAP_IDX_source_keys), "source_keys");
 	CHECK(rl_map_sized_by_sources(RL_MAP_IDX_history), "history");
+	CHECK(!rl_map_sized_by_sources(RL_MAP_IDX_source_pool), "source_pool: one entry");
 	CHECK(!rl_map_sized_by_sources(RL_MAP_IDX_rules), "rules");
 	CHECK(!rl_map_sized_by_sources(RL_MAP_IDX_bans), "bans");
 }

@@ -28,6 +28,7 @@
 #include "cli/json_writer.h"
 #include "lib/pin.h"
 #include "lib/rule.h"
+#include "lib/source_index_map.h"
 #include "lib/rule_store.h"
 #include "cli/stats_view.h"
 #include "cli/table.h"
@@ -187,10 +188,14 @@ static int source_limited(void *ctx, const struct rl_key *key, __u64 now,
 			  __u64 *last)
 {
 	struct follower *fl = ctx;
+	struct rl_index x;
 	int found = 0;
+	int err;
 
-	if (bpf_map_lookup_elem(fl->ifc.m.sources, key, fl->values))
-		return errno == ENOENT ? 0 : -errno;	/* evicted: no window */
+	rl_index_of(&x, &fl->ifc.m, &fl->ifc.cfg);
+	err = rl_index_lookup(&x, key, fl->values);
+	if (err)
+		return err == -ENOENT ? 0 : err;	/* evicted: no window */
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
 		const struct rl_source *v = RL_PERCPU_VAL(fl->values, sizeof(*v), cpu);
 

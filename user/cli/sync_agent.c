@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cli/cli.h"
+#include "lib/source_index_map.h"
 #include "lib/iface.h"
 #include "lib/pin.h"
 #include "remote.h"
@@ -66,7 +67,6 @@
 #include "lib/values.h"
 
 #define BATCH			256	/* sources per pipelined round trip */
-#define READ_BATCH		256	/* keys per bpf_map_lookup_batch */
 #define MIN_TIMEOUT_MS		50	/* a reply slower than this, or two */
 #define MAX_TIMEOUT_MS		1000	/* intervals, is Redis "slow" */
 #define BACKOFF_MIN_NS		(100 * RL_NSEC_PER_MSEC)
@@ -118,7 +118,7 @@ struct agent {
 	int ncpus;
 	struct entry *prev, *cur;	/* sorted by key */
 	size_t nprev, ncur, alloc_prev, alloc_cur;
-	void *keys, *vals;		/* READ_BATCH of each */
+	__u64 reading_now;		/* read_sources()'s clock */
 	struct rl_sync_state st;
 	bool claimed;	/* the interface's sync state is ours (join) */
 	/* the rule of each slot as scoped windows' keys name it, read at
@@ -249,58 +249,50 @@ static int cur_add(struct agent *a, const struct entry *e)
 	return 0;
 }
 
+/* One tracked source into a->cur (read_sources). */
+static int read_source(void *ctx, const struct rl_key *key, __u32 slot,
+		       const void *v)
+{
+	struct agent *a = ctx;
+	struct rl_source_sum sum;
+	struct entry e = { .key = *key }, *p;
+
+	(void)slot;
+	rl_source_sum_buckets(key, v, a->ncpus, a->ifc.m.history,
+			      &a->ifc.cfg.set, a->reading_now, &sum, e.ages);
+	e.passed = sum.passed_pkts;
+	e.dropped = sum.dropped_pkts;
+	p = prev_of(a, key);
+	if (p) {
+		e.pushed = p->pushed;
+		e.pushed_first = p->pushed_first;
+		e.expire_first = p->expire_first;
+		e.has_remote = p->has_remote;
+		e.remote_hash = p->remote_hash;
+		memcpy(e.stale, p->stale, sizeof(e.stale));
+		e.nstale = p->nstale;
+		e.unread_until = p->unread_until;
+	}
+	/* a source seen for the first time is active: it sent since the
+	 * last interval (or the agent just started, and cannot tell) */
+	e.active = sum.window_pkts || !p || p->passed != e.passed ||
+		   p->dropped != e.dropped;
+	return cur_add(a, &e);
+}
+
 /* Step 1: every tracked source, with its totals and what it passed per
  * bucket, into a->cur, sorted by key. */
 static int read_sources(struct agent *a, __u64 now)
 {
-	size_t vsz = (sizeof(struct rl_source) + 7) & ~(size_t)7;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u64 batch = 0;
-	bool first = true, done = false;
+	struct rl_index x;
 	int ret;
 
 	a->ncur = 0;
-	while (!done) {
-		__u32 count = READ_BATCH;
-
-		ret = bpf_map_lookup_batch(a->ifc.m.sources, first ? NULL : &batch,
-					   &batch, a->keys, a->vals, &count, &opts);
-		if (ret < 0 && errno != ENOENT)
-			return -errno;
-		done = ret < 0 || count == 0;	/* ENOENT: that was the last */
-		first = false;
-		for (__u32 i = 0; i < count; i++) {
-			const struct rl_key *key = (const struct rl_key *)a->keys + i;
-			const void *v = (const char *)a->vals + (size_t)i * a->ncpus * vsz;
-			struct rl_source_sum sum;
-			struct entry e = { .key = *key }, *p;
-
-			rl_source_sum_buckets(key, v, a->ncpus, a->ifc.m.history,
-					      &a->ifc.cfg.set, now,
-					      &sum, e.ages);
-			e.passed = sum.passed_pkts;
-			e.dropped = sum.dropped_pkts;
-			p = prev_of(a, key);
-			if (p) {
-				e.pushed = p->pushed;
-				e.pushed_first = p->pushed_first;
-				e.expire_first = p->expire_first;
-				e.has_remote = p->has_remote;
-				e.remote_hash = p->remote_hash;
-				memcpy(e.stale, p->stale, sizeof(e.stale));
-				e.nstale = p->nstale;
-				e.unread_until = p->unread_until;
-			}
-			/* a source seen for the first time is active: it
-			 * sent since the last interval (or the agent just
-			 * started, and cannot tell) */
-			e.active = sum.window_pkts || !p || p->passed != e.passed ||
-				   p->dropped != e.dropped;
-			ret = cur_add(a, &e);
-			if (ret)
-				return ret;
-		}
-	}
+	a->reading_now = now;
+	rl_index_of(&x, &a->ifc.m, &a->ifc.cfg);
+	ret = rl_index_walk(&x, read_source, a);
+	if (ret)
+		return ret;
 	if (a->ncur)
 		qsort(a->cur, a->ncur, sizeof(*a->cur), key_cmp);
 	return 0;
@@ -1025,7 +1017,6 @@ int rl_sync_run(const struct rl_sync_opts *o)
 {
 	static struct agent a;
 	struct sigaction sa = { .sa_handler = on_signal };
-	size_t vsz = (sizeof(struct rl_source) + 7) & ~(size_t)7;
 	char hostname[RL_SYNC_HOST_MAX] = "";
 	int ret = RL_EXIT_FAIL;
 	__u64 next;
@@ -1039,11 +1030,9 @@ int rl_sync_run(const struct rl_sync_opts *o)
 		goto out;
 	ret = RL_EXIT_FAIL;
 	a.ncpus = rl_ncpus();
-	a.keys = calloc(READ_BATCH, sizeof(struct rl_key));
-	a.vals = calloc((size_t)READ_BATCH * a.ncpus, vsz);
 	a.rule_text = calloc(RL_MAX_RULES, sizeof(*a.rule_text));
 	a.rule_state = calloc(RL_MAX_RULES, sizeof(*a.rule_state));
-	if (a.ncpus <= 0 || !a.keys || !a.vals || !a.rule_text || !a.rule_state) {
+	if (a.ncpus <= 0 || !a.rule_text || !a.rule_state) {
 		rl_err("sync: cannot set up: %s", strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
@@ -1114,8 +1103,6 @@ out:
 		rl_sync_state_release(&a.ifc.m);
 	redis_drop(&a);
 	rl_iface_close(&a.ifc);
-	free(a.keys);
-	free(a.vals);
 	free(a.rule_text);
 	free(a.rule_state);
 	free(a.prev);

@@ -14,9 +14,21 @@
 #include "lib/values.h"
 #include "lib/xdp_multi.h"
 
+#define RL_CONFIG_SIZE_UP_TO_13 \
+	((int)((offsetof(struct rl_config, index_buckets) + 7) & ~(size_t)7))
+
 int rl_layout_value_size(__u32 layout, int i)
 {
 	if (layout >= RL_LAYOUT_VERSION)
+		return (int)rl_map_defs[i].value_size;
+	/* up to layout 13: `sources` an LRU per-CPU hash, no index, no
+	 * keys, no pool, and the config ended before the index's fields */
+	if (i == RL_MAP_IDX_source_index || i == RL_MAP_IDX_source_keys ||
+	    i == RL_MAP_IDX_source_pool)
+		return -ENOENT;
+	if (i == RL_MAP_IDX_config)
+		return RL_CONFIG_SIZE_UP_TO_13;
+	if (layout == 13)
 		return (int)rl_map_defs[i].value_size;
 	/* up to layout 12: no `cpus` (a refresh read every possible CPU) */
 	if (i == RL_MAP_IDX_cpus)
@@ -48,6 +60,21 @@ int rl_layout_value_size(__u32 layout, int i)
 	return (int)rl_map_defs[i].value_size;
 }
 
+/* Up to layout 13, `sources` was an LRU per-CPU hash keyed by the source. */
+__u32 rl_layout_map_type(__u32 layout, int i)
+{
+	if (layout < 14 && i == RL_MAP_IDX_sources)
+		return BPF_MAP_TYPE_LRU_PERCPU_HASH;
+	return rl_map_defs[i].type;
+}
+
+__u32 rl_layout_key_size(__u32 layout, int i)
+{
+	if (layout < 14 && i == RL_MAP_IDX_sources)
+		return sizeof(struct rl_key);
+	return rl_map_defs[i].key_size;
+}
+
 static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
 		    int *fd, __u32 *max_entries, char *err, size_t errlen)
 {
@@ -55,7 +82,9 @@ static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
 	char path[PATH_MAX];
 
 	rl_pin_path(path, sizeof(path), iface, def->name);
-	*fd = rl_map_pin_open_flags(path, file_flags, def->type, def->key_size,
+	*fd = rl_map_pin_open_flags(path, file_flags,
+				    rl_layout_map_type(layout, i),
+				    rl_layout_key_size(layout, i),
 				    (__u32)rl_layout_value_size(layout, i),
 				    max_entries);
 	if (*fd == -EPROTO) {

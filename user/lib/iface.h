@@ -42,6 +42,9 @@ int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
  * (RL_LAYOUT_OLDEST_CARRIED to RL_LAYOUT_VERSION); -ENOENT when that
  * layout has no such map. */
 int rl_layout_value_size(__u32 layout, int i);
+/* The type and key size map i had in `layout`. */
+__u32 rl_layout_map_type(__u32 layout, int i);
+__u32 rl_layout_key_size(__u32 layout, int i);
 
 /*
  * rl_iface_open for pins of `layout` (RL_LAYOUT_OLDEST_CARRIED or later),

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include "lib/cookie_host.h"
 #include "lib/loader.h"
@@ -14,6 +15,8 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 		      const struct rl_settings *s)
 {
 	struct bpf_map *sources = bpf_object__find_map_by_name(obj, RL_MAP_NAME(sources));
+	struct bpf_map *index = bpf_object__find_map_by_name(obj, RL_MAP_NAME(source_index));
+	struct bpf_map *keys = bpf_object__find_map_by_name(obj, RL_MAP_NAME(source_keys));
 	struct bpf_map *history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(history));
 	struct bpf_map *remote = bpf_object__find_map_by_name(obj, RL_MAP_NAME(remote));
 	struct bpf_map *verified = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified));
@@ -23,17 +26,23 @@ int rl_loader_prepare(struct bpf_object *obj, struct rl_settings *rodata,
 	struct bpf_map *new_history = bpf_object__find_map_by_name(obj, RL_MAP_NAME(new_history));
 	struct bpf_map *bloom = bpf_object__find_map_by_name(obj, RL_MAP_NAME(verified_bloom));
 	__u32 entries = rl_sources_map_size(s->max_sources, s->ncpus);
+	__u32 slots = rl_pool_slots(rl_index_buckets(s->max_sources));
 	__u32 new_entries = rl_sources_map_size(rl_newcomers_entries(s->max_sources),
 						s->ncpus);
 	int err;
 
-	if (!sources || !history || !remote || !verified || !answered || !synacks ||
+	if (!sources || !index || !keys || !history || !remote || !verified || !answered || !synacks ||
 	    !newcomers || !new_history || !bloom)
 		return -ENOENT;
 	*rodata = *s;
-	/* a source's history is an entry of its own: the same LRU sizing
-	 * keeps the same sources in both */
-	err = bpf_map__set_max_entries(sources, entries);
+	/* an index three quarters full at --max-sources, and a slot per
+	 * way of it (include/source_index.h); a source's history is an LRU
+	 * entry of its own, sized as the LRU needs */
+	err = bpf_map__set_max_entries(index, rl_index_buckets(s->max_sources));
+	if (!err)
+		err = bpf_map__set_max_entries(sources, slots);
+	if (!err)
+		err = bpf_map__set_max_entries(keys, slots);
 	if (!err)
 		err = bpf_map__set_max_entries(history, entries);
 	/* verified sources and answered connections: one per source the
@@ -67,6 +76,17 @@ int rl_loader_init(const struct rl_maps *m, const struct rl_settings *s,
 	int ret;
 
 	rl_cookie_opts((int)s->ifindex, &cfg.cookie_mss, &cfg.cookie_wscale);
+	cfg.index_buckets = rl_index_buckets(s->max_sources);
+	/* the index's seed: unknown outside, so that nobody can aim sources
+	 * at one bucket (include/source_index.h) */
+	if (getrandom(&cfg.index_seed, sizeof(cfg.index_seed), 0) !=
+	    sizeof(cfg.index_seed)) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "cannot draw the seed of the sources' index (getrandom: %s): a guessable seed would let a sender aim sources at one bucket; check the kernel's random source",
+			 strerror(errno));
+		return ret;
+	}
 	ret = rl_config_write(m, &cfg);
 
 	if (ret) {

@@ -68,6 +68,10 @@ __u64 rl_map_bytes(const struct rl_map_shape *s, int ncpus, __u64 *grow)
 	switch (s->type) {
 	case BPF_MAP_TYPE_ARRAY:
 		b = n * value;
+		/* mappable: whole pages, and the page of the kernel's array
+		 * before them, so that the values start on a page */
+		if (s->flags & BPF_F_MMAPABLE)
+			b = ((b + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1)) + PAGE_BYTES;
 		break;
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
 		b = n * 8 + n * value * (__u64)ncpus;
@@ -106,6 +110,8 @@ bool rl_map_sized_by_sources(int idx)
 	/* the maps loader.c sizes from --max-sources */
 	switch (idx) {
 	case RL_MAP_IDX_sources:
+	case RL_MAP_IDX_source_index:
+	case RL_MAP_IDX_source_keys:
 	case RL_MAP_IDX_history:
 	case RL_MAP_IDX_verified:
 	case RL_MAP_IDX_answered:

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include "newcomer.h"
 #include "lib/reload_carry.h"
+#include "lib/source_index_map.h"
 #include "lib/rule.h"
 #include "lib/settings.h"
 #include "verified.h"
@@ -84,54 +85,88 @@ static int grow(void *arr, size_t *alloc, size_t n, size_t size)
 	return 0;
 }
 
-/* Every source of a per-CPU table (struct rl_source values) that some CPU
- * owns, with its newest bucket, most recent first. Count or -errno. */
-static long collect_sources(int fd, struct recent **out)
+/* A per-CPU table of struct rl_source values: `sources` through its
+ * index (x), or an LRU hash keyed by the source (`newcomers`, and
+ * `sources` up to layout 13). */
+struct table {
+	int fd;
+	const struct rl_index *x;	/* NULL: a hash */
+	__u64 now;			/* the program's clock, to stamp a place */
+};
+
+/* `key`'s entry as the table's values were when the walk met it. */
+static struct recent owned_entry(const struct rl_key *key, const void *vals,
+				 bool *owned)
 {
 	size_t stride = (sizeof(struct rl_source) + 7) & ~(size_t)7;
-	struct rl_key key, next, *prev = NULL;
+	struct recent e = { .key = *key };
+
+	*owned = false;
+	for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
+		const struct rl_source *v = (const void *)((const char *)vals + cpu * stride);
+
+		if (memcmp(&v->owner, key, sizeof(*key)))
+			continue;	/* stale or unused on that CPU */
+		*owned = true;
+		if (v->st.win.bucket > e.newest)
+			e.newest = v->st.win.bucket;
+	}
+	return e;
+}
+
+struct collected {
+	struct recent *r;
+	size_t n, alloc;
+};
+
+static int collect_one(void *ctx, const struct rl_key *key, __u32 slot,
+		       const void *vals)
+{
+	struct collected *c = ctx;
+	struct recent e;
+	bool owned;
+
+	(void)slot;
+	e = owned_entry(key, vals, &owned);
+	if (!owned)
+		return 0;
+	if (grow(&c->r, &c->alloc, c->n, sizeof(*c->r)))
+		return -ENOMEM;
+	c->r[c->n++] = e;
+	return 0;
+}
+
+/* Every source of table `t` that some CPU owns, with its newest bucket,
+ * most recent first. Count or -errno. */
+static long collect_sources(const struct table *t, struct recent **out)
+{
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
-	struct recent *r = NULL;
-	size_t n = 0, alloc = 0;
+	struct rl_key key, next, *prev = NULL;
+	struct collected c = {};
 	long ret = 0;
 
 	if (!vals)
 		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct recent e = { .key = next };
-		bool owned = false;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, vals))
-			continue;	/* evicted since */
-		for (int cpu = 0; cpu < rl_ncpus(); cpu++) {
-			const struct rl_source *v = (void *)((char *)vals + cpu * stride);
-
-			if (memcmp(&v->owner, &key, sizeof(key)))
-				continue;	/* stale or unused on that CPU */
-			owned = true;
-			if (v->st.win.bucket > e.newest)
-				e.newest = v->st.win.bucket;
+	if (t->x) {
+		ret = rl_index_walk(t->x, collect_one, &c);
+	} else {
+		while (!ret && !bpf_map_get_next_key(t->fd, prev, &next)) {
+			key = next;
+			prev = &key;
+			if (bpf_map_lookup_elem(t->fd, &key, vals))
+				continue;	/* evicted since */
+			ret = collect_one(&c, &key, 0, vals);
 		}
-		if (!owned)
-			continue;
-		if (grow(&r, &alloc, n, sizeof(*r))) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		r[n++] = e;
 	}
-	if (n)	/* r is NULL without rows */
-		qsort(r, n, sizeof(*r), by_newest);
-	ret = (long)n;
-out:
+	if (!ret && c.n)	/* c.r is NULL without rows */
+		qsort(c.r, c.n, sizeof(*c.r), by_newest);
 	free(vals);
-	if (ret < 0)
-		free(r);
-	else
-		*out = r;
-	return ret;
+	if (ret) {
+		free(c.r);
+		return ret;
+	}
+	*out = c.r;
+	return (long)c.n;
 }
 
 /* Does some CPU's value of `key` in `vals` (a per-CPU `sources` value)
@@ -149,31 +184,53 @@ static bool holds_verified(const void *vals, const struct rl_key *key)
 	return false;
 }
 
+static int table_lookup(const struct table *t, const struct rl_key *key, void *vals)
+{
+	if (t->x)
+		return rl_index_lookup(t->x, key, vals);
+	return bpf_map_lookup_elem(t->fd, key, vals) ? -errno : 0;
+}
+
+/* Put `key` into table `t` with `vals`: 0, or -errno (-ENOSPC: its
+ * buckets are full, not carried). */
+static int table_put(const struct table *t, const struct rl_key *key,
+		     const void *vals)
+{
+	if (t->x)
+		return rl_index_place(t->x, key, vals, holds_verified(vals, key),
+				      t->now);
+	return bpf_map_update_elem(t->fd, key, vals, BPF_ANY) ? -errno : 0;
+}
+
 /* The `limit` most recent sources of `src` into `dst`, with their
  * history; into `bloom` (a new `verified_bloom`, or -1) each that holds a
  * verification, whether or not its `verified` entry was carried: a source
  * the filter has never seen is refused before its entry is read
  * (bpf/refuse_first.bpf.h), and must not be one whose entry still says
  * verified. Count or -errno. */
-static long carry_sources(int src, int hist_src, int dst, int hist_dst,
+static long carry_sources(const struct table *src, int hist_src,
+			  const struct table *dst, int hist_dst,
 			  __u64 limit, int bloom)
 {
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
 	struct rl_history h;
 	struct recent *r = NULL;
 	long n = collect_sources(src, &r), done = 0;
+	int err;
 
 	if (n < 0 || !vals) {
 		free(vals);
 		return n < 0 ? n : -ENOMEM;
 	}
 	for (long i = 0; i < n && (__u64)done < limit; i++) {
-		if (bpf_map_lookup_elem(src, &r[i].key, vals))
+		if (table_lookup(src, &r[i].key, vals))
 			continue;
-		if (bpf_map_update_elem(dst, &r[i].key, vals, BPF_ANY) ||
-		    (bloom >= 0 && holds_verified(vals, &r[i].key) &&
-		     bpf_map_update_elem(bloom, NULL, &r[i].key, BPF_ANY))) {
-			done = -errno;
+		err = table_put(dst, &r[i].key, vals);
+		if (err == -ENOSPC || err == -EEXIST)
+			continue;	/* its buckets full: the older go */
+		if (err || (bloom >= 0 && holds_verified(vals, &r[i].key) &&
+			    bpf_map_update_elem(bloom, NULL, &r[i].key, BPF_ANY))) {
+			done = err ? err : -errno;
 			break;
 		}
 		if (!bpf_map_lookup_elem(hist_src, &r[i].key, &h))
@@ -185,13 +242,24 @@ static long carry_sources(int src, int hist_src, int dst, int hist_dst,
 	return done;
 }
 
+/* The tracked sources' table of `old`: through its index from layout 14,
+ * an LRU hash before. */
+static struct table old_sources(const struct rl_iface *old, struct rl_index *x)
+{
+	rl_index_of(x, &old->m, &old->cfg);
+	return (struct table){ .fd = old->m.sources,
+			       .x = old->cfg.layout >= 14 ? x : NULL };
+}
+
 /* Sources some CPU counted in within the last window of `s`. */
 static long active_sources(const struct rl_iface *old)
 {
 	const struct rl_settings *s = &old->cfg.set;
 	__u64 now = rl_prog_now_ns(s) / s->bucket_ns;
 	struct recent *r = NULL;
-	long n = collect_sources(old->m.sources, &r), active = 0;
+	struct rl_index x;
+	struct table t = old_sources(old, &x);
+	long n = collect_sources(&t, &r), active = 0;
 
 	for (long i = 0; i < n; i++)
 		active += r[i].newest + s->nbuckets > now;
@@ -695,12 +763,22 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 	if (!ret && same_sources(o, s)) {
 		c->windows = true;
 		what = "sources";
-		n = carry_sources(old->m.sources, old->m.history, nm->sources,
-				  nm->history, s->max_sources, nm->verified_bloom);
+		struct rl_index ox, nx;
+		struct table from = old_sources(old, &ox);
+		struct table to = { .fd = nm->sources, .x = &nx,
+				    .now = rl_prog_now_ns(s) };
+		struct table nfrom = { .fd = old->m.newcomers };
+		struct table nto = { .fd = nm->newcomers };
+
+		n = rl_index_open(&nx, nm);
+		if (!n)
+			n = carry_sources(&from, old->m.history, &to,
+					  nm->history, s->max_sources,
+					  nm->verified_bloom);
 		c->sources = n;
 		if (n >= 0)
-			n = carry_sources(old->m.newcomers, old->m.new_history,
-					  nm->newcomers, nm->new_history,
+			n = carry_sources(&nfrom, old->m.new_history, &nto,
+					  nm->new_history,
 					  rl_newcomers_entries(s->max_sources), -1);
 		if (n >= 0)
 			n = copy_hash(old->m.refused, nm->refused, sizeof(struct rl_key),

@@ -5,7 +5,9 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "scope.h"
+#include "lib/maps.h"
 #include "lib/scope_windows.h"
+#include "lib/source_index_map.h"
 
 /* The scoped windows of dead slots in map fd, listed first (a key
  * deleted under get_next_key would restart the walk), then deleted. */
@@ -47,9 +49,62 @@ static long drop_in(int fd, const bool *live)
 	return ret ? ret : (long)n;
 }
 
+/* Every scoped window of `sources` whose slot is dead, listed as the walk
+ * meets it. */
+struct doomed {
+	const bool *live;
+	struct rl_key *keys;
+	size_t n, cap;
+};
+
+static int doom(void *ctx, const struct rl_key *key, __u32 at, const void *vals)
+{
+	struct doomed *d = ctx;
+	struct rl_key src;
+	__u32 slot;
+
+	(void)at;
+	(void)vals;
+	if (!rl_key_scoped(key))
+		return 0;
+	slot = rl_scoped_source(key, &src);
+	if (slot < RL_MAX_RULES && d->live[slot])
+		return 0;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		struct rl_key *more = realloc(d->keys, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		d->keys = more;
+		d->cap = cap;
+	}
+	d->keys[d->n++] = *key;
+	return 0;
+}
+
+/* The scoped windows of dead slots in `sources` (its index), emptied. */
+static long drop_indexed(const struct rl_maps *m, const bool *live)
+{
+	struct doomed d = { .live = live };
+	struct rl_index x;
+	long ret = rl_index_open(&x, m);
+
+	if (!ret)
+		ret = rl_index_walk(&x, doom, &d);
+	for (size_t i = 0; i < d.n && !ret; i++) {
+		int err = rl_index_remove(&x, &d.keys[i]);
+
+		if (err && err != -ENOENT)
+			ret = err;
+	}
+	free(d.keys);
+	return ret ? ret : (long)d.n;
+}
+
 long rl_scoped_windows_drop(const struct rl_maps *m, const bool *live)
 {
-	long a = drop_in(m->sources, live), b = 0;
+	long a = drop_indexed(m, live), b = 0;
 
 	if (a >= 0 && m->newcomers >= 0)
 		b = drop_in(m->newcomers, live);

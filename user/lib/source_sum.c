@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/maps.h"
+#include "lib/source_index_map.h"
 #include "lib/source_sum.h"
 #include "window.h"
 
@@ -138,16 +139,18 @@ int rl_source_read(const struct rl_maps *m, const struct rl_settings *s,
 		   const struct rl_key *key, __u64 now, struct rl_source_sum *out)
 {
 	struct rl_source *v = rl_percpu_alloc(sizeof(*v));
-	int err = 0;
+	struct rl_index x;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->key = *key;
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->sources, key, v)) {
-		err = -errno;
+	err = rl_index_open(&x, m);
+	if (!err)
+		err = rl_index_lookup(&x, key, v);
+	if (err)
 		goto out;
-	}
 	for (int cpu = 0; cpu < rl_ncpus(); cpu++)
 		rl_source_sum_add(out, RL_PERCPU_VAL(v, sizeof(*v), cpu), s, now);
 	rl_source_sum_history(out, m->history, s, now);

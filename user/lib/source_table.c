@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "scope.h"
+#include "lib/source_index_map.h"
 #include "lib/source_table.h"
 
 /* One batch of per-CPU values stays around this size whatever the CPU
@@ -440,6 +441,13 @@ static int take_walked(void *ctx, const struct rl_key *key, const void *vals)
 	return take(ctx, key, vals);
 }
 
+static int take_slot(void *ctx, const struct rl_key *key, __u32 slot,
+		     const void *vals)
+{
+	(void)slot;
+	return take(ctx, key, vals);
+}
+
 /* One key at a time, for kernels without batch lookups of this map. */
 static int scan_by_key(struct scan *sc, int fd)
 {
@@ -499,8 +507,13 @@ int rl_source_top_read_by(const struct rl_maps *m, const struct rl_settings *s,
 		err = scan_table(&sc, m->newcomers);
 	sc.reading_newcomers = false;
 	newcomers_sort(&sc.newc);
-	if (!err)
-		err = scan_table(&sc, m->sources);
+	if (!err) {
+		struct rl_index x;
+
+		err = rl_index_open(&x, m);
+		if (!err)
+			err = rl_index_walk(&x, take_slot, &sc);
+	}
 	if (!err)
 		err = take_newcomers(&sc);
 	if (!err)

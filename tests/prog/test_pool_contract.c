@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The source pool (doc/design/pool.md) against what its contract says:
+ * eviction never takes a verified source's way for an unverified one, and
+ * a source that lost its way starts afresh when it is placed again, on
+ * every CPU, even in the way it had; a source that finds no way is still
+ * held to its quota. Keys are aimed at buckets with the
+ * seed the test reads from the config (an attacker does not know it).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "ratelimit.h"
+#include "lib/maps.h"
+#include "lib/source_index_map.h"
+#include "../harness.h"
+#include "fixture.h"
+#include "gen/frames.h"
+
+/* The key of an IPv4 source, as the program makes it. */
+static struct rl_key v4_key(const char *addr)
+{
+	struct rl_key k = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+	inet_pton(AF_INET, addr, &k.addr[12]);
+	return k;
+}
+
+/* 198.18.<i / 256>.<i % 256> */
+static void nth_addr(__u32 i, char *buf, size_t len)
+{
+	snprintf(buf, len, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
+}
+
+static bool open_pool(struct fixture *f, __u64 max_sources, int cpus,
+		      struct rl_index *x)
+{
+	struct rl_attach_req req;
+
+	rl_attach_req_defaults(&req);
+	req.max_sources = max_sources;
+	if (!fixture_open(f, &req))
+		return false;
+	if (cpus > 1 && !CHECK_GE(rl_ncpus(), cpus, "this test needs 2 CPUs or more"))
+		return false;
+	fixture_hold(f);
+	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index");
+}
+
+static bool tracked(const struct rl_index *x, const char *addr, __u32 *slot)
+{
+	struct rl_key k = v4_key(addr);
+	__u32 s;
+
+	return rl_index_find(x, &k, slot ? slot : &s) == 0;
+}
+
+static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
+{
+	struct frame fr;
+
+	frame_udp(&fr, addr, 100, 0);
+	return fixture_send(f, &fr, n, cpu, now);
+}
+
+/* A pool of two buckets (`max_sources` up to 24: every source in both)
+ * under a rule that reads verification (5 pps, banning): its sources are
+ * placed verified or not. */
+static bool open_two_buckets(struct fixture *f, __u64 max_sources,
+			     struct rl_index *x)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 5,
+				    .have_ban = true, .ban_ns = 10 * NSEC_S };
+
+	return open_pool(f, max_sources, 1, x) &&
+	       CHECK_EQ(x->nbuckets, 2, "two buckets") &&
+	       fixture_rule(f, "198.18.0.0/15", &c);
+}
+
+/* A client that sent its SYN before its handshake (as every TCP client
+ * does) is placed unverified; verified since, a flood of new unverified
+ * addresses must not push it out. */
+TEST(pool_verified_later_kept_from_a_flood)
+{
+	const char *client = "198.18.0.7";
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+
+	if (!open_two_buckets(&f, 16, &x))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
+	CHECK(tracked(&x, client, NULL), "the client placed at its SYN");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	/* forged: UDP from addresses nobody answers */
+	for (__u32 i = 1; i <= 200; i++) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		if (udp(&f, addr, 1, 0, T0 + i) < 0)
+			goto out;
+	}
+	CHECK(tracked(&x, client, NULL),
+	      "a verified client is never pushed out by a flood of new addresses");
+out:
+	fixture_close(&f);
+}
+
+/* A removed source (a dead scoped rule's window) placed again starts a
+ * fresh window: the values its way kept are not its own any more, on the
+ * CPU that filled it (`before`) nor, summed by the refresh, on the one
+ * that places it again (`after`). */
+static void removed_starts_afresh(const char *src, int before, int after)
+{
+	struct rl_key k = v4_key(src);
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, RL_DEFAULT_MAX_SOURCES, before == after ? 1 : 2, &x) ||
+	    !fixture_pps(&f, "default", 5))
+		goto out;
+	CHECK_EQ(udp(&f, src, 10, before, T0), 5, "its budget");
+	if (!CHECK_EQ(rl_index_remove(&x, &k), 0, "removed") ||
+	    !CHECK(!tracked(&x, src, NULL), "not tracked"))
+		goto out;
+	CHECK_EQ(udp(&f, src, 10, after, T0 + 1), 5, "placed again: a fresh window");
+out:
+	fixture_close(&f);
+}
+
+TEST(pool_removed_source_starts_afresh)
+{
+	removed_starts_afresh("198.18.3.7", 0, 0);
+}
+
+TEST(pool_removed_source_not_summed_from_other_cpus)
+{
+	removed_starts_afresh("198.18.3.8", 1, 0);
+}
+
+/*
+ * Eviction alone, no userspace: K fills its window on CPU 1; the other
+ * ways are taken by sources found again a stamp later (kept before K,
+ * seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
+ * back on CPU 0, evicts J (the one source seen once) from that same way.
+ * "An evicted source starts a fresh window": CPU 1's value of the slot
+ * still names K.
+ */
+#define STAMP_NS	(1ULL << RL_STAMP_SHIFT)
+TEST(pool_evicted_source_back_in_its_way_starts_afresh)
+{
+	const char *kaddr = "198.18.4.1", *jaddr = "198.18.16.1";
+	char others[2 * RL_INDEX_WAYS - 1][32];
+	struct rl_index x;
+	struct fixture f;
+	__u32 kslot = 0, slot, n = 0;
+
+	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
+	    !fixture_pps(&f, "default", 5))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
+	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
+		goto out;
+	/* the other 31 ways, on CPU 0 */
+	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
+		nth_addr(0x200 + i, others[n], sizeof(others[n]));
+		if (udp(&f, others[n], 1, 0, T0) != 1)
+			goto out;
+		n += tracked(&x, others[n], NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+		goto out;
+	for (__u32 i = 0; i < n; i++)
+		CHECK_EQ(udp(&f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
+	CHECK_EQ(udp(&f, jaddr, 1, 0, T0 + STAMP_NS), 1, "J");
+	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's slot") ||
+	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 10, 0, T0 + STAMP_NS + 1), 5,
+		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
+	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own slot");
+	CHECK(!tracked(&x, jaddr, NULL), "J evicted for it");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * Both of a source's buckets full of verified sources: it finds no way it
+ * may take, and each of its packets is judged as a fresh window. An
+ * unverified sender that finds such an address (an IPv6 block holds many
+ * to try) must still not pass more than its quota a window.
+ */
+TEST(pool_unplaceable_source_still_limited)
+{
+	const char *attacker = "198.18.9.9";
+	struct rl_index x;
+	struct fixture f;
+	char addr[32];
+	__u32 n = 0;
+
+	if (!open_two_buckets(&f, 24, &x))
+		goto out;
+	/* every way a verified client's */
+	for (__u32 i = 1; n < x.nslots && i < 64; i++) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		if (!CHECK(fixture_answer(&f, addr, 0, T0), "handshake"))
+			goto out;
+		n += tracked(&x, addr, NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS, "every way a verified client's"))
+		goto out;
+	CHECK_LE(udp(&f, attacker, 100, 0, T0 + 1), 5,
+		 "an untracked sender: at most its quota in the window");
+out:
+	fixture_close(&f);
+}
+
+/* ---- placements on two CPUs at once ---- */
+
+#define RACE_SOURCES	4096	/* distinct sources, each sent by both CPUs */
+
+struct racer {
+	int prog_fd;
+	int cpu;
+	int *ready;	/* threads at the barrier (atomic) */
+	int err;	/* errno of a failed pin or run (no checks off the main thread) */
+};
+
+/* Pinned to its CPU, after the other thread: one frame of each source in
+ * turn, the same order on both CPUs, so that both place the same new
+ * sources at once (and evict each other's in a 32-way pool). */
+static void *race_thread(void *arg)
+{
+	struct racer *r = arg;
+	struct frame fr;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		r->err = errno;
+	frame_udp(&fr, "198.18.0.0", 64, 0);
+	for (int i = 0; i < RACE_SOURCES; i++) {
+		__u8 *saddr = fr.data + tg_l3_off(0) + TG_IPV4_SADDR_OFF;
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = fr.data,
+			    .data_size_in = (__u32)fr.len, .repeat = 1);
+
+		saddr[2] = (__u8)(i >> 8);
+		saddr[3] = (__u8)i;
+		/* a spinning barrier per source: both CPUs meet its first
+		 * packet within microseconds (a failed thread still arrives) */
+		__atomic_add_fetch(r->ready, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(r->ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
+			;
+		if (!r->err && bpf_prog_test_run_opts(r->prog_fd, &opts))
+			r->err = errno;
+	}
+	return NULL;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rl_key));
+}
+
+/* Every bucket of `x` whole: no source in two ways (two budgets), no way
+ * left busy, no `placing` left taken, every live way's word its key's;
+ * how many ways are live (-1: a check failed). */
+static int index_whole(struct fixture *f, const struct rl_index *x)
+{
+	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS,
+				     sizeof(*keys));
+	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
+	struct rl_index_bucket b;
+
+	if (!CHECK(keys, "calloc"))
+		return -1;
+	for (__u32 i = 0; i < x->nbuckets; i++) {
+		if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_index, &i, &b), 0,
+			      "a bucket")) {
+			free(keys);
+			return -1;
+		}
+		taken += b.placing != 0;
+		for (int w = 0; w < RL_INDEX_WAYS; w++) {
+			struct rl_index_place p;
+			__u32 slot;
+			__u64 k[2];
+
+			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
+			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
+				continue;
+			slot = b.slot[w] - 1;
+			if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_keys, &slot, k), 0,
+				      "a live way's key")) {
+				free(keys);
+				return -1;
+			}
+			rl_index_locate(&p, k, x->seed, x->nbuckets);
+			astray += !rl_way_matches(b.way[w], &p) ||
+				  (p.bucket[0] != i && p.bucket[1] != i);
+			memcpy(&keys[live++], k, sizeof(*keys));
+		}
+	}
+	qsort(keys, (size_t)live, sizeof(*keys), key_cmp);
+	for (int i = 1; i < live; i++)
+		twice += !key_cmp(&keys[i - 1], &keys[i]);
+	free(keys);
+	CHECK_EQ(taken, 0, "`placing` left taken");
+	CHECK_EQ(twice, 0, "sources in two ways");
+	CHECK_EQ(busy, 0, "ways left busy");
+	CHECK_EQ(astray, 0, "live ways whose word or bucket is not their key's");
+	return taken || twice || busy || astray ? -1 : live;
+}
+
+/* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
+ * at T0 (the threads' runs set none). */
+static bool open_racing(struct fixture *f, __u64 max_sources,
+			struct rl_index *x)
+{
+	struct rl_config cfg;
+
+	if (!open_pool(f, max_sources, 2, x) || !fixture_pps(f, "default", 5) ||
+	    !CHECK_EQ(rl_config_read(&f->m, &cfg), 0, "read config"))
+		return false;
+	cfg.test_now_ns = T0;
+	return CHECK_EQ(rl_config_write(&f->m, &cfg), 0, "write config");
+}
+
+/* Two CPUs send the first packet of each of RACE_SOURCES sources at once
+ * into a pool for `max_sources`: the index stays whole; how many ways are
+ * live after (-1: a check failed). */
+static int race(__u64 max_sources)
+{
+	struct racer r[2] = { 0 };
+	struct rl_index x;
+	struct fixture f;
+	pthread_t tid[2];
+	int ready = 0, live = -1, started = 0;
+
+	if (!open_racing(&f, max_sources, &x))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .prog_fd = f.prog_fd, .cpu = i, .ready = &ready };
+		if (!CHECK_EQ(pthread_create(&tid[i], NULL, race_thread, &r[i]), 0,
+			      "pthread_create")) {
+			/* the other thread meets nobody at its barriers */
+			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
+			break;
+		}
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(tid[i], NULL);
+		CHECK(!r[i].err, "runs on CPU %d: %s", i, strerror(r[i].err));
+	}
+	if (started == 2)
+		live = index_whole(&f, &x);
+out:
+	fixture_close(&f);
+	return live;
+}
+
+/* Two buckets: every placement past the 32nd evicts, on both CPUs. */
+TEST(pool_concurrent_evictions_keep_the_index_whole)
+{
+	int live = race(16);
+
+	if (live >= 0)
+		CHECK_EQ(live, 2 * RL_INDEX_WAYS, "every way live");
+}
+
+/* Room for every source: one way each, however the CPUs met. */
+TEST(pool_concurrent_placements_place_each_source_once)
+{
+	int live = race(RACE_SOURCES);
+
+	if (live >= 0)
+		CHECK_EQ(live, RACE_SOURCES, "each source placed");
+}
+
+/* Sources removed by userspace (a dead scoped rule's windows) while CPU 1
+ * places them: each removal meets its source's first packet at the
+ * barrier. The index stays whole: no way left busy by a removal, no
+ * source in two ways. */
+TEST(pool_removals_beside_placements_keep_the_index_whole)
+{
+	struct racer r = { 0 };
+	struct rl_index x;
+	struct fixture f;
+	pthread_t tid;
+	int ready = 0, removed = 0;
+	char addr[32];
+
+	if (!open_racing(&f, RACE_SOURCES, &x))
+		goto out;
+	r = (struct racer){ .prog_fd = f.prog_fd, .cpu = 1, .ready = &ready };
+	if (!CHECK_EQ(pthread_create(&tid, NULL, race_thread, &r), 0,
+		      "pthread_create"))
+		goto out;
+	for (int i = 0; i < RACE_SOURCES; i++) {
+		struct rl_key k;
+		int err;
+
+		snprintf(addr, sizeof(addr), "198.18.%d.%d", (i >> 8) & 0xff, i & 0xff);
+		k = v4_key(addr);
+		__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < 2 * (i + 1))
+			;
+		for (int tries = 0; tries < 2; tries++) {
+			err = rl_index_remove(&x, &k);
+			removed += !err;
+			if (err && err != -ENOENT)
+				break;
+		}
+		if (err && err != -ENOENT) {
+			CHECK_EQ(err, -ENOENT, "removing a source");
+			__atomic_add_fetch(&ready, 2 * RACE_SOURCES, __ATOMIC_ACQ_REL);
+			break;
+		}
+	}
+	pthread_join(tid, NULL);
+	CHECK(!r.err, "runs on CPU 1: %s", strerror(r.err));
+	CHECK_GT(removed, 0, "sources removed");
+	index_whole(&f, &x);
+out:
+	fixture_close(&f);
+}
