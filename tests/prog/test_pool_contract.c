@@ -149,39 +149,52 @@ TEST(pool_removed_source_not_summed_from_other_cpus)
 }
 
 /*
- * Eviction alone, no userspace: K fills its window on CPU 1; the other
- * ways are taken by sources found again a stamp later (kept before K,
- * seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
- * back on CPU 0, evicts J (the one source seen once) from that same way.
- * "An evicted source starts a fresh window": CPU 1's value of the slot
- * still names K.
+ * K, in a pool of two buckets (5 pps), fills its window on CPU `kcpu` at
+ * T0 (its slot in `kslot`); the other 31 ways are taken on CPU 0 by
+ * sources found again a stamp later, so that K is the one source seen
+ * once: the next new source evicts it. False on a failed check.
  */
 #define STAMP_NS	(1ULL << RL_STAMP_SHIFT)
+static bool k_seen_once(struct fixture *f, struct rl_index *x, const char *kaddr,
+			int kcpu, __u32 *kslot)
+{
+	char others[2 * RL_INDEX_WAYS - 1][32];
+	__u32 n = 0;
+
+	if (!open_pool(f, 16, kcpu + 1, x) || !CHECK_EQ(x->nbuckets, 2, "two buckets") ||
+	    !fixture_pps(f, "default", 5))
+		return false;
+	CHECK_EQ(udp(f, kaddr, 10, kcpu, T0), 5, "K: its budget");
+	if (!CHECK(tracked(x, kaddr, kslot), "K placed"))
+		return false;
+	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
+		nth_addr(0x200 + i, others[n], sizeof(others[n]));
+		if (udp(f, others[n], 1, 0, T0) != 1)
+			return false;
+		n += tracked(x, others[n], NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+		return false;
+	for (__u32 i = 0; i < n; i++)
+		CHECK_EQ(udp(f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
+	return true;
+}
+
+/*
+ * Eviction alone, no userspace: K fills its window on CPU 1 (k_seen_once);
+ * J, new, evicts K and takes its way and slot on CPU 0; K, back on CPU 0,
+ * evicts J (the one source seen once) from that same way. "An evicted
+ * source starts a fresh window": CPU 1's value of the slot still names K.
+ */
 TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 {
 	const char *kaddr = "198.18.4.1", *jaddr = "198.18.16.1";
-	char others[2 * RL_INDEX_WAYS - 1][32];
 	struct rl_index x;
 	struct fixture f;
-	__u32 kslot = 0, slot, n = 0;
+	__u32 kslot = 0, slot;
 
-	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
-	    !fixture_pps(&f, "default", 5))
+	if (!k_seen_once(&f, &x, kaddr, 1, &kslot))
 		goto out;
-	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
-	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
-		goto out;
-	/* the other 31 ways, on CPU 0 */
-	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
-		nth_addr(0x200 + i, others[n], sizeof(others[n]));
-		if (udp(&f, others[n], 1, 0, T0) != 1)
-			goto out;
-		n += tracked(&x, others[n], NULL);
-	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
-		goto out;
-	for (__u32 i = 0; i < n; i++)
-		CHECK_EQ(udp(&f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
 	CHECK_EQ(udp(&f, jaddr, 1, 0, T0 + STAMP_NS), 1, "J");
 	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's slot") ||
 	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
@@ -190,6 +203,35 @@ TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
 	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own slot");
 	CHECK(!tracked(&x, jaddr, NULL), "J evicted for it");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * K seen once on CPU 0 (k_seen_once); the newcomer Z is an IPv6 source
+ * whose key is all zero (the unspecified address ::, or any address of
+ * ::/N masked to the tracked prefix): anyone can send from it. Z evicts K
+ * and takes its way and slot, on the same CPU. Z starts a fresh window,
+ * not K's: the slot's values, their owner cleared, are nobody's, not the
+ * zero key's (they would also carry K's verification, totals and events).
+ */
+TEST(pool_zero_key_does_not_inherit_the_evicted_values)
+{
+	const char *kaddr = "198.18.4.1";
+	const struct rl_key z = { 0 };
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	__u32 kslot = 0, slot;
+
+	if (!k_seen_once(&f, &x, kaddr, 0, &kslot))
+		goto out;
+	frame_udp(&fr, "::", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + STAMP_NS), 5,
+		 "the zero key: a fresh window, not K's full one");
+	CHECK(rl_index_find(&x, &z, &slot) == 0 && slot == kslot,
+	      "the zero key in K's slot");
+	CHECK(!tracked(&x, kaddr, NULL), "K evicted");
 out:
 	fixture_close(&f);
 }
