@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -476,5 +477,79 @@ TEST(pool_removals_beside_placements_keep_the_index_whole)
 	CHECK_GT(removed, 0, "sources removed");
 	index_whole(&f, &x);
 out:
+	fixture_close(&f);
+}
+
+/* ---- a walk through read-only fds (a command that changes nothing) ---- */
+
+#define RO_SOURCES	20
+
+/* `fd` again, read only: as read-only commands open the pins. */
+static int read_only(int fd)
+{
+	LIBBPF_OPTS(bpf_get_fd_by_id_opts, ro, .open_flags = BPF_F_RDONLY);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	return bpf_map_get_fd_by_id_opts(info.id, &ro);
+}
+
+/* How often the walk met each of the RO_SOURCES sources, its key owning
+ * its value on CPU 0. */
+static int count_ro(void *ctx, const struct rl_key *key, __u32 slot,
+		    const void *vals)
+{
+	const struct rl_source *v = vals;	/* CPU 0's */
+	int *met = ctx;
+	char addr[32];
+
+	(void)slot;
+	for (int i = 0; i < RO_SOURCES; i++) {
+		struct rl_key k;
+
+		snprintf(addr, sizeof(addr), "198.18.5.%d", i + 1);
+		k = v4_key(addr);
+		if (!memcmp(&k, key, sizeof(k)) && !memcmp(&v->owner, key, sizeof(k)))
+			met[i]++;
+	}
+	return 0;
+}
+
+/* A read-only fd cannot map `source_keys`: the walk reads each key by a
+ * lookup, and meets every source once, with its values. */
+TEST(pool_walk_through_read_only_fds)
+{
+	int met[RO_SOURCES] = { 0 };
+	struct rl_index x, ro;
+	struct fixture f;
+	char addr[32];
+
+	ro.index = ro.sources = ro.keys = ro.pool = -1;
+	if (!open_pool(&f, RL_DEFAULT_MAX_SOURCES, 1, &x) || !fixture_pps(&f, "default", 5))
+		goto out;
+	for (int i = 0; i < RO_SOURCES; i++) {
+		snprintf(addr, sizeof(addr), "198.18.5.%d", i + 1);
+		if (!CHECK_EQ(udp(&f, addr, 1, 0, T0), 1, "a source"))
+			goto out;
+	}
+	ro = x;
+	ro.index = read_only(x.index);
+	ro.sources = read_only(x.sources);
+	ro.keys = read_only(x.keys);
+	ro.pool = read_only(x.pool);
+	if (!CHECK(ro.index >= 0 && ro.sources >= 0 && ro.keys >= 0 && ro.pool >= 0,
+		   "read-only fds: %s", strerror(errno)))
+		goto out;
+	if (!CHECK_EQ(rl_index_walk(&ro, count_ro, met), 0, "the walk"))
+		goto out;
+	for (int i = 0; i < RO_SOURCES; i++)
+		CHECK_EQ(met[i], 1, "each source met once, with its values");
+out:
+	close(ro.index);	/* -1: EBADF, nothing */
+	close(ro.sources);
+	close(ro.keys);
+	close(ro.pool);
 	fixture_close(&f);
 }
