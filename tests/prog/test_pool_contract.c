@@ -317,21 +317,31 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* Every bucket of `x` whole: no source in two ways (two budgets), no way
- * left busy, no `placing` left taken, every live way's word its key's;
- * how many ways are live (-1: a check failed). */
+ * left busy, no `placing` left taken, every live way's word its key's; no
+ * slot named by two ways (two sources' values in one), and every slot the
+ * pool handed out named by a way (none lost); how many ways are live (-1:
+ * a check failed). */
 static int index_whole(struct fixture *f, const struct rl_index *x)
 {
 	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS,
 				     sizeof(*keys));
-	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
+	__u8 *named = calloc(x->nslots, 1);
+	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0, shared = 0;
+	__u32 slotted = 0, zero = 0;
+	struct rl_source_pool pool;
 	struct rl_index_bucket b;
 
-	if (!CHECK(keys, "calloc"))
+	if (!CHECK(keys && named, "calloc") ||
+	    !CHECK_EQ(bpf_map_lookup_elem(f->m.source_pool, &zero, &pool), 0, "the pool")) {
+		free(keys);
+		free(named);
 		return -1;
+	}
 	for (__u32 i = 0; i < x->nbuckets; i++) {
 		if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_index, &i, &b), 0,
 			      "a bucket")) {
 			free(keys);
+			free(named);
 			return -1;
 		}
 		taken += b.placing != 0;
@@ -340,6 +350,10 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 			__u32 slot;
 			__u64 k[2];
 
+			if (b.slot[w] && b.slot[w] <= x->nslots) {
+				slotted++;
+				shared += named[b.slot[w] - 1]++ != 0;
+			}
 			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
 			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
 				continue;
@@ -347,6 +361,7 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 			if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_keys, &slot, k), 0,
 				      "a live way's key")) {
 				free(keys);
+				free(named);
 				return -1;
 			}
 			rl_index_locate(&p, k, x->seed, x->nbuckets);
@@ -359,11 +374,17 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 	for (int i = 1; i < live; i++)
 		twice += !key_cmp(&keys[i - 1], &keys[i]);
 	free(keys);
+	free(named);
+	if (pool.handed > x->nslots)
+		pool.handed = x->nslots;	/* a fetching add past the end */
 	CHECK_EQ(taken, 0, "`placing` left taken");
 	CHECK_EQ(twice, 0, "sources in two ways");
 	CHECK_EQ(busy, 0, "ways left busy");
 	CHECK_EQ(astray, 0, "live ways whose word or bucket is not their key's");
-	return taken || twice || busy || astray ? -1 : live;
+	CHECK_EQ(shared, 0, "slots named by two ways");
+	CHECK_EQ(slotted, pool.handed, "ways with a slot, of the slots handed out");
+	return taken || twice || busy || astray || shared || slotted != pool.handed ?
+	       -1 : live;
 }
 
 /* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
