@@ -42,7 +42,7 @@ struct {
  * key in the same slot of `source_keys`, found through `source_index`
  * (include/source_index.h); `source_pool` counts the slots handed out.
  * max_entries are set by the loader from --max-sources
- * (user/lib/loader.c): a slot per source, and the index's buckets. */
+ * (user/lib/loader.c): the index's buckets, and a slot per way of them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);

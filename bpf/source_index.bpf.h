@@ -191,12 +191,13 @@ static long clear_cpu(__u32 cpu, struct clear_ctx *c)
 		return 0;
 	o = bpf_map_lookup_percpu_elem(&sources, &c->slot, cpu);
 	if (o)
-		__builtin_memset(&o->owner, 0, sizeof(o->owner));
+		__builtin_memset(&o->owner, RL_OWNER_NOBODY, sizeof(o->owner));
 	return 0;
 }
 
 /*
- * No CPU's value of slot `slot` belongs to anyone any more: its new
+ * No CPU's value of slot `slot` belongs to anyone any more (its owner
+ * RL_OWNER_NOBODY, not zero: the zero key would own it): its new
  * source starts afresh on every CPU, even one it had before (evicted from
  * this way and placed in it again, its old values name it still). Only
  * the CPUs that joined hold values (a CPU joins before it owns one,

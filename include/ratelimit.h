@@ -352,6 +352,11 @@ struct rl_history {
  * CPU still finishes a packet of the old key on it; a value whose owner is
  * not the key looked up is stale and reset before use (and skipped by the
  * cross-CPU sum and by userspace). All zero: never used on this CPU.
+ * Every byte RL_OWNER_NOBODY: its slot went to another source since
+ * (bpf/source_index.bpf.h clear_owner). Not zero, which is a key: an
+ * IPv6 source's (::, or any of ::/N under --ipv6-prefix N), which would own the
+ * values left; no key is all 0xff (an ff00::/8 source is malformed, a
+ * v4-mapped key starts with zeros, a scoped window's second byte is 4 or 6).
  * `verified_ns` is this CPU's copy of the source's `verified` entry
  * (when the host last answered it, 0: not known to be verified), so that
  * a verified source's packets look the shared entry up once a TTL, not
@@ -371,6 +376,8 @@ struct rl_source {
 	 * while it is reported limited here, 0 when it is not */
 	__u64 limited_ns;
 };
+
+#define RL_OWNER_NOBODY		0xff
 
 /* At most two cache lines per source per CPU (the kernel allocates one for
  * every possible CPU): a new field must make room first. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -149,39 +150,52 @@ TEST(pool_removed_source_not_summed_from_other_cpus)
 }
 
 /*
- * Eviction alone, no userspace: K fills its window on CPU 1; the other
- * ways are taken by sources found again a stamp later (kept before K,
- * seen once); J, new, evicts K and takes its way and slot on CPU 0; K,
- * back on CPU 0, evicts J (the one source seen once) from that same way.
- * "An evicted source starts a fresh window": CPU 1's value of the slot
- * still names K.
+ * K, in a pool of two buckets (5 pps), fills its window on CPU `kcpu` at
+ * T0 (its slot in `kslot`); the other 31 ways are taken on CPU 0 by
+ * sources found again a stamp later, so that K is the one source seen
+ * once: the next new source evicts it. False on a failed check.
  */
 #define STAMP_NS	(1ULL << RL_STAMP_SHIFT)
+static bool k_seen_once(struct fixture *f, struct rl_index *x, const char *kaddr,
+			int kcpu, __u32 *kslot)
+{
+	char others[2 * RL_INDEX_WAYS - 1][32];
+	__u32 n = 0;
+
+	if (!open_pool(f, 16, kcpu + 1, x) || !CHECK_EQ(x->nbuckets, 2, "two buckets") ||
+	    !fixture_pps(f, "default", 5))
+		return false;
+	CHECK_EQ(udp(f, kaddr, 10, kcpu, T0), 5, "K: its budget");
+	if (!CHECK(tracked(x, kaddr, kslot), "K placed"))
+		return false;
+	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
+		nth_addr(0x200 + i, others[n], sizeof(others[n]));
+		if (udp(f, others[n], 1, 0, T0) != 1)
+			return false;
+		n += tracked(x, others[n], NULL);
+	}
+	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
+		return false;
+	for (__u32 i = 0; i < n; i++)
+		CHECK_EQ(udp(f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
+	return true;
+}
+
+/*
+ * Eviction alone, no userspace: K fills its window on CPU 1 (k_seen_once);
+ * J, new, evicts K and takes its way and slot on CPU 0; K, back on CPU 0,
+ * evicts J (the one source seen once) from that same way. "An evicted
+ * source starts a fresh window": CPU 1's value of the slot still names K.
+ */
 TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 {
 	const char *kaddr = "198.18.4.1", *jaddr = "198.18.16.1";
-	char others[2 * RL_INDEX_WAYS - 1][32];
 	struct rl_index x;
 	struct fixture f;
-	__u32 kslot = 0, slot, n = 0;
+	__u32 kslot = 0, slot;
 
-	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
-	    !fixture_pps(&f, "default", 5))
+	if (!k_seen_once(&f, &x, kaddr, 1, &kslot))
 		goto out;
-	CHECK_EQ(udp(&f, kaddr, 10, 1, T0), 5, "K: its budget, on CPU 1");
-	if (!CHECK(tracked(&x, kaddr, &kslot), "K placed"))
-		goto out;
-	/* the other 31 ways, on CPU 0 */
-	for (__u32 i = 0; n < 2 * RL_INDEX_WAYS - 1 && i < 64; i++) {
-		nth_addr(0x200 + i, others[n], sizeof(others[n]));
-		if (udp(&f, others[n], 1, 0, T0) != 1)
-			goto out;
-		n += tracked(&x, others[n], NULL);
-	}
-	if (!CHECK_EQ(n, 2 * RL_INDEX_WAYS - 1, "every way taken"))
-		goto out;
-	for (__u32 i = 0; i < n; i++)
-		CHECK_EQ(udp(&f, others[i], 1, 0, T0 + STAMP_NS), 1, "found again");
 	CHECK_EQ(udp(&f, jaddr, 1, 0, T0 + STAMP_NS), 1, "J");
 	if (!CHECK(tracked(&x, jaddr, &slot) && slot == kslot, "J in K's slot") ||
 	    !CHECK(!tracked(&x, kaddr, NULL), "K evicted"))
@@ -190,6 +204,35 @@ TEST(pool_evicted_source_back_in_its_way_starts_afresh)
 		 "K back, on CPU 0: a fresh window, not CPU 1's old one");
 	CHECK(tracked(&x, kaddr, &slot) && slot == kslot, "K back in its own slot");
 	CHECK(!tracked(&x, jaddr, NULL), "J evicted for it");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * K seen once on CPU 0 (k_seen_once); the newcomer Z is an IPv6 source
+ * whose key is all zero (the unspecified address ::, or any address of
+ * ::/N masked to the tracked prefix): anyone can send from it. Z evicts K
+ * and takes its way and slot, on the same CPU. Z starts a fresh window,
+ * not K's: the slot's values, their owner cleared, are nobody's, not the
+ * zero key's (they would also carry K's verification, totals and events).
+ */
+TEST(pool_zero_key_does_not_inherit_the_evicted_values)
+{
+	const char *kaddr = "198.18.4.1";
+	const struct rl_key z = { 0 };
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	__u32 kslot = 0, slot;
+
+	if (!k_seen_once(&f, &x, kaddr, 0, &kslot))
+		goto out;
+	frame_udp(&fr, "::", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 10, 0, T0 + STAMP_NS), 5,
+		 "the zero key: a fresh window, not K's full one");
+	CHECK(rl_index_find(&x, &z, &slot) == 0 && slot == kslot,
+	      "the zero key in K's slot");
+	CHECK(!tracked(&x, kaddr, NULL), "K evicted");
 out:
 	fixture_close(&f);
 }
@@ -274,21 +317,31 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* Every bucket of `x` whole: no source in two ways (two budgets), no way
- * left busy, no `placing` left taken, every live way's word its key's;
- * how many ways are live (-1: a check failed). */
+ * left busy, no `placing` left taken, every live way's word its key's; no
+ * slot named by two ways (two sources' values in one), and every slot the
+ * pool handed out named by a way (none lost); how many ways are live (-1:
+ * a check failed). */
 static int index_whole(struct fixture *f, const struct rl_index *x)
 {
 	struct rl_key *keys = calloc((size_t)x->nbuckets * RL_INDEX_WAYS,
 				     sizeof(*keys));
-	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0;
+	__u8 *named = calloc(x->nslots, 1);
+	int live = 0, twice = 0, busy = 0, astray = 0, taken = 0, shared = 0;
+	__u32 slotted = 0, zero = 0;
+	struct rl_source_pool pool;
 	struct rl_index_bucket b;
 
-	if (!CHECK(keys, "calloc"))
+	if (!CHECK(keys && named, "calloc") ||
+	    !CHECK_EQ(bpf_map_lookup_elem(f->m.source_pool, &zero, &pool), 0, "the pool")) {
+		free(keys);
+		free(named);
 		return -1;
+	}
 	for (__u32 i = 0; i < x->nbuckets; i++) {
 		if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_index, &i, &b), 0,
 			      "a bucket")) {
 			free(keys);
+			free(named);
 			return -1;
 		}
 		taken += b.placing != 0;
@@ -297,6 +350,10 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 			__u32 slot;
 			__u64 k[2];
 
+			if (b.slot[w] && b.slot[w] <= x->nslots) {
+				slotted++;
+				shared += named[b.slot[w] - 1]++ != 0;
+			}
 			busy += (b.way[w] & RL_WAY_STATE) == RL_WAY_BUSY;
 			if ((b.way[w] & RL_WAY_STATE) != RL_WAY_LIVE)
 				continue;
@@ -304,6 +361,7 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 			if (!CHECK_EQ(bpf_map_lookup_elem(f->m.source_keys, &slot, k), 0,
 				      "a live way's key")) {
 				free(keys);
+				free(named);
 				return -1;
 			}
 			rl_index_locate(&p, k, x->seed, x->nbuckets);
@@ -316,11 +374,17 @@ static int index_whole(struct fixture *f, const struct rl_index *x)
 	for (int i = 1; i < live; i++)
 		twice += !key_cmp(&keys[i - 1], &keys[i]);
 	free(keys);
+	free(named);
+	if (pool.handed > x->nslots)
+		pool.handed = x->nslots;	/* a fetching add past the end */
 	CHECK_EQ(taken, 0, "`placing` left taken");
 	CHECK_EQ(twice, 0, "sources in two ways");
 	CHECK_EQ(busy, 0, "ways left busy");
 	CHECK_EQ(astray, 0, "live ways whose word or bucket is not their key's");
-	return taken || twice || busy || astray ? -1 : live;
+	CHECK_EQ(shared, 0, "slots named by two ways");
+	CHECK_EQ(slotted, pool.handed, "ways with a slot, of the slots handed out");
+	return taken || twice || busy || astray || shared || slotted != pool.handed ?
+	       -1 : live;
 }
 
 /* A pool for `max_sources` on two CPUs, 5 pps a source, its clock fixed
@@ -434,5 +498,79 @@ TEST(pool_removals_beside_placements_keep_the_index_whole)
 	CHECK_GT(removed, 0, "sources removed");
 	index_whole(&f, &x);
 out:
+	fixture_close(&f);
+}
+
+/* ---- a walk through read-only fds (a command that changes nothing) ---- */
+
+#define RO_SOURCES	20
+
+/* `fd` again, read only: as read-only commands open the pins. */
+static int read_only(int fd)
+{
+	LIBBPF_OPTS(bpf_get_fd_by_id_opts, ro, .open_flags = BPF_F_RDONLY);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	return bpf_map_get_fd_by_id_opts(info.id, &ro);
+}
+
+/* How often the walk met each of the RO_SOURCES sources, its key owning
+ * its value on CPU 0. */
+static int count_ro(void *ctx, const struct rl_key *key, __u32 slot,
+		    const void *vals)
+{
+	const struct rl_source *v = vals;	/* CPU 0's */
+	int *met = ctx;
+	char addr[32];
+
+	(void)slot;
+	for (int i = 0; i < RO_SOURCES; i++) {
+		struct rl_key k;
+
+		snprintf(addr, sizeof(addr), "198.18.5.%d", i + 1);
+		k = v4_key(addr);
+		if (!memcmp(&k, key, sizeof(k)) && !memcmp(&v->owner, key, sizeof(k)))
+			met[i]++;
+	}
+	return 0;
+}
+
+/* A read-only fd cannot map `source_keys`: the walk reads each key by a
+ * lookup, and meets every source once, with its values. */
+TEST(pool_walk_through_read_only_fds)
+{
+	int met[RO_SOURCES] = { 0 };
+	struct rl_index x, ro;
+	struct fixture f;
+	char addr[32];
+
+	ro.index = ro.sources = ro.keys = ro.pool = -1;
+	if (!open_pool(&f, RL_DEFAULT_MAX_SOURCES, 1, &x) || !fixture_pps(&f, "default", 5))
+		goto out;
+	for (int i = 0; i < RO_SOURCES; i++) {
+		snprintf(addr, sizeof(addr), "198.18.5.%d", i + 1);
+		if (!CHECK_EQ(udp(&f, addr, 1, 0, T0), 1, "a source"))
+			goto out;
+	}
+	ro = x;
+	ro.index = read_only(x.index);
+	ro.sources = read_only(x.sources);
+	ro.keys = read_only(x.keys);
+	ro.pool = read_only(x.pool);
+	if (!CHECK(ro.index >= 0 && ro.sources >= 0 && ro.keys >= 0 && ro.pool >= 0,
+		   "read-only fds: %s", strerror(errno)))
+		goto out;
+	if (!CHECK_EQ(rl_index_walk(&ro, count_ro, met), 0, "the walk"))
+		goto out;
+	for (int i = 0; i < RO_SOURCES; i++)
+		CHECK_EQ(met[i], 1, "each source met once, with its values");
+out:
+	close(ro.index);	/* -1: EBADF, nothing */
+	close(ro.sources);
+	close(ro.keys);
+	close(ro.pool);
 	fixture_close(&f);
 }

@@ -286,7 +286,12 @@ int rl_index_remove(const struct rl_index *x, const struct rl_key *key)
 			if (way < 0)
 				break;
 			w = __atomic_load_n(&bk->way[way], __ATOMIC_SEQ_CST);
-			if (!rl_way_matches(w, &p))
+			/* the key read again after the word (the program
+			 * writes a way's key before the word that publishes
+			 * it): evicted since probe(), for a source of the same
+			 * tag, the way is not emptied under it */
+			if (!rl_way_matches(w, &p) ||
+			    !slot_holds(x, __atomic_load_n(&bk->slot[way], __ATOMIC_SEQ_CST), k))
 				continue;
 			ret = empty_way(x, bk, (__u32)way, w);
 			if (ret <= 0) {
