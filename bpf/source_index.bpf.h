@@ -250,6 +250,10 @@ static __always_inline int take_way(struct rl_index_bucket *b, __u32 way,
 					(word & RL_WAY_TAG) | RL_WAY_BUSY) != old)
 		return RL_NO_SLOT;
 	if (fresh) {
+		/* given a slot since it was read (placed, then removed:
+		 * its word back as it was): it keeps that one */
+		if (RL_READ(b->slot[way]))
+			goto give_back;
 		pool = bpf_map_lookup_elem(&source_pool, &zero);
 		slot = pool ? __sync_fetch_and_add(&pool->handed, 1) : ~0U;
 		if (slot >= slots)
@@ -335,7 +339,7 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	struct victim_ctx v = {};
 	struct rl_index_place p;
 	__u32 lock, way, half, stamp, pick, slots;
-	int fresh, room, slot;
+	int fresh, room, slot, to_empty;
 	__u64 k[2];
 
 	if (!key)
@@ -384,6 +388,7 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	else
 		pick = pick_empty(v.slotted[0], v.bare[0], 0, room) ?:
 		       pick_empty(v.slotted[1], v.bare[1], 1, room);
+	to_empty = pick != 0;
 	if (!pick && v.rank < RL_WAY_NEVER)
 		pick = v.victim + 1;
 	slot = RL_NO_SLOT;
@@ -397,9 +402,12 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	{
 		__u32 old = RL_READ(vb->way[way]);
 
+		/* another CPU changed it (an empty way placed meanwhile is
+		 * not evicted for want of another look): untracked */
 		if (rl_way_victim_rank(old, verified, stamp, v.idle) >= RL_WAY_NEVER ||
+		    (to_empty && (old & RL_WAY_STATE) != RL_WAY_EMPTY) ||
 		    (fresh && RL_READ(vb->slot[way])))
-			goto out;	/* another CPU changed it: untracked */
+			goto out;
 		slot = take_way(vb, way, old, k, p.tag |
 				stamp << RL_WAY_STAMP_SHIFT |
 				(verified ? RL_WAY_VERIFIED : 0), fresh, slots);
