@@ -306,21 +306,6 @@ static __always_inline int take_placing(struct rl_index_bucket *lb, __u32 lock)
 	return -1;
 }
 
-/* A choice of way: half x RL_INDEX_WAYS + way + 1 (0: none), and
- * PICK_FRESH if it has no slot yet. Scalars, not the context's arrays
- * indexed by a variable: the compiler made that a pointer OR, which the
- * verifier refuses. */
-#define PICK_FRESH	0x100U
-static __always_inline __u32 pick_empty(__u32 slotted, __u32 bare, __u32 half,
-					int room)
-{
-	if (slotted)
-		return half * RL_INDEX_WAYS + slotted;
-	if (bare && room)
-		return (half * RL_INDEX_WAYS + bare) | PICK_FRESH;
-	return 0;
-}
-
 /*
  * Place source `key` (verified or not) at `now` and return its slot: where
  * it already is; else an empty way of the emptier of its two buckets (one
@@ -377,26 +362,19 @@ __noinline int source_place(const struct rl_key *key, int verified, __u64 now)
 	v.idle = rl_index_idle(settings.window_ns);
 	v.rank = RL_WAY_NEVER;
 	bpf_loop(2 * RL_INDEX_WAYS, victim_way, &v, 0);
-	/* the emptier bucket first (two choices keep the fullest bucket
-	 * near the average), a way with a slot before one without, a new
-	 * slot while the pool has one; else the best victim */
+	/* an empty way (rl_pick_empty), else the best victim */
 	slots = pool_slots();
 	room = pool_has_room(slots);
-	if (v.empties[1] > v.empties[0])
-		pick = pick_empty(v.slotted[1], v.bare[1], 1, room) ?:
-		       pick_empty(v.slotted[0], v.bare[0], 0, room);
-	else
-		pick = pick_empty(v.slotted[0], v.bare[0], 0, room) ?:
-		       pick_empty(v.slotted[1], v.bare[1], 1, room);
+	pick = rl_pick_empty(v.empties, v.slotted, v.bare, room);
 	to_empty = pick != 0;
 	if (!pick && v.rank < RL_WAY_NEVER)
 		pick = v.victim + 1;
 	slot = RL_NO_SLOT;
 	if (!pick)
 		goto out;
-	fresh = pick & PICK_FRESH;
-	half = ((pick - 1) / RL_INDEX_WAYS) & 1;
-	way = (pick - 1) & RL_INDEX_WAY_MASK;
+	fresh = pick & RL_PICK_FRESH;
+	half = rl_pick_half(pick);
+	way = rl_pick_way(pick);
 	vb = half ? b1 : b0;
 	way &= RL_INDEX_WAY_MASK;
 	{

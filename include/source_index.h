@@ -190,6 +190,52 @@ static __always_inline __u32 rl_index_idle(__u64 window_ns)
 	return (__u32)(window_ns >> RL_STAMP_SHIFT) + 1;
 }
 
+/*
+ * A choice of empty way for a new source, the program's and a reload's
+ * carry's alike: half x RL_INDEX_WAYS + way + 1 (0: none), RL_PICK_FRESH
+ * set if it has no slot yet. Of each bucket the search found one empty way
+ * with a slot and one without (`slotted`, `bare`: way + 1, 0: none): the
+ * emptier bucket first (two choices keep the fullest bucket near the
+ * average), a way with a slot before one without, a way without only while
+ * the pool has `room`. Constant indices, no array indexed by a variable:
+ * the compiler made that a pointer OR, which the verifier refuses.
+ */
+#define RL_PICK_FRESH	0x100U
+static __always_inline __u32 rl_pick_in(__u32 slotted, __u32 bare, __u32 half,
+					int room)
+{
+	if (slotted)
+		return half * RL_INDEX_WAYS + slotted;
+	if (bare && room)
+		return (half * RL_INDEX_WAYS + bare) | RL_PICK_FRESH;
+	return 0;
+}
+
+static __always_inline __u32 rl_pick_empty(const __u32 empties[2],
+					   const __u32 slotted[2],
+					   const __u32 bare[2], int room)
+{
+	__u32 pick;
+
+	if (empties[1] > empties[0]) {
+		pick = rl_pick_in(slotted[1], bare[1], 1, room);
+		return pick ? pick : rl_pick_in(slotted[0], bare[0], 0, room);
+	}
+	pick = rl_pick_in(slotted[0], bare[0], 0, room);
+	return pick ? pick : rl_pick_in(slotted[1], bare[1], 1, room);
+}
+
+/* The bucket (0 or 1 of the two) and way of pick `pick` (not 0). */
+static __always_inline __u32 rl_pick_half(__u32 pick)
+{
+	return ((pick - 1) / RL_INDEX_WAYS) & 1;
+}
+
+static __always_inline __u32 rl_pick_way(__u32 pick)
+{
+	return (pick - 1) & RL_INDEX_WAY_MASK;
+}
+
 /* Buckets of an index for `max_sources`: at most three quarters full,
  * at least 2 (a key's two buckets differ). */
 static __always_inline __u32 rl_index_buckets(__u64 max_sources)

@@ -159,14 +159,13 @@ static int pool_handed(const struct rl_index *x, struct rl_source_pool *pool)
 int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 		   const void *vals, bool verified, __u64 now)
 {
-	int empties[2] = { 0, 0 }, slotted[2] = { -1, -1 }, bare[2] = { -1, -1 };
+	__u32 empties[2] = { 0, 0 }, slotted[2] = { 0, 0 }, bare[2] = { 0, 0 };
 	struct rl_index_bucket b[2];
 	struct rl_source_pool pool;
 	struct rl_index_place p;
-	__u32 slot, word, zero = 0;
-	int half, way, err;
-	bool room;
+	__u32 slot, word, zero = 0, pick, half, way;
 	__u64 k[2];
+	int err;
 
 	place_of(x, key, &p, k);
 	for (int i = 0; i < 2; i++) {
@@ -180,25 +179,21 @@ int rl_index_place(const struct rl_index *x, const struct rl_key *key,
 			if ((b[i].way[w] & RL_WAY_STATE) != RL_WAY_EMPTY)
 				continue;
 			empties[i]++;
-			if (b[i].slot[w] && slotted[i] < 0)
-				slotted[i] = (int)w;
-			else if (!b[i].slot[w] && bare[i] < 0)
-				bare[i] = (int)w;
+			if (b[i].slot[w] && !slotted[i])
+				slotted[i] = w + 1;
+			else if (!b[i].slot[w] && !bare[i])
+				bare[i] = w + 1;
 		}
 	}
-	/* as the program places: the emptier bucket first, a way with a
-	 * slot before one without (given the pool's next slot) */
+	/* as the program places */
 	err = pool_handed(x, &pool);
 	if (err)
 		return err;
-	room = pool.handed < x->nslots;
-	half = empties[1] > empties[0];
-	way = -1;
-	for (int i = 0; i < 2 && way < 0; i++, half = !half)
-		way = slotted[half] >= 0 ? slotted[half] : room ? bare[half] : -1;
-	half = !half;
-	if (way < 0)
+	pick = rl_pick_empty(empties, slotted, bare, pool.handed < x->nslots);
+	if (!pick)
 		return -ENOSPC;
+	half = rl_pick_half(pick);
+	way = rl_pick_way(pick);
 	if (b[half].slot[way]) {
 		slot = b[half].slot[way] - 1;
 	} else {
