@@ -8,8 +8,8 @@
 #include "lib/maps.h"
 #include "lib/source_index_map.h"
 
-/* Buckets a walk copies (a lookup each) before it reads their sources' values:
- * 192 KiB of index. */
+/* Buckets a walk copies (one batch lookup) before it reads their sources'
+ * values: 192 KiB of index. */
 #define WALK_BUCKETS	1024U
 
 static void place_of(const struct rl_index *x, const struct rl_key *key,
@@ -94,6 +94,8 @@ int rl_index_walk(const struct rl_index *x,
 {
 	int ncpus = rl_ncpus();
 	struct rl_index_bucket *bk = calloc(WALK_BUCKETS, sizeof(*bk));
+	__u32 bucket_ids[WALK_BUCKETS], batch = 0;
+	bool started = false;
 	void *vals = rl_percpu_alloc(sizeof(struct rl_source));
 	size_t keys_len = 0;
 	/* in place where the fd allows it; a read-only fd (a command that
@@ -106,18 +108,21 @@ int rl_index_walk(const struct rl_index *x,
 		err = ncpus <= 0 ? -EINVAL : -ENOMEM;
 		goto out;
 	}
-	for (__u32 first = 0; first < x->nbuckets && !err; first += WALK_BUCKETS) {
-		__u32 n = x->nbuckets - first < WALK_BUCKETS ? x->nbuckets - first
-							     : WALK_BUCKETS;
+	for (bool last = false; !last && !err;) {
+		__u32 n = WALK_BUCKETS;
+		int ret;
 
-		for (__u32 i = 0; i < n; i++) {
-			__u32 bucket = first + i;
-
-			if (bpf_map_lookup_elem(x->index, &bucket, &bk[i])) {
-				err = -errno;
-				goto out;
-			}
+		/* a system call per WALK_BUCKETS buckets, not one each: an
+		 * exporter's reading walks every bucket of a million sources'
+		 * index (-ENOENT: the last of them read) */
+		ret = bpf_map_lookup_batch(x->index, started ? &batch : NULL, &batch,
+					   bucket_ids, bk, &n, NULL);
+		if (ret < 0 && ret != -ENOENT) {
+			err = ret;
+			break;
 		}
+		last = ret == -ENOENT;
+		started = true;
 		for (__u32 i = 0; i < n && !err; i++) {
 			for (__u32 way = 0; way < RL_INDEX_WAYS && !err; way++) {
 				__u32 slot = bk[i].slot[way] - 1;
