@@ -39,6 +39,9 @@
 /* it is an ACK whose SYN cookie cookie_first() found invalid: the proof
  * does not check it again (prove_source) */
 #define HOW_COOKIE_BAD	(1 << 6)
+/* it may be a TCP segment (RL_PKT_MAY_TCP): only then is there a proof
+ * to look for (proof_and_proven), which would parse it again */
+#define HOW_MAY_TCP	(1 << 7)
 
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
@@ -388,7 +391,11 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		return XDP_PASS;	/* cannot happen: arrays */
 
 	/* parse */
-	kind = rl_parse_frame(data, data_end, &key, settings.v6_mask);
+	kind = rl_parse_frame_tcp(data, data_end, &key, settings.v6_mask);
+	if (kind & RL_PKT_MAY_TCP) {
+		how = HOW_MAY_TCP;
+		kind &= ~RL_PKT_MAY_TCP;
+	}
 	if (kind == RL_PKT_NON_IP) {
 		fate = FATE_NON_IP;
 		goto out;
@@ -418,12 +425,13 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			if (fate >= 0)
 				goto out;
 			if (fate == FATE_CHECKED)
-				how = HOW_COOKIE_BAD;
-			if (!prove_source(ctx, &key, now, how & HOW_COOKIE_BAD)) {
+				how |= HOW_COOKIE_BAD;
+			if (!(how & HOW_MAY_TCP) ||
+			    !prove_source(ctx, &key, now, how & HOW_COOKIE_BAD)) {
 				fate = FATE_DROP;
 				goto out;
 			}
-			how = HOW_VERIFIED;
+			how = HOW_MAY_TCP | HOW_VERIFIED;
 			rule = NULL;
 			rule_id = RL_NO_RULE;
 		}
@@ -479,7 +487,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 				how |= HOW_COOKIE_BAD;
 		}
 	}
-	if (rule)
+	if (rule && (how & HOW_MAY_TCP))
 		how |= proof_and_proven(ctx, &key, rule_id, now, how);
 	/* judged in the scoped rule's window of the source: its key from
 	 * here on (ban_source() bans the source itself) */
@@ -506,7 +514,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		cover_commit(how_cover(how), len);
 		how |= HOW_PAID;
 	}
-	how &= ((1 << HOW_COVER_SHIFT) - 1) & ~(HOW_COVERED | HOW_COOKIE_BAD);
+	how &= ((1 << HOW_COVER_SHIFT) - 1) &
+	       ~(HOW_COVERED | HOW_COOKIE_BAD | HOW_MAY_TCP);
 
 	fate = verdict(&src, &key, how, rule, rule_id, now, len, gen, cnt);
 out:

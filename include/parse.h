@@ -153,22 +153,56 @@ RL_UNROLL
 	return RL_PKT_V6;
 }
 
+/*
+ * A flag rl_parse_frame_tcp() adds to RL_PKT_V4 or RL_PKT_V6: the frame
+ * may hold a TCP segment that rl_parse_tcp() reads (IPv4: protocol 6, no
+ * later fragment; IPv6: next header 6, or an extension header before it).
+ * Without it, what only a TCP segment can be (the ACK that proves its
+ * source, a proven packet) is known without a second parse.
+ */
+#define RL_PKT_MAY_TCP	0x100
+
+/* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP added. */
+RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
+				 const volatile __u32 *v6_mask)
+{
+	struct rl_cursor c = { .pos = data };
+	int proto = rl_parse_eth(&c, end);
+	int kind;
+
+	if (proto < 0)
+		return RL_PKT_MALFORMED;
+	if (proto == RL_HTONS(ETH_P_IP)) {
+		const struct iphdr *iph = c.pos;
+
+		kind = rl_parse_ipv4(&c, end, key);
+		if (kind == RL_PKT_V4 && iph->protocol == 6 &&
+		    !(iph->frag_off & RL_HTONS(0x1fff)))
+			kind |= RL_PKT_MAY_TCP;
+		return kind;
+	}
+	if (proto == RL_HTONS(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = c.pos;
+		__u8 next;
+
+		kind = rl_parse_ipv6(&c, end, key, v6_mask);
+		if (kind != RL_PKT_V6)
+			return kind;
+		next = ip6->nexthdr;
+		if (next == 6 || next == 0 || next == 43 || next == 60 || next == 44)
+			kind |= RL_PKT_MAY_TCP;
+		return kind;
+	}
+	if (rl_is_encap(proto))
+		return RL_PKT_ENCAP;
+	return RL_PKT_NON_IP;
+}
+
 /* Classify a frame and fill `key` for IP frames. */
 RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 			     const volatile __u32 *v6_mask)
 {
-	struct rl_cursor c = { .pos = data };
-	int proto = rl_parse_eth(&c, end);
-
-	if (proto < 0)
-		return RL_PKT_MALFORMED;
-	if (proto == RL_HTONS(ETH_P_IP))
-		return rl_parse_ipv4(&c, end, key);
-	if (proto == RL_HTONS(ETH_P_IPV6))
-		return rl_parse_ipv6(&c, end, key, v6_mask);
-	if (rl_is_encap(proto))
-		return RL_PKT_ENCAP;
-	return RL_PKT_NON_IP;
+	return rl_parse_frame_tcp(data, end, key, v6_mask) & ~RL_PKT_MAY_TCP;
 }
 
 /* ---- TCP segments: verified sources (include/verified.h) ---- */

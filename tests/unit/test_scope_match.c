@@ -9,6 +9,7 @@
 #include "scope.h"
 #include "model.h"
 #include "harness.h"
+#include "frame.h"
 
 static struct rl_scope scope(__u8 proto, __u8 flags, __u16 lo, __u16 hi)
 {
@@ -255,20 +256,6 @@ TEST(scope_keys_round_trip_and_stay_apart)
 }
 
 /* ---- the transport view of crafted frames ---- */
-
-static size_t eth(__u8 *b, __u16 type)
-{
-	memset(b, 0, 512);
-	b[12] = type >> 8;
-	b[13] = type & 0xff;
-	return 14;
-}
-
-/* A frame buffer whose IP header (after 14 bytes of Ethernet) is 4-byte
- * aligned, as NET_IP_ALIGN leaves it in the kernel. */
-#define FRAME_BUF(name) \
-	__u8 name##_raw[520] __attribute__((aligned(8))); \
-	__u8 *name = name##_raw + 2
 
 TEST(scope_parse_l4_frames)
 {

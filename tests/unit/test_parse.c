@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Frame parsing (include/parse.h) on the host: the program skips the proof
+ * for a frame that rl_parse_frame_tcp() says holds no TCP segment, so the
+ * flag must be there for every frame in which rl_parse_tcp() finds one,
+ * whatever the protocol, fragment or IPv6 header chain.
+ */
+#include <string.h>
+#include "parse.h"
+#include "harness.h"
+#include "frame.h"
+
+static const __u32 all_ones[4] = { ~0U, ~0U, ~0U, ~0U };
+
+/* The flag and rl_parse_tcp() agree on the frame b..end: a segment found
+ * is never hidden. Returns the flag (1: set). */
+static int may_tcp_agrees(__u8 *b, __u8 *end, const char *what, int n)
+{
+	struct rl_key k, k2;
+	struct rl_flow f;
+	struct rl_seg seg;
+	int kind = rl_parse_frame_tcp(b, end, &k, all_ones);
+	int plain = rl_parse_frame(b, end, &k2, all_ones);
+	int may = !!(kind & RL_PKT_MAY_TCP);
+
+	CHECK(plain == (kind & ~RL_PKT_MAY_TCP), "%s %d: the same kind", what, n);
+	CHECK(!(plain & RL_PKT_MAY_TCP), "%s %d: no flag from rl_parse_frame", what, n);
+	if (rl_parse_tcp(b, end, &f, 0, &seg))
+		CHECK(may, "%s %d: a TCP segment without RL_PKT_MAY_TCP", what, n);
+	return may;
+}
+
+/* IPv4 with every protocol, whole, first fragment, later fragment: the
+ * flag exactly when it is TCP and no later fragment. */
+TEST(parse_may_tcp_ipv4)
+{
+	static const __u16 frag[] = { 0, 0x2000 /* MF */, 185 };
+	FRAME_BUF(b);
+
+	for (int p = 0; p < 256; p++)
+		for (unsigned int i = 0; i < sizeof(frag) / sizeof(frag[0]); i++) {
+			size_t o = eth(b, ETH_P_IP);
+			int may;
+
+			b[o] = 0x45;
+			b[o + 3] = 40;
+			b[o + 6] = frag[i] >> 8;
+			b[o + 7] = frag[i] & 0xff;
+			b[o + 9] = p;
+			b[o + 20 + 13] = RL_TCP_ACK;
+			may = may_tcp_agrees(b, b + o + 40, "v4 proto", p);
+			CHECK(may == (p == 6 && (frag[i] & 0x1fff) == 0),
+			      "v4 proto %d frag %#x: flag %d", p, frag[i], may);
+		}
+}
+
+/* Behind a VLAN tag, and cut before the TCP header ends. */
+TEST(parse_may_tcp_vlan_and_cut)
+{
+	FRAME_BUF(b);
+	size_t o = eth(b, ETH_P_8021Q) + 4;
+
+	b[16] = ETH_P_IP >> 8;
+	b[17] = ETH_P_IP & 0xff;
+	b[o] = 0x45;
+	b[o + 9] = 6;
+	b[o + 20 + 13] = RL_TCP_ACK;
+	CHECK(may_tcp_agrees(b, b + o + 40, "vlan", 0), "a tagged TCP segment");
+	/* cut: no segment to prove, the flag harmless */
+	may_tcp_agrees(b, b + o + 30, "cut", 0);
+}
+
+/* IPv6 with every first next header, each extension header that the
+ * proof looks through followed by TCP, and a later fragment. */
+TEST(parse_may_tcp_ipv6)
+{
+	FRAME_BUF(b);
+
+	for (int next = 0; next < 256; next++)
+		for (int later = 0; later < 2; later++) {
+			size_t o = eth(b, ETH_P_IPV6);
+			int may;
+
+			b[o] = 0x60;
+			b[o + 6] = next;
+			b[o + 8] = 0x20;	/* 2001:: */
+			b[o + 9] = 0x01;
+			/* an extension header of 8 bytes, then TCP */
+			b[o + 40] = 6;
+			if (next == 44 && later)
+				b[o + 43] = 185 << 3 & 0xff;
+			b[o + 48 + 13] = RL_TCP_ACK;
+			b[o + 40 + 13] = RL_TCP_ACK;	/* TCP right after */
+			may = may_tcp_agrees(b, b + o + 68, "v6 next", next);
+			if (next == 17 || next == 58)
+				CHECK(!may, "v6 next %d: no TCP", next);
+		}
+}
