@@ -281,29 +281,49 @@ give_back:
 	return RL_NO_SLOT;
 }
 
-/* Reads of a taken `placing` before a CPU gives up waiting: the holder
- * writes one key and a few words (well under a microsecond); this bounds
- * the wait if it was interrupted. */
-#define RL_PLACE_WAIT	4096
+/* Reads of a taken `placing` before a CPU gives up waiting. The holder
+ * writes one key and a few words, well under a microsecond, with
+ * interrupts off (XDP runs in softirq): only a hypervisor that stops its
+ * virtual CPU keeps it longer, as it would a kernel spin lock's holder.
+ * 4,096 reads (tens of microseconds) gave up under such a stop, and the
+ * source's first packet on the waiting CPU was dropped as a source
+ * without room; 2^20 reads wait out one of several milliseconds. */
+#define RL_PLACE_WAIT	(1U << 20)
 
-static long placing_free(__u32 i, __u32 *lock)
+/* What a CPU waiting for `placing` of bucket `lock` holds: whether it
+ * took it. */
+struct placing_wait {
+	__u32 lock;
+	int taken;
+};
+
+/* One read of `placing`, and a try to take it once it reads free (a
+ * compare-and-swap only then, so that waiting CPUs do not keep its line
+ * from the holder). */
+static long placing_try(__u32 i, struct placing_wait *w)
 {
-	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, lock);
+	struct rl_index_bucket *b = bpf_map_lookup_elem(&source_index, &w->lock);
 
 	(void)i;
-	return !b || !RL_READ(b->placing);
+	if (!b)
+		return 1;
+	if (RL_READ(b->placing) ||
+	    __sync_val_compare_and_swap(&b->placing, 0, 1) != 0)
+		return 0;
+	w->taken = 1;
+	return 1;
 }
 
 /* Take `placing` of bucket `lb` (index `lock`), waiting for a CPU that
- * holds it: 0, or -1 (waited RL_PLACE_WAIT reads in vain). */
+ * holds it: 0, or -1 (RL_PLACE_WAIT reads in vain). */
 static __always_inline int take_placing(struct rl_index_bucket *lb, __u32 lock)
 {
-	for (int tries = 0; tries < 4; tries++) {
-		if (__sync_val_compare_and_swap(&lb->placing, 0, 1) == 0)
-			return 0;
-		bpf_loop(RL_PLACE_WAIT, placing_free, &lock, 0);
-	}
-	return -1;
+	struct placing_wait w = { .lock = lock };
+
+	if (__sync_val_compare_and_swap(&lb->placing, 0, 1) == 0)
+		return 0;
+	bpf_loop(RL_PLACE_WAIT, placing_try, &w, 0);
+	return w.taken ? 0 : -1;
 }
 
 /*

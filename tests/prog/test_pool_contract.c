@@ -268,6 +268,53 @@ out:
 	fixture_close(&f);
 }
 
+/* Set `placing` of the bucket a source at `addr` locks to `v`, as a CPU
+ * that places a source of that bucket holds it. */
+static bool hold_placing(const struct rl_index *x, const char *addr, __u32 v)
+{
+	struct rl_key k = v4_key(addr);
+	struct rl_index_place p;
+	struct rl_index_bucket b;
+	__u64 w[2];
+	__u32 lock;
+
+	memcpy(w, k.addr, sizeof(w));
+	rl_index_locate(&p, w, x->seed, x->nbuckets);
+	lock = rl_index_lock_bucket(&p);
+	if (!CHECK_EQ(bpf_map_lookup_elem(x->index, &lock, &b), 0, "the lock's bucket"))
+		return false;
+	if (!v)
+		CHECK_EQ(b.placing, 1, "the hold left to its holder");
+	b.placing = v;
+	return CHECK_EQ(bpf_map_update_elem(x->index, &lock, &b, BPF_ANY), 0,
+			"`placing` set");
+}
+
+/* A CPU that holds `placing` and never lets go (a virtual CPU its
+ * hypervisor stopped, for ever): the CPU that waits for it gives up after
+ * its bounded wait, the packet refused as a source without room while its
+ * budget limits it; the hold is left to its holder; let go, the source
+ * is placed at its next packet. */
+TEST(pool_placing_held_for_ever_bounded)
+{
+	const char *src = "198.18.3.3";
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, 1024, 1, &x) || !fixture_pps(&f, "default", 5) ||
+	    !hold_placing(&x, src, 1))
+		goto out;
+	CHECK_EQ(udp(&f, src, 1, 0, T0), 0, "refused after the bounded wait");
+	CHECK(!tracked(&x, src, NULL), "not placed");
+	CHECK_EQ(fixture_refused(&f, src), 1, "its drop in `refused`");
+	if (!hold_placing(&x, src, 0))
+		goto out;
+	CHECK_EQ(udp(&f, src, 1, 0, T0 + 1), 1, "let go: placed, passed");
+	CHECK(tracked(&x, src, NULL), "placed");
+out:
+	fixture_close(&f);
+}
+
 /* ---- placements on two CPUs at once ---- */
 
 #define RACE_SOURCES	4096	/* distinct sources, each sent by both CPUs */
