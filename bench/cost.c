@@ -384,6 +384,15 @@ static void add_case(struct bench_case *cs, int *n, const char *name,
 	c->fr.len = len > 0 ? (size_t)len : 0;
 }
 
+/* A case of `src`'s TCP ACK to the host's port 80 through XDP program
+ * `fd`, which passes it, against the minimal limiter under quota. */
+static void add_ack_case(struct bench_case *cs, int *n, const char *name,
+			 const char *label, int fd, const char *src)
+{
+	add_case(cs, n, name, label, fd, src, 0, XDP_PASS, MIN_UNDER);
+	tcp_frame(&cs[*n - 1].fr, src, "198.18.255.1", 40000, 80, 0x10);
+}
+
 /* A case run through the churn driver `drv`, tail-calling `tail_fd` */
 static void churn_case(struct bench_case *c, const struct baselines *drv, int tail_fd)
 {
@@ -553,6 +562,7 @@ int bench_cost(int argc, char **argv)
 	struct bench_case cs[COST_CASES];
 	struct rl_inst rl = { 0 }, rc = { 0 }, ra = { 0 }, rn = { 0 };
 	struct rl_inst rvn = { 0 }, rvb = { 0 };	/* verification read */
+	struct rl_inst rvp = { 0 };			/* and not: a plain rule */
 	struct rl_inst rsc = { 0 };			/* a SYN rule: scopes in use */
 	struct rl_inst rev = { 0 }, roff = { 0 };	/* events on, off */
 	struct rl_inst rk = { 0 };			/* SYN cookies */
@@ -617,6 +627,11 @@ int bench_cost(int argc, char **argv)
 	if (load_rl(&rvn, RL_DEFAULT_MAX_SOURCES) || load_rl(&rvb, RL_DEFAULT_MAX_SOURCES) ||
 	    verified_rule(&rvn, false) || verified_rule(&rvb, true) ||
 	    answer(&rvn) || answer(&rvb))
+		goto out;
+	/* the same under a rule that reads no verification, whose TCP
+	 * segments read it all the same (for the source table's eviction) */
+	if (load_rl(&rvp, RL_DEFAULT_MAX_SOURCES) || quota(&rvp, "default", HUGE_PPS) ||
+	    answer(&rvp))
 		goto out;
 	/* rule scope: a SYN under a SYN rule beside the unscoped default,
 	 * and a packet in no scope while the scope is in use */
@@ -690,21 +705,21 @@ int bench_cost(int argc, char **argv)
 		 "1 verified source, rule with a newcomer budget",
 		 bpf_program__fd(rvn.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
 		 XDP_PASS, MIN_UNDER);
-	add_case(cs, &n, "verified_ban_rule",
-		 "1 verified source on an answered connection, rule with --ban",
-		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.1", 0,
-		 XDP_PASS, MIN_UNDER);
-	tcp_frame(&cs[n - 1].fr, "198.18.0.1", "198.18.255.1", 40000, 80, 0x10);
-	add_case(cs, &n, "proof_miss",
-		 "an unverified source's ACK, no SYN-ACK recorded (a forged ACK)",
-		 bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
-		 XDP_PASS, MIN_UNDER);
-	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
-	add_case(cs, &n, "proof_miss_hint",
-		 "the same forged ACK while the kernel may have SYN cookies out",
-		 bpf_program__fd(rvh.skel->progs.xdp_ratelimit), "198.18.0.2", 0,
-		 XDP_PASS, MIN_UNDER);
-	tcp_frame(&cs[n - 1].fr, "198.18.0.2", "198.18.255.1", 40000, 80, 0x10);
+	add_ack_case(cs, &n, "verified_ban_rule",
+		     "1 verified source on an answered connection, rule with --ban",
+		     bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.1");
+	add_ack_case(cs, &n, "proof_miss",
+		     "an unverified source's ACK, no SYN-ACK recorded (a forged ACK)",
+		     bpf_program__fd(rvb.skel->progs.xdp_ratelimit), "198.18.0.2");
+	add_ack_case(cs, &n, "verified_plain_rule",
+		     "1 verified source's TCP ACK, rule without --ban or a newcomer budget",
+		     bpf_program__fd(rvp.skel->progs.xdp_ratelimit), "198.18.0.1");
+	add_ack_case(cs, &n, "proof_miss_plain",
+		     "an unverified source's ACK under that rule (a forged ACK)",
+		     bpf_program__fd(rvp.skel->progs.xdp_ratelimit), "198.18.0.2");
+	add_ack_case(cs, &n, "proof_miss_hint",
+		     "the same forged ACK while the kernel may have SYN cookies out",
+		     bpf_program__fd(rvh.skel->progs.xdp_ratelimit), "198.18.0.2");
 	/* tc programs: no XDP dispatcher holds them */
 	add_case(cs, &n, "egress_reply",
 		 "egress hook: one segment (TCP ACK) of a socket not established",
@@ -909,6 +924,8 @@ out:
 		ratelimit__destroy(rvn.skel);
 	if (rvb.skel)
 		ratelimit__destroy(rvb.skel);
+	if (rvp.skel)
+		ratelimit__destroy(rvp.skel);
 	if (rsc.skel)
 		ratelimit__destroy(rsc.skel);
 	if (rev.skel)

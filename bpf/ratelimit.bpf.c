@@ -39,8 +39,10 @@
 /* it is an ACK whose SYN cookie cookie_first() found invalid: the proof
  * does not check it again (prove_source) */
 #define HOW_COOKIE_BAD	(1 << 6)
-/* it may be a TCP segment (RL_PKT_MAY_TCP): only then is there a proof
- * to look for (proof_and_proven), which would parse it again */
+/* it may be a TCP segment without SYN (RL_PKT_MAY_TCP): only then is
+ * there a proof to look for (proof_and_proven, which would parse it
+ * again), or a verified client's segment whose verification every rule
+ * reads */
 #define HOW_MAY_TCP	(1 << 7)
 
 #include "run_config.bpf.h"
@@ -470,16 +472,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		}
 	}
 	/* verification costs a lookup only to rules that read it (and to a
-	 * scoped rule's packet whose covering rule has a newcomer budget);
-	 * --syn-cookies: an unverified source's SYN is answered with a
+	 * scoped rule's packet whose covering rule has a newcomer budget),
+	 * and, under any rule, to a TCP segment: the index then knows the
+	 * verified clients whatever their rule, so that eviction keeps them
+	 * (and a verified one's segment looks for no proof, a lookup of
+	 * `synacks` spared; a source's verification is kept in its entry for
+	 * a TTL). --syn-cookies: an unverified source's SYN is answered with a
 	 * cookie, and its ACK returning a valid one passes (cookie.bpf.h);
 	 * past the SYN-ACK budget, or any other packet, judged as before.
 	 * The ACK that proves a source, and a ban's count, are looked for in
 	 * one call (verified.bpf.h); a source proved above is verified */
-	if (rule && (rl_rule_reads_verified(rule) || (how & HOW_COVERED))) {
+	if (rule && ((how & HOW_MAY_TCP) || rl_rule_reads_verified(rule) ||
+		     (how & HOW_COVERED))) {
 		if ((how & HOW_VERIFIED) || source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
-		} else {
+		} else if (rl_rule_reads_verified(rule) || (how & HOW_COVERED)) {
 			fate = cookie_fate(ctx, rule, now);
 			if (fate >= 0)
 				goto out;

@@ -153,14 +153,31 @@ RL_UNROLL
 	return RL_PKT_V6;
 }
 
+#define RL_TCP_FIN	0x01
+#define RL_TCP_SYN	0x02
+#define RL_TCP_RST	0x04
+#define RL_TCP_ACK	0x10
+
 /*
  * A flag rl_parse_frame_tcp() adds to RL_PKT_V4 or RL_PKT_V6: the frame
- * may hold a TCP segment that rl_parse_tcp() reads (IPv4: protocol 6, no
- * later fragment; IPv6: next header 6, or an extension header before it).
- * Without it, what only a TCP segment can be (the ACK that proves its
- * source, a proven packet) is known without a second parse.
+ * may hold a TCP segment without SYN that rl_parse_tcp() reads (IPv4:
+ * protocol 6, no later fragment; IPv6: next header 6, or an extension
+ * header before it; and SYN not seen set). Only such a segment can be the
+ * ACK that proves its source or a proven packet, and only a verified
+ * client's next segments need its verification read under any rule:
+ * without the flag, a frame skips a second parse, and a SYN flood the
+ * reading.
  */
 #define RL_PKT_MAY_TCP	0x100
+
+/* RL_PKT_MAY_TCP for the segment that may start at `tcp`: unless its
+ * flags are there and say SYN. */
+RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
+{
+	if ((void *)(tcp + 14) <= end && (tcp[13] & RL_TCP_SYN))
+		return 0;
+	return RL_PKT_MAY_TCP;
+}
 
 /* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP added. */
 RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
@@ -178,7 +195,7 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		kind = rl_parse_ipv4(&c, end, key);
 		if (kind == RL_PKT_V4 && iph->protocol == 6 &&
 		    !(iph->frag_off & RL_HTONS(0x1fff)))
-			kind |= RL_PKT_MAY_TCP;
+			kind |= rl_may_tcp_at(c.pos, end);
 		return kind;
 	}
 	if (proto == RL_HTONS(ETH_P_IPV6)) {
@@ -189,7 +206,9 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		if (kind != RL_PKT_V6)
 			return kind;
 		next = ip6->nexthdr;
-		if (next == 6 || next == 0 || next == 43 || next == 60 || next == 44)
+		if (next == 6)
+			kind |= rl_may_tcp_at(c.pos, end);
+		else if (next == 0 || next == 43 || next == 60 || next == 44)
 			kind |= RL_PKT_MAY_TCP;
 		return kind;
 	}
@@ -207,10 +226,6 @@ RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 
 /* ---- TCP segments: verified sources (include/verified.h) ---- */
 
-#define RL_TCP_FIN	0x01
-#define RL_TCP_SYN	0x02
-#define RL_TCP_RST	0x04
-#define RL_TCP_ACK	0x10
 /* IPv6 extension headers looked through before TCP, at most */
 #define RL_MAX_EXT_HDRS		4
 

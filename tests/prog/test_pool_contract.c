@@ -72,17 +72,125 @@ static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
 }
 
 /* A pool of two buckets (`max_sources` up to 24: every source in both)
- * under a rule that reads verification (5 pps, banning): its sources are
- * placed verified or not. */
-static bool open_two_buckets(struct fixture *f, __u64 max_sources,
-			     struct rl_index *x)
+ * under a rule of 5 pps, banning (a rule that reads verification) or not
+ * (`plain`): its sources are placed verified or not. */
+static bool open_two_buckets_rule(struct fixture *f, __u64 max_sources,
+				  struct rl_index *x, bool plain)
 {
 	struct rl_rule_change c = { .have_pps = true, .pps = 5,
-				    .have_ban = true, .ban_ns = 10 * NSEC_S };
+				    .have_ban = !plain, .ban_ns = 10 * NSEC_S };
 
 	return open_pool(f, max_sources, 1, x) &&
 	       CHECK_EQ(x->nbuckets, 2, "two buckets") &&
 	       fixture_rule(f, "198.18.0.0/15", &c);
+}
+
+static bool open_two_buckets(struct fixture *f, __u64 max_sources,
+			     struct rl_index *x)
+{
+	return open_two_buckets_rule(f, max_sources, x, false);
+}
+
+/* The word of the way that holds `addr` (0: none). */
+static __u32 way_word(const struct rl_index *x, const char *addr)
+{
+	struct rl_key k = v4_key(addr);
+	struct rl_index_place p;
+	struct rl_index_bucket b;
+	__u64 w[2], o[2];
+
+	memcpy(w, k.addr, sizeof(w));
+	rl_index_locate(&p, w, x->seed, x->nbuckets);
+	for (int i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(x->index, &p.bucket[i], &b))
+			return 0;
+		for (int way = 0; way < RL_INDEX_WAYS; way++) {
+			__u32 slot = b.slot[way] - 1;
+
+			if (rl_way_matches(b.way[way], &p) && b.slot[way] &&
+			    !bpf_map_lookup_elem(x->keys, &slot, o) &&
+			    !memcmp(o, w, sizeof(w)))
+				return b.way[way];
+		}
+	}
+	return 0;
+}
+
+/* A client placed at its SYN, proved by its ACK, has its way verified by
+ * its next packet at the latest, under a rule that reads verification or
+ * one that does not (`plain`): eviction keeps a verified client that
+ * sends, whatever its rule. */
+static void proof_marks_the_way(bool plain)
+{
+	const char *client = "198.18.0.7";
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+
+	if (!open_two_buckets_rule(&f, 16, &x, plain))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
+	CHECK_EQ(way_word(&x, client) & (RL_WAY_STATE | RL_WAY_VERIFIED), RL_WAY_LIVE,
+		 "placed at its SYN, unverified");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	CHECK_EQ(way_word(&x, client) & (RL_WAY_STATE | RL_WAY_VERIFIED),
+		 RL_WAY_LIVE | RL_WAY_VERIFIED, "its way verified by its next packet");
+out:
+	fixture_close(&f);
+}
+
+TEST(pool_proof_marks_the_way_verified)
+{
+	proof_marks_the_way(false);
+}
+
+TEST(pool_proof_marks_the_way_verified_plain_rule)
+{
+	proof_marks_the_way(true);
+}
+
+/* Under a rule that reads no verification (the common `--default-pps`),
+ * a verified client that sends, found least recently, against forged
+ * addresses that came back since: a new forged address takes one of
+ * theirs, never the client's (as the man page's Tracked sources says of
+ * a verified client, whatever its rule). */
+TEST(pool_verified_client_kept_under_a_plain_rule)
+{
+	const char *client = "198.18.0.7";
+	__u64 unit = 1ULL << RL_STAMP_SHIFT;
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+
+	if (!open_two_buckets_rule(&f, 16, &x, true))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	/* 31 forged addresses fill the other ways, and come back */
+	for (__u32 again = 0; again < 2; again++)
+		for (__u32 i = 0; i < 31; i++) {
+			nth_addr(0x200 + i, addr, sizeof(addr));
+			if (udp(&f, addr, 1, 0, T0 + (1 + again) * unit + i) < 0)
+				goto out;
+		}
+	if (!CHECK(tracked(&x, client, NULL), "every way taken, the client's too"))
+		goto out;
+	nth_addr(0x300, addr, sizeof(addr));
+	if (udp(&f, addr, 1, 0, T0 + 3 * unit) < 0)
+		goto out;
+	CHECK(tracked(&x, addr, NULL), "the new forged address placed");
+	CHECK(tracked(&x, client, NULL), "in the way of a forged one, not the client's");
+out:
+	fixture_close(&f);
 }
 
 /* A client that sent its SYN before its handshake (as every TCP client

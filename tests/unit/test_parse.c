@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Frame parsing (include/parse.h) on the host: the program skips the proof
- * for a frame that rl_parse_frame_tcp() says holds no TCP segment, so the
- * flag must be there for every frame in which rl_parse_tcp() finds one,
- * whatever the protocol, fragment or IPv6 header chain.
+ * (and, under a rule that reads no verification, the reading of it) for a
+ * frame that rl_parse_frame_tcp() says holds no TCP segment without SYN,
+ * so the flag must be there for every frame in which rl_parse_tcp() finds
+ * one, whatever the protocol, fragment, IPv6 header chain or flags.
  */
 #include <string.h>
 #include "parse.h"
@@ -12,8 +13,8 @@
 
 static const __u32 all_ones[4] = { ~0U, ~0U, ~0U, ~0U };
 
-/* The flag and rl_parse_tcp() agree on the frame b..end: a segment found
- * is never hidden. Returns the flag (1: set). */
+/* The flag and rl_parse_tcp() agree on the frame b..end: a segment
+ * without SYN found is never hidden. Returns the flag (1: set). */
 static int may_tcp_agrees(__u8 *b, __u8 *end, const char *what, int n)
 {
 	struct rl_key k, k2;
@@ -25,33 +26,42 @@ static int may_tcp_agrees(__u8 *b, __u8 *end, const char *what, int n)
 
 	CHECK(plain == (kind & ~RL_PKT_MAY_TCP), "%s %d: the same kind", what, n);
 	CHECK(!(plain & RL_PKT_MAY_TCP), "%s %d: no flag from rl_parse_frame", what, n);
-	if (rl_parse_tcp(b, end, &f, 0, &seg))
+	if (rl_parse_tcp(b, end, &f, 0, &seg) && !(seg.flags & RL_TCP_SYN))
 		CHECK(may, "%s %d: a TCP segment without RL_PKT_MAY_TCP", what, n);
 	return may;
 }
 
-/* IPv4 with every protocol, whole, first fragment, later fragment: the
- * flag exactly when it is TCP and no later fragment. */
+static const __u8 tcp_flags[] = {
+	RL_TCP_ACK, RL_TCP_SYN, RL_TCP_SYN | RL_TCP_ACK, RL_TCP_RST,
+	RL_TCP_FIN | RL_TCP_ACK, 0,
+};
+#define NFLAGS	(sizeof(tcp_flags) / sizeof(tcp_flags[0]))
+
+/* IPv4 with every protocol, whole, first fragment, later fragment, and
+ * TCP flags: the flag exactly when it is TCP, no later fragment, no SYN. */
 TEST(parse_may_tcp_ipv4)
 {
 	static const __u16 frag[] = { 0, 0x2000 /* MF */, 185 };
 	FRAME_BUF(b);
 
 	for (int p = 0; p < 256; p++)
-		for (unsigned int i = 0; i < sizeof(frag) / sizeof(frag[0]); i++) {
-			size_t o = eth(b, ETH_P_IP);
-			int may;
+		for (unsigned int i = 0; i < sizeof(frag) / sizeof(frag[0]); i++)
+			for (unsigned int fl = 0; fl < NFLAGS; fl++) {
+				size_t o = eth(b, ETH_P_IP);
+				int may;
 
-			b[o] = 0x45;
-			b[o + 3] = 40;
-			b[o + 6] = frag[i] >> 8;
-			b[o + 7] = frag[i] & 0xff;
-			b[o + 9] = p;
-			b[o + 20 + 13] = RL_TCP_ACK;
-			may = may_tcp_agrees(b, b + o + 40, "v4 proto", p);
-			CHECK(may == (p == 6 && (frag[i] & 0x1fff) == 0),
-			      "v4 proto %d frag %#x: flag %d", p, frag[i], may);
-		}
+				b[o] = 0x45;
+				b[o + 3] = 40;
+				b[o + 6] = frag[i] >> 8;
+				b[o + 7] = frag[i] & 0xff;
+				b[o + 9] = p;
+				b[o + 20 + 13] = tcp_flags[fl];
+				may = may_tcp_agrees(b, b + o + 40, "v4 proto", p);
+				CHECK(may == (p == 6 && (frag[i] & 0x1fff) == 0 &&
+					      !(tcp_flags[fl] & RL_TCP_SYN)),
+				      "v4 proto %d frag %#x flags %#x: flag %d", p,
+				      frag[i], tcp_flags[fl], may);
+			}
 }
 
 /* Behind a VLAN tag, and cut before the TCP header ends. */
@@ -71,28 +81,32 @@ TEST(parse_may_tcp_vlan_and_cut)
 }
 
 /* IPv6 with every first next header, each extension header that the
- * proof looks through followed by TCP, and a later fragment. */
+ * proof looks through followed by TCP, a later fragment, and TCP flags. */
 TEST(parse_may_tcp_ipv6)
 {
 	FRAME_BUF(b);
 
 	for (int next = 0; next < 256; next++)
-		for (int later = 0; later < 2; later++) {
-			size_t o = eth(b, ETH_P_IPV6);
-			int may;
+		for (int later = 0; later < 2; later++)
+			for (unsigned int fl = 0; fl < NFLAGS; fl++) {
+				size_t o = eth(b, ETH_P_IPV6);
+				int may;
 
-			b[o] = 0x60;
-			b[o + 6] = next;
-			b[o + 8] = 0x20;	/* 2001:: */
-			b[o + 9] = 0x01;
-			/* an extension header of 8 bytes, then TCP */
-			b[o + 40] = 6;
-			if (next == 44 && later)
-				b[o + 43] = 185 << 3 & 0xff;
-			b[o + 48 + 13] = RL_TCP_ACK;
-			b[o + 40 + 13] = RL_TCP_ACK;	/* TCP right after */
-			may = may_tcp_agrees(b, b + o + 68, "v6 next", next);
-			if (next == 17 || next == 58)
-				CHECK(!may, "v6 next %d: no TCP", next);
-		}
+				b[o] = 0x60;
+				b[o + 6] = next;
+				b[o + 8] = 0x20;	/* 2001:: */
+				b[o + 9] = 0x01;
+				/* an extension header of 8 bytes, then TCP */
+				b[o + 40] = 6;
+				if (next == 44 && later)
+					b[o + 43] = 185 << 3 & 0xff;
+				b[o + 48 + 13] = tcp_flags[fl];
+				b[o + 40 + 13] = tcp_flags[fl];	/* TCP right after */
+				may = may_tcp_agrees(b, b + o + 68, "v6 next", next);
+				if (next == 17 || next == 58)
+					CHECK(!may, "v6 next %d: no TCP", next);
+				if (next == 6)
+					CHECK(may == !(tcp_flags[fl] & RL_TCP_SYN),
+					      "v6 TCP flags %#x: flag %d", tcp_flags[fl], may);
+			}
 }
