@@ -193,6 +193,85 @@ out:
 	fixture_close(&f);
 }
 
+/*
+ * A verified client that went quiet for a window comes back with a new
+ * connection, its way taken meanwhile, while every way is held by a
+ * verified client that sends: each of those came as real clients do
+ * (SYN, handshake, data), and is marked verified by its data. A verified
+ * source may take a verified way: "Any other packet that cannot be
+ * tracked (a verified source, ...) is judged as a fresh window and
+ * counted as untracked" (the man page, Tracked sources), whatever its
+ * rule. Under a rule that reads verification its SYN reads it, and passes.
+ * Under a plain rule (9d6e16c) the others' ways are verified by their data,
+ * but the SYN's verification is not read (RL_PKT_MAY_TCP excludes SYNs):
+ * it was refused as an unverified source without a way, and the client
+ * could not connect again while the ways stayed busy (before 9d6e16c the
+ * others' ways, placed at their SYN, stayed unverified under a plain rule,
+ * and the SYN took one of them).
+ */
+static void verified_client_back_with_a_syn(bool plain)
+{
+	const char *client = "198.18.0.7";
+	__u64 back = T0 + 10 * NSEC_S, t = back, lag;
+	struct rl_verified v = { .answered_ns = back };
+	struct rl_key k = v4_key(client);
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	char addr[32];
+	__u32 n = 0;
+
+	if (!open_two_buckets_rule(&f, 24, &x, plain))
+		goto out;
+	/* fixture_answer() runs the handshake a window and a bucket before
+	 * the time it is given */
+	lag = f.s.window_ns + f.s.bucket_ns;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - lag - 1), 1, "the client's SYN");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	/* quiet since; other clients come, one after the other */
+	for (__u32 i = 1; i <= 2 * RL_INDEX_WAYS; i++, t += 10 * NSEC_MS) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_SYN);
+		if (fixture_send(&f, &fr, 1, 0, t) < 0 ||
+		    !CHECK(fixture_answer(&f, addr, 0, t + lag), "handshake"))
+			goto out;
+		frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_ACK);
+		if (fixture_send(&f, &fr, 1, 0, t + 1) < 0)
+			goto out;
+	}
+	for (__u32 i = 1; i <= 2 * RL_INDEX_WAYS; i++) {
+		nth_addr(0x100 + i, addr, sizeof(addr));
+		n += tracked(&x, addr, NULL);
+	}
+	printf("    (%u of the others tracked, the client %s)\n", n,
+	       tracked(&x, client, NULL) ? "tracked" : "not tracked");
+	/* its verification still held (`verified`, an LRU of --max-sources
+	 * entries, may have dropped it for the others': a larger table
+	 * keeps it) */
+	if (!CHECK_EQ(bpf_map_update_elem(f.m.verified, &k, &v, BPF_ANY), 0,
+		      "the client's verification"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT + 1, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, t), 1,
+		 "the verified client's new SYN passes");
+out:
+	fixture_close(&f);
+}
+
+TEST(pool_verified_client_back_with_a_syn)
+{
+	verified_client_back_with_a_syn(false);
+}
+
+TEST(pool_verified_client_back_with_a_syn_plain_rule)
+{
+	verified_client_back_with_a_syn(true);
+}
+
 /* A client that sent its SYN before its handshake (as every TCP client
  * does) is placed unverified; verified since, a flood of new unverified
  * addresses must not push it out. */
