@@ -227,8 +227,12 @@ static __always_inline int verdict(struct rl_source **srcp,
 		/* an unverified source with no way it may take (its buckets
 		 * full of verified sources that send) is refused while its
 		 * budget limits it: a sender that found such an address
-		 * would otherwise pass unlimited */
-		if (!src && src_limited && !(how & HOW_VERIFIED))
+		 * would otherwise pass unlimited. A packet whose verification
+		 * was not read (a SYN, UDP, under a rule that reads none) reads
+		 * it here: a verified client's SYN without a way is judged as
+		 * a fresh window, as under any rule (Tracked sources) */
+		if (!src && src_limited && !(how & HOW_VERIFIED) &&
+		    !source_verified(NULL, key, now))
 			return FATE_DROP;
 		if (src && src_limited) {
 			source_budget(&b, rule);
