@@ -282,13 +282,15 @@ give_back:
 }
 
 /* Reads of a taken `placing` before a CPU gives up waiting. The holder
- * writes one key and a few words, well under a microsecond, with
- * interrupts off (XDP runs in softirq): only a hypervisor that stops its
- * virtual CPU keeps it longer, as it would a kernel spin lock's holder.
- * 4,096 reads (tens of microseconds) gave up under such a stop, and the
- * source's first packet on the waiting CPU was dropped as a source
- * without room; 2^20 reads wait out one of several milliseconds. */
-#define RL_PLACE_WAIT	(1U << 20)
+ * writes one key and a few words, well under a microsecond, in softirq
+ * (preemption off): only a hypervisor that stops its virtual CPU keeps it
+ * longer, as it would a kernel spin lock's holder. 4,096 reads (tens of
+ * microseconds) gave up under such a stop in qemu, and the source's first
+ * packet on the waiting CPU was refused as a source without room; 2^17
+ * reads (about 2 ms on a 2-CPU cloud VM, where a stopped holder's packet
+ * costs the waiter that much at most) outlast a stop of a host's
+ * scheduling slice. */
+#define RL_PLACE_WAIT	(1U << 17)
 
 /* What a CPU waiting for `placing` of bucket `lock` holds: whether it
  * took it. */

@@ -64,18 +64,42 @@ TEST(parse_may_tcp_ipv4)
 			}
 }
 
-/* Behind a VLAN tag, and cut before the TCP header ends. */
+/* IPv4 with options (IHL 6 to 15): the flags read after them, not at 20
+ * bytes. */
+TEST(parse_may_tcp_ipv4_options)
+{
+	FRAME_BUF(b);
+
+	for (int ihl = 6; ihl <= 15; ihl++)
+		for (unsigned int fl = 0; fl < NFLAGS; fl++) {
+			size_t o = eth(b, ETH_P_IP), t = o + 4 * (size_t)ihl;
+			int may;
+
+			b[o] = 0x40 | ihl;
+			b[o + 9] = 6;
+			/* where a parse that ignored the options would look */
+			b[o + 20 + 13] = tcp_flags[fl] ^ RL_TCP_SYN;
+			b[t + 13] = tcp_flags[fl];
+			may = may_tcp_agrees(b, b + t + 20, "v4 ihl", ihl);
+			CHECK(may == !(tcp_flags[fl] & RL_TCP_SYN),
+			      "v4 ihl %d flags %#x: flag %d", ihl, tcp_flags[fl], may);
+		}
+}
+
+/* Behind two VLAN tags, and cut before the TCP header ends. */
 TEST(parse_may_tcp_vlan_and_cut)
 {
 	FRAME_BUF(b);
-	size_t o = eth(b, ETH_P_8021Q) + 4;
+	size_t o = eth(b, ETH_P_8021AD) + 8;
 
-	b[16] = ETH_P_IP >> 8;
-	b[17] = ETH_P_IP & 0xff;
+	b[16] = ETH_P_8021Q >> 8;
+	b[17] = ETH_P_8021Q & 0xff;
+	b[20] = ETH_P_IP >> 8;
+	b[21] = ETH_P_IP & 0xff;
 	b[o] = 0x45;
 	b[o + 9] = 6;
 	b[o + 20 + 13] = RL_TCP_ACK;
-	CHECK(may_tcp_agrees(b, b + o + 40, "vlan", 0), "a tagged TCP segment");
+	CHECK(may_tcp_agrees(b, b + o + 40, "vlan", 0), "a twice tagged TCP segment");
 	/* cut: no segment to prove, the flag harmless */
 	may_tcp_agrees(b, b + o + 30, "cut", 0);
 }
