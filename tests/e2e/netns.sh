@@ -163,17 +163,20 @@ test_netns_dir_tidy() {
 # the attach must take the new one and complete.
 # held_attach IFACE SYSCALL: attach IFACE in $ns5 (the caller's) under strace, stopped
 # after its first SYSCALL (an arithmetic 1 when it did not stop); sets
-# held_strace (strace's PID), held_cli (the CLI's) and held_out.
+# held_strace (strace's PID), held_cli (the CLI's) and held_out. Stopped means
+# strace's own "stopped by SIGSTOP": under ptrace a process shows the state of a
+# group stop ('t') at every system call it is traced through as well.
 held_attach() {	# IFACE SYSCALL
 	held_out=$(mktemp) && tmpfiles+=("$held_out")
+	held_trace=$(mktemp) && tmpfiles+=("$held_trace")
 	# (a sanitizer build's leak check cannot run under ptrace)
-	ASAN_OPTIONS=detect_leaks=0 nsenter --net="/run/netns/$ns5" strace -f -qq -o /dev/null -e trace="$2" \
+	ASAN_OPTIONS=detect_leaks=0 nsenter --net="/run/netns/$ns5" strace -f -qq -o "$held_trace" -e trace="$2" \
 		-e inject="$2:signal=SIGSTOP:when=1" "$cli" attach "$1" --default-pps 10 >"$held_out" 2>&1 &
 	held_strace=$! held_cli=
 	bg+=("$held_strace")
 	stopped() {
 		held_cli=$(ps -o pid= --ppid "$held_strace" | tr -d ' ')
-		[ -n "$held_cli" ] && [[ $(awk '{print $3}' "/proc/$held_cli/stat" 2>/dev/null) == [tT] ]]
+		[ -n "$held_cli" ] && grep -q -- '--- stopped by SIGSTOP ---' "$held_trace"
 	}
 	within 100 stopped
 }
