@@ -91,27 +91,35 @@ static bool open_two_buckets(struct fixture *f, __u64 max_sources,
 	return open_two_buckets_rule(f, max_sources, x, false);
 }
 
-/* The word of the way that holds `addr` (0: none). */
-static __u32 way_word(const struct rl_index *x, const char *addr)
+/* Where source `addr` may live in index `x`: its buckets, tag, home way. */
+static void place_of(const struct rl_index *x, const char *addr,
+		     struct rl_index_place *p)
 {
 	struct rl_key k = v4_key(addr);
-	struct rl_index_place p;
-	struct rl_index_bucket b;
-	__u64 w[2], o[2];
+	__u64 w[2];
 
 	memcpy(w, k.addr, sizeof(w));
-	rl_index_locate(&p, w, x->seed, x->nbuckets);
+	rl_index_locate(p, w, x->seed, x->nbuckets);
+}
+
+/* The word of the way that holds `addr` (0: not tracked): the way of its
+ * buckets that names the slot rl_index_find() gives (a slot is named by
+ * one way). */
+static __u32 way_word(const struct rl_index *x, const char *addr)
+{
+	struct rl_index_place p;
+	struct rl_index_bucket b;
+	__u32 slot;
+
+	if (!tracked(x, addr, &slot))
+		return 0;
+	place_of(x, addr, &p);
 	for (int i = 0; i < 2; i++) {
 		if (bpf_map_lookup_elem(x->index, &p.bucket[i], &b))
 			return 0;
-		for (int way = 0; way < RL_INDEX_WAYS; way++) {
-			__u32 slot = b.slot[way] - 1;
-
-			if (rl_way_matches(b.way[way], &p) && b.slot[way] &&
-			    !bpf_map_lookup_elem(x->keys, &slot, o) &&
-			    !memcmp(o, w, sizeof(w)))
+		for (int way = 0; way < RL_INDEX_WAYS; way++)
+			if (b.slot[way] == slot + 1)
 				return b.way[way];
-		}
 	}
 	return 0;
 }
@@ -459,14 +467,11 @@ out:
  * that places a source of that bucket holds it. */
 static bool hold_placing(const struct rl_index *x, const char *addr, __u32 v)
 {
-	struct rl_key k = v4_key(addr);
 	struct rl_index_place p;
 	struct rl_index_bucket b;
-	__u64 w[2];
 	__u32 lock;
 
-	memcpy(w, k.addr, sizeof(w));
-	rl_index_locate(&p, w, x->seed, x->nbuckets);
+	place_of(x, addr, &p);
 	lock = rl_index_lock_bucket(&p);
 	if (!CHECK_EQ(bpf_map_lookup_elem(x->index, &lock, &b), 0, "the lock's bucket"))
 		return false;
