@@ -91,6 +91,14 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 	rl_quota_commit(st, len);
 }
 
+/* Does rule `rule` read the packet's verification (a budget or a ban
+ * that tells verified sources apart, or a covering rule's newcomer
+ * budget that it pays unverified)? */
+static __always_inline int reads_verified(const struct rl_rule *rule, int how)
+{
+	return rl_rule_reads_verified(rule) || (how & HOW_COVERED);
+}
+
 static __always_inline int how_table(int how)
 {
 	return how & HOW_NEWCOMERS ? RL_TABLE_NEWCOMERS : RL_TABLE_SOURCES;
@@ -229,10 +237,11 @@ static __always_inline int verdict(struct rl_source **srcp,
 		 * budget limits it: a sender that found such an address
 		 * would otherwise pass unlimited. A packet whose verification
 		 * was not read (a SYN, UDP, under a rule that reads none) reads
-		 * it here: a verified client's SYN without a way is judged as
-		 * a fresh window, as under any rule (Tracked sources) */
+		 * it here, a scoped window's by its source: a verified client's
+		 * SYN without a way is judged as a fresh window, as under any
+		 * rule (Tracked sources) */
 		if (!src && src_limited && !(how & HOW_VERIFIED) &&
-		    !source_verified(NULL, key, now))
+		    !key_source_verified(key, now))
 			return FATE_DROP;
 		if (src && src_limited) {
 			source_budget(&b, rule);
@@ -486,11 +495,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	 * past the SYN-ACK budget, or any other packet, judged as before.
 	 * The ACK that proves a source, and a ban's count, are looked for in
 	 * one call (verified.bpf.h); a source proved above is verified */
-	if (rule && ((how & HOW_MAY_TCP) || rl_rule_reads_verified(rule) ||
-		     (how & HOW_COVERED))) {
+	if (rule && ((how & HOW_MAY_TCP) || reads_verified(rule, how))) {
 		if ((how & HOW_VERIFIED) || source_verified(src, &key, now)) {
 			how |= HOW_VERIFIED;
-		} else if (rl_rule_reads_verified(rule) || (how & HOW_COVERED)) {
+		} else if (reads_verified(rule, how)) {
 			fate = cookie_fate(ctx, rule, now);
 			if (fate >= 0)
 				goto out;
@@ -505,6 +513,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (how & HOW_SCOPED) {
 		rl_scoped_key(&key, &key, rule_id, kind == RL_PKT_V6);
 		src = table_source(RL_TABLE_SOURCES, &key, now);
+		if (src && (how & HOW_VERIFIED))
+			window_verified(src, &key, now);
 		/* from here on judged as any source: one path for the
 		 * verifier to walk, not two */
 		how &= ~HOW_SCOPED;

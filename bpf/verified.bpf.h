@@ -10,6 +10,7 @@
 #include "maps.bpf.h"
 #include "parse.h"
 #include "verified.h"
+#include "scope.h"
 #include "events.bpf.h"
 #include "rule.bpf.h"
 #include "cookie_check.bpf.h"
@@ -43,6 +44,41 @@ static __always_inline int source_verified(struct rl_source *src,
 		src->verified_ns = t;
 	}
 	return 1;
+}
+
+/*
+ * A scoped rule's window (include/scope.h) of a source found verified: its
+ * way in the index is marked verified as its source's is, once per CPU
+ * (verified_ns, which no read of verification takes from a window: the
+ * source's own entry keeps that), so that a flood of new addresses never
+ * pushes out a verified client's window, whatever its rule.
+ */
+static __always_inline void window_verified(struct rl_source *win,
+					    const struct rl_key *key, __u64 now)
+{
+	if (win->verified_ns)
+		return;
+	source_index_verified(key);
+	win->verified_ns = now;
+}
+
+/*
+ * Is the source of `key` (a source's key, or a scoped window's: its
+ * source's verification) verified at `now`? Read on the refusal of a
+ * source without a way only. A global function: the key is built on its
+ * own stack. (An IPv6 window's key holds its source's 96 bits, all a
+ * source has where scopes judge: scope.bpf.h.)
+ */
+__noinline int key_source_verified(const struct rl_key *key, __u64 now)
+{
+	struct rl_key k;
+
+	if (!key)
+		return 0;
+	k = *key;
+	if (rl_key_scoped(&k))
+		rl_scoped_source(&k, &k);
+	return source_verified(NULL, &k, now);
 }
 
 /* The kind of a source key (RL_PKT_V4 or RL_PKT_V6): IPv4 is v4-mapped. */

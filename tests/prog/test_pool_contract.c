@@ -55,12 +55,19 @@ static bool open_pool(struct fixture *f, __u64 max_sources, int cpus,
 	return CHECK_EQ(rl_index_open(x, &f->m), 0, "the index");
 }
 
+static bool key_tracked(const struct rl_index *x, const struct rl_key *k,
+			__u32 *slot)
+{
+	__u32 s;
+
+	return rl_index_find(x, k, slot ? slot : &s) == 0;
+}
+
 static bool tracked(const struct rl_index *x, const char *addr, __u32 *slot)
 {
 	struct rl_key k = v4_key(addr);
-	__u32 s;
 
-	return rl_index_find(x, &k, slot ? slot : &s) == 0;
+	return key_tracked(x, &k, slot);
 }
 
 static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
@@ -71,49 +78,104 @@ static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
 	return fixture_send(f, &fr, n, cpu, now);
 }
 
+/* The rule a pool test's sources fall under: one that reads verification
+ * (it bans), a plain one, or a plain one scoped to TCP (its windows'
+ * keys are rl_scoped_key()'s, not the sources'). */
+enum rule_kind { RULE_BANS, RULE_PLAIN, RULE_SCOPED };
+
+/* The slot of the scoped rule of the test in progress (-1: the test's
+ * sources are tracked by their own keys): the key of a source's TCP
+ * window. A file-wide variable, set by open_two_buckets_rule(): tests run
+ * one at a time. */
+static int scoped_slot = -1;
+
+/* The key a source's TCP segments are tracked under. */
+static struct rl_key window_key(const char *addr)
+{
+	struct rl_key k = v4_key(addr);
+
+	if (scoped_slot >= 0)
+		rl_scoped_key(&k, &k, (__u32)scoped_slot, 0);
+	return k;
+}
+
+/* The slot of the one scoped rule in `rules`, or -1. */
+static int find_scoped_slot(struct fixture *f)
+{
+	struct rl_rule r;
+
+	for (__u32 slot = 0; slot < RL_MAX_RULES; slot++)
+		if (!bpf_map_lookup_elem(f->m.rules, &slot, &r) &&
+		    (r.flags & RL_RULE_F_USED) && r.scope)
+			return (int)slot;
+	return -1;
+}
+
 /* A pool of two buckets (`max_sources` up to 24: every source in both)
- * under a rule of 5 pps, banning (a rule that reads verification) or not
- * (`plain`): its sources are placed verified or not. */
+ * under a rule of 5 pps of kind `kind` over 198.18.0.0/15: its sources
+ * are placed verified or not. */
 static bool open_two_buckets_rule(struct fixture *f, __u64 max_sources,
-				  struct rl_index *x, bool plain)
+				  struct rl_index *x, enum rule_kind kind)
 {
 	struct rl_rule_change c = { .have_pps = true, .pps = 5,
-				    .have_ban = !plain, .ban_ns = 10 * NSEC_S };
+				    .have_ban = kind == RULE_BANS,
+				    .ban_ns = 10 * NSEC_S };
+	struct rl_scope tcp = rl_scope_of(RL_PROTO_TCP, 0, 0, 0);
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
 
-	return open_pool(f, max_sources, 1, x) &&
-	       CHECK_EQ(x->nbuckets, 2, "two buckets") &&
-	       fixture_rule(f, "198.18.0.0/15", &c);
+	scoped_slot = -1;
+	if (!open_pool(f, max_sources, 1, x) ||
+	    !CHECK_EQ(x->nbuckets, 2, "two buckets"))
+		return false;
+	if (kind != RULE_SCOPED)
+		return fixture_rule(f, "198.18.0.0/15", &c);
+	if (!CHECK_EQ(rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), 0,
+		      "prefix") ||
+	    !CHECK(rl_rule_set_scoped(&f->m, &f->s, &p, &tcp, &c, err,
+				      sizeof(err)) == 0, "quota set --proto tcp: %s", err))
+		return false;
+	scoped_slot = find_scoped_slot(f);
+	return CHECK_GE(scoped_slot, 0, "the scoped rule's slot");
 }
 
 static bool open_two_buckets(struct fixture *f, __u64 max_sources,
 			     struct rl_index *x)
 {
-	return open_two_buckets_rule(f, max_sources, x, false);
+	return open_two_buckets_rule(f, max_sources, x, RULE_BANS);
 }
 
-/* Where source `addr` may live in index `x`: its buckets, tag, home way. */
-static void place_of(const struct rl_index *x, const char *addr,
+/* Where key `k` may live in index `x`: its buckets, tag, home way. */
+static void place_of(const struct rl_index *x, const struct rl_key *k,
 		     struct rl_index_place *p)
 {
-	struct rl_key k = v4_key(addr);
 	__u64 w[2];
 
-	memcpy(w, k.addr, sizeof(w));
+	memcpy(w, k->addr, sizeof(w));
 	rl_index_locate(p, w, x->seed, x->nbuckets);
 }
 
-/* The word of the way that holds `addr` (0: not tracked): the way of its
- * buckets that names the slot rl_index_find() gives (a slot is named by
- * one way). */
+/* Is the window of client `addr`'s TCP segments tracked? */
+static bool client_tracked(const struct rl_index *x, const char *addr)
+{
+	struct rl_key k = window_key(addr);
+
+	return key_tracked(x, &k, NULL);
+}
+
+/* The word of the way that holds the window of client `addr`'s TCP
+ * segments (0: not tracked): the way of its buckets that names the slot
+ * rl_index_find() gives (a slot is named by one way). */
 static __u32 way_word(const struct rl_index *x, const char *addr)
 {
+	struct rl_key k = window_key(addr);
 	struct rl_index_place p;
 	struct rl_index_bucket b;
 	__u32 slot;
 
-	if (!tracked(x, addr, &slot))
+	if (!key_tracked(x, &k, &slot))
 		return 0;
-	place_of(x, addr, &p);
+	place_of(x, &k, &p);
 	for (int i = 0; i < 2; i++) {
 		if (bpf_map_lookup_elem(x->index, &p.bucket[i], &b))
 			return 0;
@@ -128,14 +190,14 @@ static __u32 way_word(const struct rl_index *x, const char *addr)
  * its next packet at the latest, under a rule that reads verification or
  * one that does not (`plain`): eviction keeps a verified client that
  * sends, whatever its rule. */
-static void proof_marks_the_way(bool plain)
+static void proof_marks_the_way(enum rule_kind kind)
 {
 	const char *client = "198.18.0.7";
 	struct rl_index x;
 	struct fixture f;
 	struct frame fr;
 
-	if (!open_two_buckets_rule(&f, 16, &x, plain))
+	if (!open_two_buckets_rule(&f, 16, &x, kind))
 		goto out;
 	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
@@ -153,20 +215,27 @@ out:
 
 TEST(pool_proof_marks_the_way_verified)
 {
-	proof_marks_the_way(false);
+	proof_marks_the_way(RULE_BANS);
 }
 
 TEST(pool_proof_marks_the_way_verified_plain_rule)
 {
-	proof_marks_the_way(true);
+	proof_marks_the_way(RULE_PLAIN);
+}
+
+/* The same of the window a scoped rule keeps of the client's segments. */
+TEST(pool_proof_marks_the_way_verified_scoped_rule)
+{
+	proof_marks_the_way(RULE_SCOPED);
 }
 
 /* Under a rule that reads no verification (the common `--default-pps`),
- * a verified client that sends, found least recently, against forged
- * addresses that came back since: a new forged address takes one of
- * theirs, never the client's (as the man page's Tracked sources says of
- * a verified client, whatever its rule). */
-TEST(pool_verified_client_kept_under_a_plain_rule)
+ * or a scoped one (the client's window of its TCP segments; the forged
+ * UDP falls under no rule), a verified client that sends, found least
+ * recently, against forged addresses that came back since: a new forged
+ * address takes one of theirs, never the client's (as the man page's
+ * Tracked sources says of a verified client, whatever its rule). */
+static void verified_client_kept(enum rule_kind kind)
 {
 	const char *client = "198.18.0.7";
 	__u64 unit = 1ULL << RL_STAMP_SHIFT;
@@ -175,7 +244,7 @@ TEST(pool_verified_client_kept_under_a_plain_rule)
 	struct frame fr;
 	char addr[32];
 
-	if (!open_two_buckets_rule(&f, 16, &x, true))
+	if (!open_two_buckets_rule(&f, 16, &x, kind))
 		goto out;
 	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
 	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
@@ -190,15 +259,25 @@ TEST(pool_verified_client_kept_under_a_plain_rule)
 			if (udp(&f, addr, 1, 0, T0 + (1 + again) * unit + i) < 0)
 				goto out;
 		}
-	if (!CHECK(tracked(&x, client, NULL), "every way taken, the client's too"))
+	if (!CHECK(client_tracked(&x, client), "every way taken, the client's too"))
 		goto out;
 	nth_addr(0x300, addr, sizeof(addr));
 	if (udp(&f, addr, 1, 0, T0 + 3 * unit) < 0)
 		goto out;
 	CHECK(tracked(&x, addr, NULL), "the new forged address placed");
-	CHECK(tracked(&x, client, NULL), "in the way of a forged one, not the client's");
+	CHECK(client_tracked(&x, client), "in the way of a forged one, not the client's");
 out:
 	fixture_close(&f);
+}
+
+TEST(pool_verified_client_kept_under_a_plain_rule)
+{
+	verified_client_kept(RULE_PLAIN);
+}
+
+TEST(pool_verified_client_kept_under_a_scoped_rule)
+{
+	verified_client_kept(RULE_SCOPED);
 }
 
 /*
@@ -215,9 +294,11 @@ out:
  * it was refused as an unverified source without a way, and the client
  * could not connect again while the ways stayed busy (before 9d6e16c the
  * others' ways, placed at their SYN, stayed unverified under a plain rule,
- * and the SYN took one of them).
+ * and the SYN took one of them). Under a scoped rule, the same of the
+ * clients' windows: the SYN's refusal reads the verification of the
+ * window's source, not of the window's key, which has none.
  */
-static void verified_client_back_with_a_syn(bool plain)
+static void verified_client_back_with_a_syn(enum rule_kind kind)
 {
 	const char *client = "198.18.0.7";
 	__u64 back = T0 + 10 * NSEC_S, t = back, lag;
@@ -227,9 +308,9 @@ static void verified_client_back_with_a_syn(bool plain)
 	struct fixture f;
 	struct frame fr;
 	char addr[32];
-	__u32 n = 0;
+	__u32 n = 0, verified = 0;
 
-	if (!open_two_buckets_rule(&f, 24, &x, plain))
+	if (!open_two_buckets_rule(&f, 24, &x, kind))
 		goto out;
 	/* fixture_answer() runs the handshake a window and a bucket before
 	 * the time it is given */
@@ -253,10 +334,12 @@ static void verified_client_back_with_a_syn(bool plain)
 	}
 	for (__u32 i = 1; i <= 2 * RL_INDEX_WAYS; i++) {
 		nth_addr(0x100 + i, addr, sizeof(addr));
-		n += tracked(&x, addr, NULL);
+		n += client_tracked(&x, addr);
+		verified += (way_word(&x, addr) & RL_WAY_VERIFIED) != 0;
 	}
 	printf("    (%u of the others tracked, the client %s)\n", n,
-	       tracked(&x, client, NULL) ? "tracked" : "not tracked");
+	       client_tracked(&x, client) ? "tracked" : "not tracked");
+	CHECK_EQ(verified, n, "every other client's way verified by its data");
 	/* its verification still held (`verified`, an LRU of --max-sources
 	 * entries, may have dropped it for the others': a larger table
 	 * keeps it) */
@@ -272,12 +355,17 @@ out:
 
 TEST(pool_verified_client_back_with_a_syn)
 {
-	verified_client_back_with_a_syn(false);
+	verified_client_back_with_a_syn(RULE_BANS);
 }
 
 TEST(pool_verified_client_back_with_a_syn_plain_rule)
 {
-	verified_client_back_with_a_syn(true);
+	verified_client_back_with_a_syn(RULE_PLAIN);
+}
+
+TEST(pool_verified_client_back_with_a_syn_scoped_rule)
+{
+	verified_client_back_with_a_syn(RULE_SCOPED);
 }
 
 /* A client that sent its SYN before its handshake (as every TCP client
@@ -469,9 +557,10 @@ static bool hold_placing(const struct rl_index *x, const char *addr, __u32 v)
 {
 	struct rl_index_place p;
 	struct rl_index_bucket b;
+	struct rl_key k = v4_key(addr);
 	__u32 lock;
 
-	place_of(x, addr, &p);
+	place_of(x, &k, &p);
 	lock = rl_index_lock_bucket(&p);
 	if (!CHECK_EQ(bpf_map_lookup_elem(x->index, &lock, &b), 0, "the lock's bucket"))
 		return false;
