@@ -76,6 +76,15 @@ struct {
 	__type(value, struct rl_source_pool);
 } source_pool SEC(".maps");
 
+/* This CPU's last source found (struct rl_source_front). Not one of
+ * RL_MAPS: never pinned nor carried, a cache of the program's own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_source_front);
+} source_front SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_MAX_RULES);

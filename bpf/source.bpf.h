@@ -54,11 +54,16 @@ static __always_inline struct rl_source *table_source(int table,
 						      __u64 now)
 {
 	struct rl_source *src;
+	int slot;
 
-	if (table == RL_TABLE_NEWCOMERS)
+	if (table == RL_TABLE_NEWCOMERS) {
 		src = bpf_map_lookup_elem(&newcomers, key);
-	else
-		src = slot_source(source_find(key, now, NULL));
+	} else {
+		slot = source_front_find(key, now);
+		if (slot == RL_NO_SLOT)
+			slot = source_find(key, now, NULL);
+		src = slot_source(slot);
+	}
 	if (src)
 		own_source(src, key);
 	return src;

@@ -90,6 +90,47 @@ static __always_inline int probe(struct rl_index_bucket *b,
 	return -1;
 }
 
+/* The slot front entry `f` names for key `k` (RL_NO_SLOT: none, or not
+ * the key's any more), for a packet at stamp unit `stamp`: the way it
+ * names checked as probe() checks a way, its stamp left as it is (the
+ * lookup that filled `f` stamped it in this unit). */
+static __always_inline int front_slot(const struct rl_source_front *f,
+				      const __u64 k[2], __u32 stamp)
+{
+	struct rl_index_bucket *b;
+	__u32 bucket = f->bucket, way = f->way & RL_INDEX_WAY_MASK, slot1;
+
+	if (f->key[0] != k[0] || f->key[1] != k[1] || f->stamp != stamp)
+		return RL_NO_SLOT;
+	b = bpf_map_lookup_elem(&source_index, &bucket);
+	if (!b || (RL_READ(b->way[way]) & ~RL_WAY_FLAGS) != f->tag)
+		return RL_NO_SLOT;
+	slot1 = RL_READ(b->slot[way]);
+	if (slot1 != f->slot1 || !slot_holds(slot1, k))
+		return RL_NO_SLOT;
+	return (int)slot1 - 1;
+}
+
+/* Key `k` found at way `way` of bucket `bucket` (tag `tag`, slot + 1
+ * `slot1`) in stamp unit `stamp`: this CPU's front entry. */
+static __always_inline void front_keep(const __u64 k[2], __u32 bucket,
+				       __u32 way, __u32 tag, __u32 slot1,
+				       __u32 stamp)
+{
+	__u32 zero = 0;
+	struct rl_source_front *f = bpf_map_lookup_elem(&source_front, &zero);
+
+	if (!f)
+		return;
+	f->key[0] = k[0];
+	f->key[1] = k[1];
+	f->bucket = bucket;
+	f->way = way;
+	f->tag = tag;
+	f->slot1 = slot1;
+	f->stamp = stamp;
+}
+
 /* Where a source was found: its bucket and way. */
 struct rl_way_ref {
 	__u32 bucket;
@@ -99,15 +140,16 @@ struct rl_way_ref {
 /* The slot of source `key` in `sources`, or RL_NO_SLOT; its way stamped
  * with the time `now` of the packet that looks (0: a lookup that is no
  * packet's, as a refresh's, stamps nothing), and named in `at` if not
- * NULL. */
+ * NULL. A packet's lookup (`now`, no `at`) leaves what it found in this
+ * CPU's front entry (source_front_find). */
 __noinline int source_find(const struct rl_key *key, __u64 now,
 			   struct rl_way_ref *at)
 {
 	struct rl_index_place p;
-	struct rl_index_bucket *b;
-	__u32 stamp;
+	struct rl_index_bucket *b = NULL;
+	__u32 stamp, slot1, bucket = 0;
 	__u64 k[2];
-	int way;
+	int way = -1;
 
 	if (!key)
 		return RL_NO_SLOT;
@@ -115,20 +157,50 @@ __noinline int source_find(const struct rl_key *key, __u64 now,
 	if (index_place(&p, k))
 		return RL_NO_SLOT;
 	stamp = now ? rl_index_stamp(now) : RL_STAMP_NONE;
+	/* one exit from the loop: what follows a find is walked once, not
+	 * once for each way of each bucket it may be found in */
 	for (int i = 0; i < 2; i++) {
-		b = bpf_map_lookup_elem(&source_index, &p.bucket[i]);
+		bucket = i ? p.bucket[1] : p.bucket[0];
+		b = bpf_map_lookup_elem(&source_index, &bucket);
 		if (!b)
 			return RL_NO_SLOT;
 		way = probe(b, &p, k, stamp);
-		if (way < 0)
-			continue;
-		if (at) {
-			at->bucket = p.bucket[i];
-			at->way = way;
-		}
-		return (int)RL_READ(b->slot[way & RL_INDEX_WAY_MASK]) - 1;
+		if (way >= 0)
+			break;
 	}
-	return RL_NO_SLOT;
+	if (way < 0 || !b)
+		return RL_NO_SLOT;
+	slot1 = RL_READ(b->slot[way & RL_INDEX_WAY_MASK]);
+	if (at) {
+		at->bucket = bucket;
+		at->way = way;
+	} else if (now) {
+		front_keep(k, bucket, way, p.tag, slot1, stamp);
+	}
+	return (int)slot1 - 1;
+}
+
+/*
+ * The slot of source `key` for a packet at `now` that this CPU's front
+ * entry names (struct rl_source_front), or RL_NO_SLOT: then source_find().
+ * The source that sends again on this CPU costs no hash and no probe (the
+ * heavy sender a limiter is for); any other pays a compare. A function of
+ * its own: branches on the caller's arguments before source_find()'s
+ * probe loop would have the verifier walk that loop once for each.
+ */
+__noinline int source_front_find(const struct rl_key *key, __u64 now)
+{
+	struct rl_source_front *f;
+	__u32 zero = 0;
+	__u64 k[2];
+
+	if (!key)
+		return RL_NO_SLOT;
+	f = bpf_map_lookup_elem(&source_front, &zero);
+	if (!f)
+		return RL_NO_SLOT;
+	key_words(k, key);
+	return front_slot(f, k, rl_index_stamp(now));
 }
 
 /* What the victim search (a bpf_loop over both buckets' ways) reads and

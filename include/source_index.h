@@ -95,6 +95,25 @@ struct rl_source_pool {
 	__u32 pad[15];
 };
 
+/*
+ * Value of the one-entry per-CPU `source_front`: the source this CPU's
+ * last packet found, where it found it. The next packet of the same
+ * source within the same stamp unit reads that way again, not the hash
+ * and the probe (bpf/source_index.bpf.h source_find): trusted only while
+ * the way is live with the same tag and slot and the slot's key is still
+ * the source's, as a probe checks. The program's own: not pinned, read by
+ * nobody else, empty in a program just loaded.
+ */
+struct rl_source_front {
+	__u64 key[2];
+	__u32 bucket;
+	__u32 way;
+	__u32 tag;	/* the way's word without RL_WAY_FLAGS */
+	__u32 slot1;	/* its slot + 1; 0: none found yet */
+	__u32 stamp;	/* the stamp unit it was found (and stamped) in */
+	__u32 pad;
+};
+
 /* Where a key may live: its two buckets and its tag (RL_WAY_LIVE set). */
 struct rl_index_place {
 	__u32 bucket[2];

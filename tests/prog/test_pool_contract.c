@@ -40,11 +40,18 @@ static void nth_addr(__u32 i, char *buf, size_t len)
 	snprintf(buf, len, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
 }
 
+/* The slot of the scoped rule of the test in progress (-1: the test's
+ * sources are tracked by their own keys): the key of a source's TCP
+ * window. A file-wide variable, reset by open_pool() and set by
+ * open_two_buckets_rule(): tests run one at a time. */
+static int scoped_slot = -1;
+
 static bool open_pool(struct fixture *f, __u64 max_sources, int cpus,
 		      struct rl_index *x)
 {
 	struct rl_attach_req req;
 
+	scoped_slot = -1;
 	rl_attach_req_defaults(&req);
 	req.max_sources = max_sources;
 	if (!fixture_open(f, &req))
@@ -83,12 +90,6 @@ static int udp(struct fixture *f, const char *addr, int n, int cpu, __u64 now)
  * keys are rl_scoped_key()'s, not the sources'). */
 enum rule_kind { RULE_BANS, RULE_PLAIN, RULE_SCOPED };
 
-/* The slot of the scoped rule of the test in progress (-1: the test's
- * sources are tracked by their own keys): the key of a source's TCP
- * window. A file-wide variable, set by open_two_buckets_rule(): tests run
- * one at a time. */
-static int scoped_slot = -1;
-
 /* The key a source's TCP segments are tracked under. */
 static struct rl_key window_key(const char *addr)
 {
@@ -124,7 +125,6 @@ static bool open_two_buckets_rule(struct fixture *f, __u64 max_sources,
 	char err[RL_ERR_LEN];
 	struct rl_prefix p;
 
-	scoped_slot = -1;
 	if (!open_pool(f, max_sources, 1, x) ||
 	    !CHECK_EQ(x->nbuckets, 2, "two buckets"))
 		return false;
@@ -900,5 +900,109 @@ out:
 	close(ro.sources);
 	close(ro.keys);
 	close(ro.pool);
+	fixture_close(&f);
+}
+
+/* The key of IPv6 source `addr` under the default --ipv6-prefix 64. */
+static struct rl_key v6_key64(const char *addr)
+{
+	struct rl_key k = { 0 };
+
+	inet_pton(AF_INET6, addr, k.addr);
+	memset(&k.addr[8], 0, 8);
+	return k;
+}
+
+/*
+ * A CPU's front entry (struct rl_source_front) names the way and slot of
+ * the source its last packet found. Here the way is emptied (userspace
+ * removes K), and another source with K's tag takes it, with K's slot,
+ * on another CPU: the entry's way, tag and slot are as it names them, and
+ * only the slot's key tells that K is gone. K's next packet on its CPU,
+ * in the same stamp unit, must not land in K2's slot: K is placed again,
+ * apart, starting afresh, and K2's window keeps only its own packets.
+ */
+TEST(pool_front_entry_checks_the_slot_key)
+{
+	char kaddr[48], k2addr[48], other[48];
+	struct rl_index_place pk, p2;
+	struct rl_key k, k2;
+	struct rl_source_sum sum;
+	struct rl_index x;
+	struct fixture f;
+	__u32 kslot, k2slot, i;
+
+	if (!open_pool(&f, 16, 2, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
+	    !fixture_pps(&f, "default", 5))
+		goto out;
+	/* sources named by their /64, as fixture_source() reads them */
+	snprintf(kaddr, sizeof(kaddr), "2001:db8:0:1::");
+	k = v6_key64(kaddr);
+	place_of(&x, &k, &pk);
+	/* a /64 with K's tag: the seed is the test's to read (an attacker
+	 * does not know it); 2^16 tags, so about 16 in 2^20 prefixes */
+	for (i = 2; i < (1U << 20); i++) {
+		snprintf(k2addr, sizeof(k2addr), "2001:db8:%x:%x::", i >> 16,
+			 i & 0xffff);
+		k2 = v6_key64(k2addr);
+		place_of(&x, &k2, &p2);
+		if (p2.tag == pk.tag)
+			break;
+	}
+	if (!CHECK(i < (1U << 20), "a prefix with K's tag"))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 3, 0, T0), 3, "K on CPU 0: its front entry");
+	if (!CHECK(key_tracked(&x, &k, &kslot), "K placed"))
+		goto out;
+	/* another source in the other bucket, so that K's is the emptier
+	 * once K is gone: K2 then goes to the one way there with a slot */
+	for (i = 0; i < 64; i++) {
+		struct rl_key o;
+		__u32 s;
+
+		snprintf(other, sizeof(other), "2001:db8:1:%x::", i);
+		o = v6_key64(other);
+		if (udp(&f, other, 1, 1, T0) != 1)
+			goto out;
+		if (key_tracked(&x, &o, &s) && s != kslot)
+			break;
+	}
+	if (!CHECK_EQ(rl_index_remove(&x, &k), 0, "K removed"))
+		goto out;
+	CHECK_EQ(udp(&f, k2addr, 2, 1, T0 + 1), 2, "K2 on CPU 1");
+	if (!CHECK(key_tracked(&x, &k2, &k2slot), "K2 placed") ||
+	    !CHECK_EQ(k2slot, kslot, "K2 in K's way and slot, with K's tag"))
+		goto out;
+	CHECK_EQ(udp(&f, kaddr, 5, 0, T0 + 2), 5,
+		 "K back on CPU 0, the same stamp unit: a fresh window");
+	CHECK(key_tracked(&x, &k, &kslot) && kslot != k2slot,
+	      "K placed again, in a slot of its own");
+	if (fixture_source(&f, k2addr, T0 + 2, &sum))
+		CHECK_EQ(sum.window_pkts, 2, "K2's window: its own 2 packets");
+out:
+	fixture_close(&f);
+}
+
+/* A source that sends on one CPU only is found through its front entry:
+ * its way is stamped all the same once per stamp unit, as a probe stamps
+ * it, so that eviction sees it as recent as it is (an entry trusted
+ * across units would leave the way as old as its first packet). */
+TEST(pool_front_entry_stamps_the_way_each_unit)
+{
+	const char *src = "198.18.0.7";
+	__u64 later = T0 + 3 * STAMP_NS;
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, 16, 1, &x) || !fixture_pps(&f, "default", 1000))
+		goto out;
+	CHECK_EQ(udp(&f, src, 3, 0, T0), 3, "placed, then found by its entry");
+	CHECK_EQ((way_word(&x, src) & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT,
+		 rl_index_stamp(T0), "stamped at T0");
+	CHECK_EQ(udp(&f, src, 3, 0, later), 3, "three units later, the same CPU");
+	CHECK_EQ((way_word(&x, src) & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT,
+		 rl_index_stamp(later), "stamped in the new unit");
+	CHECK(way_word(&x, src) & RL_WAY_REPEAT, "found again: RL_WAY_REPEAT");
+out:
 	fixture_close(&f);
 }
