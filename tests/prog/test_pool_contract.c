@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/maps.h"
+#include "lib/loader.h"
 #include "lib/source_index_map.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -1003,6 +1004,275 @@ TEST(pool_front_entry_stamps_the_way_each_unit)
 	CHECK_EQ((way_word(&x, src) & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT,
 		 rl_index_stamp(later), "stamped in the new unit");
 	CHECK(way_word(&x, src) & RL_WAY_REPEAT, "found again: RL_WAY_REPEAT");
+out:
+	fixture_close(&f);
+}
+
+/* ---- review tests (not part of the reviewed commits) ---- */
+
+/* The stamp unit of way word `w`. */
+static __u32 word_stamp(__u32 w)
+{
+	return (w & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT;
+}
+
+/*
+ * The front entry keeps a 12-bit stamp unit, as a way does: 4096 units
+ * (about 18.3 minutes) later it reads as the same unit. A source found
+ * on CPU 0 at T0 (its entry), then on CPU 1 2000 units later (its way
+ * stamped then), comes back on CPU 0 exactly 4096 units after T0: a
+ * probe would stamp its way now; the entry, trusted, leaves it 2096
+ * units old (a verified way that old is idle to eviction).
+ */
+TEST(review_front_entry_not_trusted_a_stamp_cycle_later)
+{
+	const char *src = "198.18.0.7";
+	__u64 mid = T0 + 2000 * STAMP_NS, cycle = T0 + 4096 * STAMP_NS;
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, 16, 2, &x) || !fixture_pps(&f, "default", 1000))
+		goto out;
+	CHECK_EQ(udp(&f, src, 2, 0, T0), 2, "placed, then CPU 0's entry");
+	CHECK_EQ(udp(&f, src, 1, 1, mid), 1, "found on CPU 1, 2000 units on");
+	CHECK_EQ(word_stamp(way_word(&x, src)), rl_index_stamp(mid), "stamped then");
+	CHECK_EQ(rl_index_stamp(cycle), rl_index_stamp(T0), "the stamp came round");
+	CHECK_EQ(udp(&f, src, 1, 0, cycle), 1, "back on CPU 0, 4096 units after T0");
+	CHECK_EQ(word_stamp(way_word(&x, src)), rl_index_stamp(cycle),
+		 "stamped now, as a probe stamps it");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * stamp_way() XORs the stamp bits: two CPUs that read the same old word
+ * in one unit and XOR the same difference leave the word as it was (and
+ * RL_WAY_REPEAT unset if it was). Before the front entry the next packet
+ * of the source, on either CPU, stamped the way again; with it, neither
+ * CPU looks at the way's stamp again until the next unit (268 ms). The
+ * second CPU's XOR is played here by the test (a race the test cannot
+ * time): the word's stamp put back to the old unit after CPU 0's packet.
+ */
+TEST(review_front_entry_restamps_a_lost_stamp)
+{
+	const char *src = "198.18.0.7";
+	__u64 later = T0 + 10 * STAMP_NS;
+	struct rl_key k = v4_key(src);
+	struct rl_index_bucket b;
+	struct rl_index_place p;
+	struct rl_index x;
+	struct fixture f;
+	__u32 slot, old, now_unit;
+	int way = -1, bi = -1;
+
+	if (!open_pool(&f, 16, 1, &x) || !fixture_pps(&f, "default", 1000))
+		goto out;
+	CHECK_EQ(udp(&f, src, 2, 0, T0), 2, "placed at T0");
+	CHECK_EQ(udp(&f, src, 1, 0, later), 1, "found 10 units later: CPU 0's entry");
+	old = rl_index_stamp(T0);
+	now_unit = rl_index_stamp(later);
+	if (!CHECK_EQ(word_stamp(way_word(&x, src)), now_unit, "stamped") ||
+	    !CHECK(key_tracked(&x, &k, &slot), "tracked"))
+		goto out;
+	place_of(&x, &k, &p);
+	for (int i = 0; i < 2 && way < 0; i++) {
+		if (bpf_map_lookup_elem(x.index, &p.bucket[i], &b))
+			goto out;
+		for (int w = 0; w < RL_INDEX_WAYS; w++)
+			if (b.slot[w] == slot + 1) {
+				way = w;
+				bi = i;
+			}
+	}
+	if (!CHECK_GE(way, 0, "its way"))
+		goto out;
+	/* the other CPU's XOR of the same difference: the old stamp back */
+	b.way[way] ^= (old ^ now_unit) << RL_WAY_STAMP_SHIFT;
+	if (!CHECK_EQ(bpf_map_update_elem(x.index, &p.bucket[bi], &b, BPF_ANY), 0,
+		      "the racing XOR"))
+		goto out;
+	CHECK_EQ(udp(&f, src, 1, 0, later + 1), 1, "the next packet, same unit, CPU 0");
+	CHECK_EQ(word_stamp(way_word(&x, src)), now_unit,
+		 "stamped again, as the probe did before the front entry");
+out:
+	fixture_close(&f);
+}
+
+/*
+ * A fresh CPU's front entry is all zero: key 0 (the key of ::, or of
+ * ::/N), stamp unit 0, bucket 0, way 0, tag 0, slot + 1 0. A zero-key
+ * packet on a CPU that never ran, in a stamp unit 0, with bucket 0's way
+ * 0 empty and slotless (its word 0, tag 0): the entry must not be
+ * trusted. It is not (slot + 1 0 is no slot), so this one passes on main:
+ * a guard.
+ */
+TEST(review_front_entry_all_zero_on_a_fresh_cpu)
+{
+	const struct rl_key z = { 0 };
+	__u64 t = 4096ULL * STAMP_NS * 2;	/* stamp unit 0 */
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	__u32 slot;
+
+	if (!open_pool(&f, 16, 2, &x) || !fixture_pps(&f, "default", 5))
+		goto out;
+	CHECK_EQ(rl_index_stamp(t), 0, "stamp unit 0");
+	frame_udp(&fr, "::", 100, 0);
+	CHECK_EQ(fixture_send(&f, &fr, 10, 1, t), 5, "the zero key: its quota");
+	CHECK(rl_index_find(&x, &z, &slot) == 0, "the zero key placed");
+	CHECK_EQ(fixture_send(&f, &fr, 10, 1, t + 1), 0,
+		 "found again (its entry): still over");
+out:
+	fixture_close(&f);
+}
+
+/* user/lib/iface.c maps_of_link() reads at most 32 map ids of the
+ * attached program: how many does it use? */
+TEST(review_prog_map_count)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[64] = { 0 }, len = sizeof(info);
+	struct fixture f;
+
+	if (!fixture_open(&f, NULL))
+		return;
+	/* as the loader binds them (user/lib/loader.c bind_maps) */
+	CHECK_EQ(rl_maps_bind(f.prog_fd, &f.m), 0, "RL_MAPS bound");
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (CHECK_EQ(bpf_obj_get_info_by_fd(f.prog_fd, &info, &len), 0, "info"))
+		fprintf(stderr, "    the XDP program uses %u maps (RL_NR_MAPS %d)\n",
+			info.nr_map_ids, RL_NR_MAPS);
+	CHECK(info.nr_map_ids <= 32, "fits maps_of_link's 32 ids");
+	fixture_close(&f);
+}
+
+/*
+ * key_source_verified() (e4e3f14) on an IPv6 window: a verified client's
+ * SYN under a TCP-scoped rule over an IPv6 prefix, its window finding no
+ * way (the lower bucket's `placing` held), passes as a fresh window; an
+ * unverified one's is refused. The window key holds the source's first
+ * 96 bits (--ipv6-prefix 64 here): unscoped, the source's /64 key.
+ */
+static void scoped_syn_without_a_way(const char *client, const char *stranger,
+				     const char *prefix, bool v6)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 5 };
+	struct rl_scope tcp = rl_scope_of(RL_PROTO_TCP, 0, 0, 0);
+	struct rl_verified v = { .answered_ns = T0 };
+	struct rl_key k, w, ks;
+	struct rl_index_place p;
+	struct rl_index_bucket b;
+	char err[RL_ERR_LEN];
+	struct rl_prefix pf;
+	struct rl_index x;
+	struct fixture f;
+	struct frame fr;
+	__u32 lock;
+	int slot;
+
+	if (!open_pool(&f, 1024, 1, &x))
+		goto out;
+	if (!CHECK_EQ(rl_parse_prefix(prefix, &pf, err, sizeof(err)), 0, "prefix") ||
+	    !CHECK(rl_rule_set_scoped(&f.m, &f.s, &pf, &tcp, &c, err, sizeof(err)) == 0,
+		   "scoped rule: %s", err))
+		goto out;
+	slot = find_scoped_slot(&f);
+	if (!CHECK_GE(slot, 0, "its slot"))
+		goto out;
+	k = v6 ? v6_key64(client) : v4_key(client);
+	ks = v6 ? v6_key64(stranger) : v4_key(stranger);
+	if (!CHECK_EQ(bpf_map_update_elem(f.m.verified, &k, &v, BPF_ANY), 0, "verified") ||
+	    !CHECK_EQ(bpf_map_update_elem(f.m.verified_bloom, NULL, &k, BPF_ANY), 0, "bloom"))
+		goto out;
+	/* hold `placing` of both windows' lock buckets */
+	for (int i = 0; i < 2; i++) {
+		rl_scoped_key(&w, i ? &ks : &k, (__u32)slot, v6);
+		place_of(&x, &w, &p);
+		lock = rl_index_lock_bucket(&p);
+		if (!CHECK_EQ(bpf_map_lookup_elem(x.index, &lock, &b), 0, "bucket"))
+			goto out;
+		b.placing = 1;
+		if (!CHECK_EQ(bpf_map_update_elem(x.index, &lock, &b, BPF_ANY), 0, "held"))
+			goto out;
+	}
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 1), 1,
+		 "the verified client's SYN, its window without a way: passes");
+	frame_tcp(&fr, stranger, HOST_ADDR(stranger), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 + 1), 0,
+		 "an unverified source's SYN without a way: refused");
+	rl_scoped_key(&w, &k, (__u32)slot, v6);
+	CHECK(!key_tracked(&x, &w, NULL), "the window not placed");
+out:
+	fixture_close(&f);
+}
+
+TEST(review_scoped_v6_verified_syn_without_a_way)
+{
+	scoped_syn_without_a_way("2001:db8:0:7::1", "2001:db8:0:8::1",
+				 "2001:db8::/32", true);
+}
+
+TEST(review_scoped_v4_verified_syn_without_a_way)
+{
+	scoped_syn_without_a_way("198.18.0.7", "198.18.0.8", "198.18.0.0/15", false);
+}
+
+/*
+ * The man page (e4e3f14, Tracked sources): "a flood of new addresses never
+ * pushes out the state of a verified client that sends, nor the window a
+ * scoped rule keeps of its packets (which is verified as its source is)".
+ * A verified client (its `verified` entry fresh) under a plain rule
+ * scoped to UDP: its UDP packets never read its verification, so its
+ * window is placed unverified and never marked; a flood of forged
+ * addresses that come back pushes it out while it sends. (A TCP-scoped
+ * window is kept: pool_verified_client_kept_under_a_scoped_rule.)
+ */
+TEST(review_verified_client_udp_window_kept)
+{
+	const char *client = "198.18.0.7";
+	__u64 unit = 1ULL << RL_STAMP_SHIFT;
+	struct rl_rule_change c = { .have_pps = true, .pps = 5 };
+	struct rl_scope udps = rl_scope_of(RL_PROTO_UDP, 0, 0, 0);
+	struct rl_verified v = { .answered_ns = T0 };
+	struct rl_key k = v4_key(client), w;
+	char err[RL_ERR_LEN], addr[32];
+	struct rl_prefix p;
+	struct rl_index x;
+	struct fixture f;
+
+	if (!open_pool(&f, 16, 1, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets"))
+		goto out;
+	if (!CHECK_EQ(rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), 0, "prefix") ||
+	    !CHECK(rl_rule_set_scoped(&f.m, &f.s, &p, &udps, &c, err, sizeof(err)) == 0,
+		   "quota set --proto udp: %s", err))
+		goto out;
+	scoped_slot = find_scoped_slot(&f);
+	if (!CHECK_GE(scoped_slot, 0, "its slot") ||
+	    !CHECK_EQ(bpf_map_update_elem(f.m.verified, &k, &v, BPF_ANY), 0, "verified") ||
+	    !CHECK_EQ(bpf_map_update_elem(f.m.verified_bloom, NULL, &k, BPF_ANY), 0, "bloom"))
+		goto out;
+	CHECK_EQ(udp(&f, client, 1, 0, T0), 1, "the verified client's UDP");
+	CHECK_EQ(udp(&f, client, 1, 0, T0 + unit), 1, "and again, a unit later");
+	rl_scoped_key(&w, &k, (__u32)scoped_slot, 0);
+	printf("    the client's UDP window way: %s\n",
+	       (way_word(&x, client) & RL_WAY_VERIFIED) ? "verified" : "not verified");
+	for (__u32 again = 0; again < 2; again++)
+		for (__u32 i = 0; i < 31; i++) {
+			nth_addr(0x200 + i, addr, sizeof(addr));
+			if (udp(&f, addr, 1, 0, T0 + (1 + again) * unit + i + 1) < 0)
+				goto out;
+		}
+	printf("    window %llu ns, idle after %u units\n",
+	       (unsigned long long)f.s.window_ns, rl_index_idle(f.s.window_ns));
+	if (!CHECK(key_tracked(&x, &w, NULL), "every way taken, the client's too"))
+		goto out;
+	nth_addr(0x300, addr, sizeof(addr));
+	if (udp(&f, addr, 1, 0, T0 + 3 * unit) < 0)
+		goto out;
+	CHECK(key_tracked(&x, &w, NULL), "the verified client's UDP window kept");
 out:
 	fixture_close(&f);
 }
