@@ -98,12 +98,18 @@ static __always_inline int front_slot(const struct rl_source_front *f,
 				      const __u64 k[2], __u32 stamp)
 {
 	struct rl_index_bucket *b;
-	__u32 bucket = f->bucket, way = f->way & RL_INDEX_WAY_MASK, slot1;
+	__u32 bucket = f->bucket, way = f->way & RL_INDEX_WAY_MASK, slot1, w;
 
 	if (f->key[0] != k[0] || f->key[1] != k[1] || f->stamp != stamp)
 		return RL_NO_SLOT;
 	b = bpf_map_lookup_elem(&source_index, &bucket);
-	if (!b || (RL_READ(b->way[way]) & ~RL_WAY_FLAGS) != f->tag)
+	if (!b)
+		return RL_NO_SLOT;
+	/* the way's stamp this unit's too: else a probe would write it (a
+	 * stamp lost to another CPU's XOR, an entry 4096 units old) */
+	w = RL_READ(b->way[way]);
+	if ((w & ~RL_WAY_FLAGS) != f->tag ||
+	    ((w & RL_WAY_STAMP) >> RL_WAY_STAMP_SHIFT) != stamp)
 		return RL_NO_SLOT;
 	slot1 = RL_READ(b->slot[way]);
 	if (slot1 != f->slot1 || !slot_holds(slot1, k))
