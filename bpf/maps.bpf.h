@@ -76,11 +76,12 @@ struct {
 	__type(value, struct rl_source_pool);
 } source_pool SEC(".maps");
 
-/* This CPU's last source found (struct rl_source_front). Not one of
- * RL_MAPS: never pinned nor carried, a cache of the program's own. */
+/* This CPU's last source found and last scoped window found (struct
+ * rl_source_front). Not one of RL_MAPS: never pinned nor carried, a cache
+ * of the program's own. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct rl_source_front);
 } source_front SEC(".maps");

@@ -227,6 +227,13 @@ static __always_inline int verdict(struct rl_source **srcp,
 			src = table_source(RL_TABLE_NEWCOMERS, key, now);
 		}
 		how &= ~HOW_PAID;	/* read above only: one path on, not two */
+		/* a scoped rule's window of a verified source is placed
+		 * verified, even where its packets never read verification
+		 * (UDP, ICMP under a plain rule): eviction keeps it as it
+		 * keeps the source's own entry */
+		if (!src && !(how & HOW_VERIFIED) && rl_key_scoped(key) &&
+		    key_source_verified(key, now))
+			how |= HOW_VERIFIED;
 		if (!src)
 			src = new_source_state(how_table(how), key, cnt,
 					       rule_id, gen, how & HOW_VERIFIED,

@@ -10,6 +10,7 @@
 #include "maps.bpf.h"
 #include "cpus.bpf.h"
 #include "source_index.h"
+#include "scope.h"
 
 /* -1: not found, or the index cannot be read (cannot happen: an array) */
 #define RL_NO_SLOT	(-1)
@@ -117,14 +118,21 @@ static __always_inline int front_slot(const struct rl_source_front *f,
 	return (int)slot1 - 1;
 }
 
+/* The front entry of key `k`: a source's (0) or a scoped rule's window's
+ * (1), so that a packet that looks up both finds each in its own. */
+static __always_inline __u32 front_index(const __u64 k[2])
+{
+	return rl_key_scoped((const struct rl_key *)(const void *)k);
+}
+
 /* Key `k` found at way `way` of bucket `bucket` (tag `tag`, slot + 1
  * `slot1`) in stamp unit `stamp`: this CPU's front entry. */
 static __always_inline void front_keep(const __u64 k[2], __u32 bucket,
 				       __u32 way, __u32 tag, __u32 slot1,
 				       __u32 stamp)
 {
-	__u32 zero = 0;
-	struct rl_source_front *f = bpf_map_lookup_elem(&source_front, &zero);
+	__u32 idx = front_index(k);
+	struct rl_source_front *f = bpf_map_lookup_elem(&source_front, &idx);
 
 	if (!f)
 		return;
@@ -197,15 +205,16 @@ __noinline int source_find(const struct rl_key *key, __u64 now,
 __noinline int source_front_find(const struct rl_key *key, __u64 now)
 {
 	struct rl_source_front *f;
-	__u32 zero = 0;
 	__u64 k[2];
+	__u32 idx;
 
 	if (!key)
 		return RL_NO_SLOT;
-	f = bpf_map_lookup_elem(&source_front, &zero);
+	key_words(k, key);
+	idx = front_index(k);
+	f = bpf_map_lookup_elem(&source_front, &idx);
 	if (!f)
 		return RL_NO_SLOT;
-	key_words(k, key);
 	return front_slot(f, k, rl_index_stamp(now));
 }
 

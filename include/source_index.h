@@ -96,13 +96,14 @@ struct rl_source_pool {
 };
 
 /*
- * Value of the one-entry per-CPU `source_front`: the source this CPU's
- * last packet found, where it found it. The next packet of the same
- * source within the same stamp unit reads that way again, not the hash
- * and the probe (bpf/source_index.bpf.h source_find): trusted only while
- * the way is live with the same tag and slot and the slot's key is still
- * the source's, as a probe checks. The program's own: not pinned, read by
- * nobody else, empty in a program just loaded.
+ * Value of the per-CPU `source_front` (entry 0: sources' keys, 1: scoped
+ * windows'): the key this CPU's last packet found, where it found it. The
+ * next packet of the same key reads that way again, not the hash and the
+ * probe (bpf/source_index.bpf.h source_front_find): trusted only while the
+ * way is live with the same tag, its stamp the packet's unit, and the same
+ * slot, whose key is still the packet's, so that it finds what a probe
+ * finds and skips only a probe that would write nothing. The program's
+ * own: not pinned, read by nobody else, empty in a program just loaded.
  */
 struct rl_source_front {
 	__u64 key[2];

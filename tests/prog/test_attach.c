@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "ratelimit.skel.h"
+#include "lib/iface.h"
 #include "lib/loader.h"
 #include "lib/settings.h"
 #include "../harness.h"
@@ -87,6 +88,20 @@ TEST(loads_and_attaches_native_on_veth)
 		 rl_pool_slots(rl_index_buckets(s.max_sources)), "sources map sized");
 	CHECK_EQ(bpf_map__max_entries(skel->maps.source_keys),
 		 rl_pool_slots(rl_index_buckets(s.max_sources)), "source_keys sized");
+	/* every map it uses, RL_MAPS bound as the loader binds them, fits
+	 * what opening the interface reads (user/lib/iface.c) */
+	if (CHECK_EQ(rl_maps_bind(bpf_program__fd(skel->progs.xdp_ratelimit), &m), 0,
+		     "RL_MAPS bound")) {
+		__u32 ids[RL_LINKED_MAPS_MAX + 1], len = sizeof(struct bpf_prog_info);
+		struct bpf_prog_info info = { .nr_map_ids = RL_LINKED_MAPS_MAX + 1,
+					      .map_ids = (__u64)(unsigned long)ids };
+
+		if (CHECK_EQ(bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xdp_ratelimit),
+						    &info, &len), 0, "the program's maps"))
+			CHECK(info.nr_map_ids <= RL_LINKED_MAPS_MAX,
+			      "its %u maps fit the %d ids read", info.nr_map_ids,
+			      RL_LINKED_MAPS_MAX);
+	}
 out:
 	if (link_fd >= 0)
 		close(link_fd);

@@ -20,7 +20,6 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/maps.h"
-#include "lib/loader.h"
 #include "lib/source_index_map.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -1008,8 +1007,6 @@ out:
 	fixture_close(&f);
 }
 
-/* ---- review tests (not part of the reviewed commits) ---- */
-
 /* The stamp unit of way word `w`. */
 static __u32 word_stamp(__u32 w)
 {
@@ -1024,7 +1021,7 @@ static __u32 word_stamp(__u32 w)
  * probe would stamp its way now; the entry, trusted, leaves it 2096
  * units old (a verified way that old is idle to eviction).
  */
-TEST(review_front_entry_not_trusted_a_stamp_cycle_later)
+TEST(pool_front_entry_not_trusted_a_stamp_cycle_later)
 {
 	const char *src = "198.18.0.7";
 	__u64 mid = T0 + 2000 * STAMP_NS, cycle = T0 + 4096 * STAMP_NS;
@@ -1053,7 +1050,7 @@ out:
  * second CPU's XOR is played here by the test (a race the test cannot
  * time): the word's stamp put back to the old unit after CPU 0's packet.
  */
-TEST(review_front_entry_restamps_a_lost_stamp)
+TEST(pool_front_entry_restamps_a_lost_stamp)
 {
 	const char *src = "198.18.0.7";
 	__u64 later = T0 + 10 * STAMP_NS;
@@ -1103,10 +1100,9 @@ out:
  * ::/N), stamp unit 0, bucket 0, way 0, tag 0, slot + 1 0. A zero-key
  * packet on a CPU that never ran, in a stamp unit 0, with bucket 0's way
  * 0 empty and slotless (its word 0, tag 0): the entry must not be
- * trusted. It is not (slot + 1 0 is no slot), so this one passes on main:
- * a guard.
+ * trusted (slot + 1 0 is no slot).
  */
-TEST(review_front_entry_all_zero_on_a_fresh_cpu)
+TEST(pool_front_entry_all_zero_not_trusted)
 {
 	const struct rl_key z = { 0 };
 	__u64 t = 4096ULL * STAMP_NS * 2;	/* stamp unit 0 */
@@ -1127,29 +1123,8 @@ out:
 	fixture_close(&f);
 }
 
-/* user/lib/iface.c maps_of_link() reads at most 32 map ids of the
- * attached program: how many does it use? */
-TEST(review_prog_map_count)
-{
-	struct bpf_prog_info info = {};
-	__u32 ids[64] = { 0 }, len = sizeof(info);
-	struct fixture f;
-
-	if (!fixture_open(&f, NULL))
-		return;
-	/* as the loader binds them (user/lib/loader.c bind_maps) */
-	CHECK_EQ(rl_maps_bind(f.prog_fd, &f.m), 0, "RL_MAPS bound");
-	info.nr_map_ids = 64;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (CHECK_EQ(bpf_obj_get_info_by_fd(f.prog_fd, &info, &len), 0, "info"))
-		fprintf(stderr, "    the XDP program uses %u maps (RL_NR_MAPS %d)\n",
-			info.nr_map_ids, RL_NR_MAPS);
-	CHECK(info.nr_map_ids <= 32, "fits maps_of_link's 32 ids");
-	fixture_close(&f);
-}
-
 /*
- * key_source_verified() (e4e3f14) on an IPv6 window: a verified client's
+ * key_source_verified() on a scoped window: a verified client's
  * SYN under a TCP-scoped rule over an IPv6 prefix, its window finding no
  * way (the lower bucket's `placing` held), passes as a fresh window; an
  * unverified one's is refused. The window key holds the source's first
@@ -1209,28 +1184,27 @@ out:
 	fixture_close(&f);
 }
 
-TEST(review_scoped_v6_verified_syn_without_a_way)
+TEST(pool_scoped_v6_verified_syn_without_a_way)
 {
 	scoped_syn_without_a_way("2001:db8:0:7::1", "2001:db8:0:8::1",
 				 "2001:db8::/32", true);
 }
 
-TEST(review_scoped_v4_verified_syn_without_a_way)
+TEST(pool_scoped_v4_verified_syn_without_a_way)
 {
 	scoped_syn_without_a_way("198.18.0.7", "198.18.0.8", "198.18.0.0/15", false);
 }
 
 /*
- * The man page (e4e3f14, Tracked sources): "a flood of new addresses never
- * pushes out the state of a verified client that sends, nor the window a
- * scoped rule keeps of its packets (which is verified as its source is)".
  * A verified client (its `verified` entry fresh) under a plain rule
  * scoped to UDP: its UDP packets never read its verification, so its
- * window is placed unverified and never marked; a flood of forged
- * addresses that come back pushes it out while it sends. (A TCP-scoped
- * window is kept: pool_verified_client_kept_under_a_scoped_rule.)
+ * window is placed verified, its source's verification read then; a
+ * flood of forged addresses that come back does not push it out while it
+ * sends (the man page, Tracked sources). Before, the window was placed
+ * unverified and never marked. (A TCP-scoped window is marked by its
+ * segments: pool_verified_client_kept_under_a_scoped_rule.)
  */
-TEST(review_verified_client_udp_window_kept)
+TEST(pool_verified_client_udp_window_kept)
 {
 	const char *client = "198.18.0.7";
 	__u64 unit = 1ULL << RL_STAMP_SHIFT;
@@ -1257,16 +1231,13 @@ TEST(review_verified_client_udp_window_kept)
 	CHECK_EQ(udp(&f, client, 1, 0, T0), 1, "the verified client's UDP");
 	CHECK_EQ(udp(&f, client, 1, 0, T0 + unit), 1, "and again, a unit later");
 	rl_scoped_key(&w, &k, (__u32)scoped_slot, 0);
-	printf("    the client's UDP window way: %s\n",
-	       (way_word(&x, client) & RL_WAY_VERIFIED) ? "verified" : "not verified");
+	CHECK(way_word(&x, client) & RL_WAY_VERIFIED, "its window placed verified");
 	for (__u32 again = 0; again < 2; again++)
 		for (__u32 i = 0; i < 31; i++) {
 			nth_addr(0x200 + i, addr, sizeof(addr));
 			if (udp(&f, addr, 1, 0, T0 + (1 + again) * unit + i + 1) < 0)
 				goto out;
 		}
-	printf("    window %llu ns, idle after %u units\n",
-	       (unsigned long long)f.s.window_ns, rl_index_idle(f.s.window_ns));
 	if (!CHECK(key_tracked(&x, &w, NULL), "every way taken, the client's too"))
 		goto out;
 	nth_addr(0x300, addr, sizeof(addr));

@@ -103,7 +103,8 @@ static int open_map(const char *iface, __u32 layout, __u32 file_flags, int i,
 }
 
 /* Map ids the program behind IFACE's link uses; 0 when there is no
- * usable link (status reports that), else how many (or -errno). */
+ * usable link (status reports that), else how many (or -errno: -E2BIG
+ * for more than `max`, which a program of this version never has). */
 static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
 {
 	struct bpf_prog_info info = {};
@@ -118,7 +119,7 @@ static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
 	info.nr_map_ids = max;
 	info.map_ids = (__u64)(unsigned long)ids;
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
-	      (int)(info.nr_map_ids < max ? info.nr_map_ids : max);
+	      info.nr_map_ids > max ? -E2BIG : (int)info.nr_map_ids;
 	close(fd);
 	return ret;
 }
@@ -130,8 +131,8 @@ static int linked_map_ids(const char *iface, __u32 *ids, __u32 max)
 static int maps_of_link(const char *iface, struct rl_maps *m, char *err,
 			size_t errlen)
 {
-	__u32 ids[32] = { 0 };	/* valgrind cannot see the kernel fill it */
-	int n = linked_map_ids(iface, ids, 32);
+	__u32 ids[RL_LINKED_MAPS_MAX] = { 0 };	/* valgrind cannot see the kernel fill it */
+	int n = linked_map_ids(iface, ids, RL_LINKED_MAPS_MAX);
 
 	if (n < 0) {
 		snprintf(err, errlen, "cannot read the program attached to %s: %s",

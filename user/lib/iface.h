@@ -31,6 +31,11 @@ int rl_iface_open(const char *name, struct rl_iface *ifc, char *err,
 int rl_iface_open_read_only(const char *name, struct rl_iface *ifc, char *err,
 			    size_t errlen);
 
+/* The most map ids of the attached program that opening an interface
+ * reads to check every pin against (the program's maps with every map
+ * of RL_MAPS bound: tests/prog/test_attach.c checks that they fit). */
+#define RL_LINKED_MAPS_MAX	64
+
 /* The oldest layout whose pins reload carries into this one's maps (8:
  * no rule_counters; 8 and 9: the sync state without its rejected fields;
  * 8 to 10: `answered` without the window, the counters without
