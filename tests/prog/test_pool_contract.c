@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "lib/maps.h"
+#include "lib/reload_carry.h"
 #include "lib/source_index_map.h"
 #include "../harness.h"
 #include "fixture.h"
@@ -1245,5 +1246,57 @@ TEST(pool_verified_client_udp_window_kept)
 		goto out;
 	CHECK(key_tracked(&x, &w, NULL), "the verified client's UDP window kept");
 out:
+	fixture_close(&f);
+}
+
+/*
+ * A reload onto new maps (a larger --max-sources) carries a verified
+ * client's scoped window, verified, and rebuilds the Bloom filter of
+ * verified sources from what it carries: the client's own key goes in,
+ * the window's does not (no source has it; the filter is read by
+ * sources' keys only, and each key put in takes its share of it).
+ */
+TEST(pool_carried_scoped_window_not_in_the_bloom_filter)
+{
+	const char *client = "198.18.0.7";
+	struct rl_iface old = { .name = "old" };
+	struct rl_key k = v4_key(client), w;
+	struct rl_attach_req req;
+	struct rl_carried carried;
+	char err[RL_ERR_LEN];
+	struct rl_index x, y;
+	struct fixture f, g;
+	struct frame fr;
+	__u32 slot;
+
+	memset(&g, 0, sizeof(g));
+	if (!open_two_buckets_rule(&f, 16, &x, RULE_SCOPED))
+		goto out;
+	w = window_key(client);
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
+	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+		goto out;
+	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
+	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
+	if (!CHECK(way_word(&x, client) & RL_WAY_VERIFIED, "its window verified"))
+		goto out;
+	old.m = f.m;
+	rl_attach_req_defaults(&req);
+	req.max_sources = 64;	/* new maps */
+	if (!fixture_open(&g, &req) ||
+	    !CHECK_EQ(rl_config_read(&f.m, &old.cfg), 0, "the old config") ||
+	    !CHECK(rl_carry(&old, &g.s, &g.m, &carried, err, sizeof(err)) == 0,
+		   "carry: %s", err) ||
+	    !CHECK_EQ(rl_index_open(&y, &g.m), 0, "the new index"))
+		goto out;
+	CHECK(rl_index_find(&y, &w, &slot) == 0, "the window carried");
+	CHECK_EQ(bpf_map_lookup_elem(g.m.verified_bloom, NULL, &k), 0,
+		 "the client's key in the new filter");
+	CHECK(bpf_map_lookup_elem(g.m.verified_bloom, NULL, &w) && errno == ENOENT,
+	      "the window's key not in it");
+out:
+	if (g.skel)
+		fixture_close(&g);
 	fixture_close(&f);
 }

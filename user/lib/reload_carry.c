@@ -228,7 +228,10 @@ static long carry_sources(const struct table *src, int hist_src,
 		err = table_put(dst, &r[i].key, vals);
 		if (err == -ENOSPC || err == -EEXIST)
 			continue;	/* its buckets full: the older go */
-		if (err || (bloom >= 0 && holds_verified(vals, &r[i].key) &&
+		/* a scoped window's key is no source's: the filter is read
+		 * by sources' keys only */
+		if (err || (bloom >= 0 && !rl_key_scoped(&r[i].key) &&
+			    holds_verified(vals, &r[i].key) &&
 			    bpf_map_update_elem(bloom, NULL, &r[i].key, BPF_ANY))) {
 			done = err ? err : -errno;
 			break;
