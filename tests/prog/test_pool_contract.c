@@ -187,6 +187,21 @@ static __u32 way_word(const struct rl_index *x, const char *addr)
 	return 0;
 }
 
+/* Client `addr` connects as real clients do: its SYN at `syn` (placed,
+ * unverified), the host's handshake, its data at T0 (verified by then).
+ * False on a failed check. */
+static bool client_connects(struct fixture *f, const char *addr, __u64 syn)
+{
+	struct frame fr;
+
+	frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_SYN);
+	if (!CHECK_EQ(fixture_send(f, &fr, 1, 0, syn), 1, "the client's SYN") ||
+	    !CHECK(fixture_answer(f, addr, 0, T0), "the client's handshake"))
+		return false;
+	frame_tcp(&fr, addr, HOST_ADDR(addr), PEER_PORT, HOST_PORT, TCP_ACK);
+	return CHECK_EQ(fixture_send(f, &fr, 1, 0, T0), 1, "the client's data");
+}
+
 /* A client placed at its SYN, proved by its ACK, has its way verified by
  * its next packet at the latest, under a rule that reads verification or
  * one that does not (`plain`): eviction keeps a verified client that
@@ -242,17 +257,12 @@ static void verified_client_kept(enum rule_kind kind)
 	__u64 unit = 1ULL << RL_STAMP_SHIFT;
 	struct rl_index x;
 	struct fixture f;
-	struct frame fr;
 	char addr[32];
 
 	if (!open_two_buckets_rule(&f, 16, &x, kind))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
-	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+	if (!client_connects(&f, client, T0 - 10 * NSEC_S))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
 	/* 31 forged addresses fill the other ways, and come back */
 	for (__u32 again = 0; again < 2; again++)
 		for (__u32 i = 0; i < 31; i++) {
@@ -316,12 +326,8 @@ static void verified_client_back_with_a_syn(enum rule_kind kind)
 	/* fixture_answer() runs the handshake a window and a bucket before
 	 * the time it is given */
 	lag = f.s.window_ns + f.s.bucket_ns;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - lag - 1), 1, "the client's SYN");
-	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+	if (!client_connects(&f, client, T0 - lag - 1))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
 	/* quiet since; other clients come, one after the other */
 	for (__u32 i = 1; i <= 2 * RL_INDEX_WAYS; i++, t += 10 * NSEC_MS) {
 		nth_addr(0x100 + i, addr, sizeof(addr));
@@ -1266,19 +1272,14 @@ TEST(pool_carried_scoped_window_not_in_the_bloom_filter)
 	char err[RL_ERR_LEN];
 	struct rl_index x, y;
 	struct fixture f, g;
-	struct frame fr;
 	__u32 slot;
 
 	memset(&g, 0, sizeof(g));
 	if (!open_two_buckets_rule(&f, 16, &x, RULE_SCOPED))
 		goto out;
 	w = window_key(client);
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_SYN);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0 - 10 * NSEC_S), 1, "the client's SYN");
-	if (!CHECK(fixture_answer(&f, client, 0, T0), "the client's handshake"))
+	if (!client_connects(&f, client, T0 - 10 * NSEC_S))
 		goto out;
-	frame_tcp(&fr, client, HOST_ADDR(client), PEER_PORT, HOST_PORT, TCP_ACK);
-	CHECK_EQ(fixture_send(&f, &fr, 1, 0, T0), 1, "the client's data");
 	if (!CHECK(way_word(&x, client) & RL_WAY_VERIFIED, "its window verified"))
 		goto out;
 	old.m = f.m;
