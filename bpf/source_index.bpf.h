@@ -93,8 +93,8 @@ static __always_inline int probe(struct rl_index_bucket *b,
 
 /* The slot front entry `f` names for key `k` (RL_NO_SLOT: none, or not
  * the key's any more), for a packet at stamp unit `stamp`: the way it
- * names checked as probe() checks a way, its stamp left as it is (the
- * lookup that filled `f` stamped it in this unit). */
+ * names checked as probe() checks a way, and trusted only where a probe
+ * would write nothing to it (its stamp already this unit's). */
 static __always_inline int front_slot(const struct rl_source_front *f,
 				      const __u64 k[2], __u32 stamp)
 {

@@ -64,8 +64,9 @@ static __always_inline void window_verified(struct rl_source *win,
 
 /*
  * Is the source of `key` (a source's key, or a scoped window's: its
- * source's verification) verified at `now`? Read on the refusal of a
- * source without a way only. A global function: the key is built on its
+ * source's verification) verified at `now`? Read where the packet's own
+ * read did not take place (verdict(): a source refused for want of a way,
+ * a scoped window placed). A global function: the key is built on its
  * own stack. (An IPv6 window's key holds its source's 96 bits, all a
  * source has where scopes judge: scope.bpf.h.)
  */
