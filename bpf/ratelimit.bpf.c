@@ -44,6 +44,10 @@
  * again), or a verified client's segment whose verification every rule
  * reads */
 #define HOW_MAY_TCP	(1 << 7)
+/* its transport protocol (RL_PKT_PROTO_*, bits 16 to 23 and 9 of `how`)
+ * until the scopes are read, before the covering rule's slot is set: in
+ * `how`, not a variable of its own */
+#define HOW_PROTO	(RL_PKT_PROTO_KNOWN | RL_PKT_PROTO_MASK)
 
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
@@ -403,7 +407,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_ban *ban;
 	struct rl_key key;
 	int how = 0, fate;
-	__u32 zero = 0, rule_id = RL_NO_RULE, gen;
+	__u32 zero = 0, rule_id = RL_NO_RULE, gen, skip;
 	__u64 now = 0;
 	int kind;
 
@@ -414,10 +418,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 
 	/* parse */
 	kind = rl_parse_frame_tcp(data, data_end, &key, settings.v6_mask);
-	if (kind & RL_PKT_MAY_TCP) {
+	if (kind & RL_PKT_MAY_TCP)
 		how = HOW_MAY_TCP;
-		kind &= ~RL_PKT_MAY_TCP;
-	}
+	how |= kind & HOW_PROTO;
+	kind &= ~(RL_PKT_MAY_TCP | HOW_PROTO);
 	if (kind == RL_PKT_NON_IP) {
 		fate = FATE_NON_IP;
 		goto out;
@@ -471,7 +475,12 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
 	rule_id = find_rule(src, &key, kind, gen);
-	if (RL_READ(cfg->scopes_used)) {
+	/* a packet of a protocol no scope names walks none */
+	skip = (how & RL_PKT_PROTO_KNOWN) &&
+	       (rl_scope_skip_bit((__u32)how >> RL_PKT_PROTO_SHIFT) &
+		RL_READ(cfg->scope_skip));
+	how &= ~HOW_PROTO;
+	if (RL_READ(cfg->scopes_used) && !skip) {
 		__u32 scoped = scoped_rule(ctx, &key, rule_id, kind == RL_PKT_V6);
 
 		if (scoped != RL_NO_RULE) {

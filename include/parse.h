@@ -170,6 +170,19 @@ RL_UNROLL
  */
 #define RL_PKT_MAY_TCP	0x100
 
+/*
+ * Added by rl_parse_frame_tcp() too: the frame's transport protocol
+ * number in bits RL_PKT_PROTO_SHIFT up, with RL_PKT_PROTO_KNOWN, where
+ * the IP header names it (IPv4 always; IPv6 unless an extension header
+ * comes first, which it does not read through). A packet of a protocol
+ * no rule scope names walks no scope (rl_config.scope_skip,
+ * include/scope.h). The number as it is, not a class of it: a branch per
+ * protocol here would split every path after the parse.
+ */
+#define RL_PKT_PROTO_KNOWN	0x200
+#define RL_PKT_PROTO_SHIFT	16
+#define RL_PKT_PROTO_MASK	(0xff << RL_PKT_PROTO_SHIFT)
+
 /* RL_PKT_MAY_TCP for the segment that may start at `tcp`: unless its
  * flags are there and say SYN. */
 RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
@@ -179,7 +192,8 @@ RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
 	return RL_PKT_MAY_TCP;
 }
 
-/* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP added. */
+/* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP and the
+ * protocol (RL_PKT_PROTO_*) added. */
 RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 				 const volatile __u32 *v6_mask)
 {
@@ -193,8 +207,10 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		const struct iphdr *iph = c.pos;
 
 		kind = rl_parse_ipv4(&c, end, key);
-		if (kind == RL_PKT_V4 && iph->protocol == 6 &&
-		    !(iph->frag_off & RL_HTONS(0x1fff)))
+		if (kind != RL_PKT_V4)
+			return kind;
+		kind |= RL_PKT_PROTO_KNOWN | iph->protocol << RL_PKT_PROTO_SHIFT;
+		if (iph->protocol == 6 && !(iph->frag_off & RL_HTONS(0x1fff)))
 			kind |= rl_may_tcp_at(c.pos, end);
 		return kind;
 	}
@@ -206,10 +222,11 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		if (kind != RL_PKT_V6)
 			return kind;
 		next = ip6->nexthdr;
+		if (next == 0 || next == 43 || next == 60 || next == 44)
+			return kind | RL_PKT_MAY_TCP;
+		kind |= RL_PKT_PROTO_KNOWN | next << RL_PKT_PROTO_SHIFT;
 		if (next == 6)
 			kind |= rl_may_tcp_at(c.pos, end);
-		else if (next == 0 || next == 43 || next == 60 || next == 44)
-			kind |= RL_PKT_MAY_TCP;
 		return kind;
 	}
 	if (rl_is_encap(proto))
@@ -221,7 +238,8 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 			     const volatile __u32 *v6_mask)
 {
-	return rl_parse_frame_tcp(data, end, key, v6_mask) & ~RL_PKT_MAY_TCP;
+	return rl_parse_frame_tcp(data, end, key, v6_mask) &
+	       ~(RL_PKT_MAY_TCP | RL_PKT_PROTO_KNOWN | RL_PKT_PROTO_MASK);
 }
 
 /* ---- TCP segments: verified sources (include/verified.h) ---- */

@@ -639,7 +639,10 @@ struct rl_config {
 	 * defaults, 1460 and RL_COOKIE_DEFAULT_WSCALE) */
 	__u16 cookie_mss;
 	__u8 cookie_wscale;
-	__u8 pad;
+	/* the protocols no scope in use names, a bit each
+	 * (rl_scope_skip_bit): a packet of one walks no scope. 0, as a
+	 * config an older CLI wrote holds it: every packet walks them */
+	__u8 scope_skip;
 	/* `source_index` (include/source_index.h): its buckets
 	 * (rl_index_buckets of --max-sources) and its hash's seed, drawn at
 	 * attach; last, so that an older layout's config reads as before */

@@ -149,6 +149,23 @@ RL_UNROLL
 /* The longest --ipv6-prefix a scoped window of an IPv6 source can hold. */
 #define RL_SCOPED_MAX_V6_PREFIX	96
 
+/* Which bit of rl_config.scope_skip stands for protocol `proto`: TCP,
+ * UDP, ICMP, ICMPv6, and one for every other number (a scope matches a
+ * packet by the number, whatever the family). */
+#define RL_SCOPE_SKIP_ALL	0x1f
+RL_INLINE __u8 rl_scope_skip_bit(__u8 proto)
+{
+	if (proto == 6)
+		return 1;
+	if (proto == 17)
+		return 2;
+	if (proto == 1)
+		return 4;
+	if (proto == 58)
+		return 8;
+	return 16;
+}
+
 RL_INLINE int rl_proto_has_ports(__u8 proto)
 {
 	return proto == 6 || proto == 17;

@@ -694,3 +694,93 @@ TEST(scope_nothing_refused_first)
 	CHECK_EQ(fixture_refused(&f, V4), 0, "none in `refused`");
 	fixture_close(&f);
 }
+
+/* quota set (the library, as the CLI calls it) of a scoped rule of `pps`
+ * over `prefix` with scope `sc`, or its del (`pps` RL_UNLIMITED + 1). */
+static bool lib_scoped(struct fixture *f, const char *prefix,
+		       const struct rl_scope *sc, __u64 pps)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = pps };
+	struct rl_scope s = rl_scope_of(sc->proto, sc->flags, sc->dport_lo,
+					sc->dport_hi);
+	char err[RL_ERR_LEN];
+	struct rl_prefix p;
+
+	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0, "%s", err))
+		return false;
+	if (pps == RL_UNLIMITED + 1)
+		return CHECK(rl_rule_del_scoped(&f->m, &p, &s, err, sizeof(err)) == 0,
+			     "quota del: %s", err);
+	return CHECK(rl_rule_set_scoped(&f->m, &f->s, &p, &s, &c, err, sizeof(err)) == 0,
+		     "quota set: %s", err);
+}
+
+static __u8 scope_skip(struct fixture *f)
+{
+	struct rl_config cfg = { 0 };
+	__u32 zero = 0;
+
+	CHECK_EQ(bpf_map_lookup_elem(f->m.config, &zero, &cfg), 0, "config");
+	return cfg.scope_skip;
+}
+
+/*
+ * A packet of a protocol no scope names walks no scope (config.scope_skip,
+ * kept by quota set and del): under a SYN scope, UDP is judged by the
+ * unscoped rule; a UDP scope set takes UDP out of the skip before its
+ * rule can be found, and its del puts it back.
+ */
+TEST(scope_skip_kept_by_quota_set_and_del)
+{
+	__u8 tcp = rl_scope_skip_bit(6), udp = rl_scope_skip_bit(17);
+	struct fixture f;
+
+	if (!open_fixture(&f) || !fixture_pps(&f, "198.18.0.0/15", 5) ||
+	    !lib_scoped(&f, "198.18.0.0/15", &SYN, 1000))
+		goto out;
+	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp, "a SYN scope: TCP walks");
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 5,
+		 "UDP, skipping the walk: the unscoped rule's 5");
+	CHECK_EQ(syns(&f, V4, 10, T0), 10, "SYNs: the SYN rule's");
+	if (!lib_scoped(&f, "198.18.0.0/15", &UDP, 1000))
+		goto out;
+	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp & ~udp, "UDP walks too");
+	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 10,
+		 "UDP: the UDP rule's");
+	if (!lib_scoped(&f, "198.18.0.0/15", &UDP, RL_UNLIMITED + 1))
+		goto out;
+	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp, "its del: UDP skips again");
+	CHECK_EQ(send_l4(&f, "198.18.0.9", 17, 53, 0, EXT_NONE, 10, T0), 5,
+		 "UDP: the unscoped rule's again");
+out:
+	fixture_close(&f);
+}
+
+/* The skip is the program's: a config that says UDP skips while a UDP
+ * scope is in use (only a test writes one) has UDP judged by the unscoped
+ * rule. An IPv6 packet behind an extension header names no protocol to
+ * the parse, and walks the scopes whatever the skip says. */
+TEST(scope_skip_read_by_the_program)
+{
+	struct rl_config cfg;
+	struct fixture f;
+	__u32 zero = 0;
+
+	if (!open_fixture(&f) || !fixture_pps(&f, "198.18.0.0/15", 5) ||
+	    !fixture_pps(&f, "2001:db8::/32", 5) ||
+	    !lib_scoped(&f, "198.18.0.0/15", &UDP, 1000) ||
+	    !lib_scoped(&f, "2001:db8::/32", &UDP, 1000))
+		goto out;
+	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 10, "UDP: its scope's rule");
+	if (!CHECK_EQ(bpf_map_lookup_elem(f.m.config, &zero, &cfg), 0, "config"))
+		goto out;
+	cfg.scope_skip = RL_SCOPE_SKIP_ALL;
+	if (!CHECK_EQ(bpf_map_update_elem(f.m.config, &zero, &cfg, BPF_ANY), 0, "skip all"))
+		goto out;
+	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 5,
+		 "told to skip: the unscoped rule's");
+	CHECK_EQ(send_l4(&f, V6, 17, 53, 0, 1, 10, T0), 10,
+		 "IPv6 behind a destination options header: walks, its scope's rule");
+out:
+	fixture_close(&f);
+}

@@ -164,3 +164,30 @@ TEST(scope_pick_entries)
 	used[9] = false;
 	CHECK_EQ(rl_scope_pick(table, used, &other), 9, "a freed entry is reused");
 }
+
+/* config.scope_skip: the protocols no scope in use names, by number
+ * (rl_scope_skip_bit), so that their packets walk no scope; an entry that
+ * holds a scope counts when `used` is not given (a scope just written,
+ * before its rule: never skipped). */
+TEST(scope_skip_the_protocols_no_scope_names)
+{
+	struct rl_scope table[RL_MAX_SCOPES] = { 0 };
+	bool used[RL_MAX_SCOPES] = { 0 };
+	__u8 tcp = rl_scope_skip_bit(6), udp = rl_scope_skip_bit(17),
+	     icmp = rl_scope_skip_bit(1), icmp6 = rl_scope_skip_bit(58),
+	     other = rl_scope_skip_bit(47);
+
+	CHECK_EQ(tcp | udp | icmp | icmp6 | other, RL_SCOPE_SKIP_ALL, "a bit each");
+	CHECK_EQ(rl_scope_skip_bit(132), other, "every other number shares one");
+	CHECK_EQ(rl_scope_skip(table, NULL), RL_SCOPE_SKIP_ALL, "no scope: all skip");
+	table[0] = rl_scope_of(6, RL_SCOPE_F_SYN, 0, 0);
+	CHECK_EQ(rl_scope_skip(table, NULL), RL_SCOPE_SKIP_ALL & ~tcp, "a SYN scope");
+	CHECK_EQ(rl_scope_skip(table, used), RL_SCOPE_SKIP_ALL,
+		 "an entry no rule uses names nothing");
+	used[0] = true;
+	table[5] = rl_scope_of(17, RL_SCOPE_F_DPORT, 53, 53), used[5] = true;
+	table[6] = rl_scope_of(47, 0, 0, 0), used[6] = true;
+	CHECK_EQ(rl_scope_skip(table, used), icmp | icmp6, "TCP, UDP and GRE named");
+	used[6] = false;
+	CHECK_EQ(rl_scope_skip(table, used), icmp | icmp6 | other, "GRE's scope freed");
+}

@@ -702,6 +702,7 @@ static int carry_config(const struct rl_iface *old, const struct rl_maps *nm)
 	cfg.bans_used = old->cfg.bans_used;
 	cfg.remote_used = old->cfg.remote_used;
 	cfg.scopes_used = old->cfg.scopes_used;
+	cfg.scope_skip = old->cfg.scope_skip;
 	return rl_config_write(nm, &cfg);
 }
 

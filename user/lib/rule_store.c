@@ -124,21 +124,24 @@ static int scopes_in_use(const struct rl_maps *m, bool *used)
 	return 0;
 }
 
-static int scopes_used_write(const struct rl_maps *m, __u32 n)
+/* config's scopes_used and scope_skip as `n` and `skip` say. */
+static int scopes_used_write(const struct rl_maps *m, __u32 n, __u8 skip)
 {
 	struct rl_config cfg;
 	int err = rl_config_read(m, &cfg);
 
-	if (err || cfg.scopes_used == n)
+	if (err || (cfg.scopes_used == n && cfg.scope_skip == skip))
 		return err;
 	cfg.scopes_used = n;
+	cfg.scope_skip = skip;
 	return rl_config_write(m, &cfg);
 }
 
 /*
- * The entry of scope `want`, written (and counted in config.scopes_used)
- * before any trie entry refers to it, so that the program never finds a
- * scoped rule whose scope it does not read. -EMLINK when all
+ * The entry of scope `want`, written (and counted in config.scopes_used,
+ * its protocol out of config.scope_skip) before any trie entry refers to
+ * it, so that the program never finds a scoped rule whose scope it does
+ * not read, nor skips the walk for a packet it may hold. -EMLINK when all
  * RL_MAX_SCOPES entries hold other scopes in use.
  */
 static int scope_acquire(const struct rl_maps *m, const struct rl_scope *want)
@@ -168,11 +171,12 @@ static int scope_acquire(const struct rl_maps *m, const struct rl_scope *want)
 		if (bpf_map_update_elem(m->scopes, &key, want, BPF_ANY))
 			return -errno;
 	}
+	table[idx] = *want;
 	err = rl_config_read(m, &cfg);
-	if (!err && cfg.scopes_used < (__u32)idx + 1) {
-		cfg.scopes_used = (__u32)idx + 1;
-		err = rl_config_write(m, &cfg);
-	}
+	if (!err)
+		err = scopes_used_write(m, cfg.scopes_used > (__u32)idx + 1 ?
+					   cfg.scopes_used : (__u32)idx + 1,
+					rl_scope_skip(table, NULL));
 	return err ? err : idx;
 }
 
@@ -201,8 +205,11 @@ int rl_store_scopes_collect(const struct rl_maps *m)
 
 	if (!err)
 		err = scopes_in_use(m, used);
+	/* the protocols of the scopes gone skip the walk from now on: their
+	 * rules are out of the tries already */
 	if (!err)
-		err = scopes_used_write(m, rl_scopes_used(used));
+		err = scopes_used_write(m, rl_scopes_used(used),
+					rl_scope_skip(table, used));
 	for (__u32 i = 0; i < RL_MAX_SCOPES && !err; i++)
 		if (!used[i] && rl_scope_any(&table[i]) &&
 		    bpf_map_update_elem(m->scopes, &i, &none, BPF_ANY))

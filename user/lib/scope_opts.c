@@ -212,3 +212,13 @@ __u32 rl_scopes_used(const bool *used)
 			return (__u32)i + 1;
 	return 0;
 }
+
+__u8 rl_scope_skip(const struct rl_scope *table, const bool *used)
+{
+	__u8 skip = RL_SCOPE_SKIP_ALL;
+
+	for (int i = 0; i < RL_MAX_SCOPES; i++)
+		if (used ? used[i] : rl_scope_any(&table[i]))
+			skip &= (__u8)~rl_scope_skip_bit(table[i].proto);
+	return skip;
+}

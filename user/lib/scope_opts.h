@@ -85,5 +85,9 @@ int rl_scope_pick(const struct rl_scope *table, const bool *used,
 		  const struct rl_scope *want);
 /* config.scopes_used for the entries in use: 1 + the highest, 0: none. */
 __u32 rl_scopes_used(const bool *used);
+/* config.scope_skip for the entries of `table` in use (`used`; NULL: every
+ * entry that holds a scope): the protocols none of them names
+ * (rl_scope_skip_bit). */
+__u8 rl_scope_skip(const struct rl_scope *table, const bool *used);
 
 #endif /* RL_SCOPE_OPTS_H */
