@@ -44,10 +44,6 @@
  * again), or a verified client's segment whose verification every rule
  * reads */
 #define HOW_MAY_TCP	(1 << 7)
-/* its transport protocol (RL_PKT_PROTO_*, bits 16 to 23 and 9 of `how`)
- * until the scopes are read, before the covering rule's slot is set: in
- * `how`, not a variable of its own */
-#define HOW_PROTO	(RL_PKT_PROTO_KNOWN | RL_PKT_PROTO_MASK)
 
 #include "run_config.bpf.h"
 #include "maps.bpf.h"
@@ -101,6 +97,19 @@ static __always_inline void count_unjudged(struct rl_state *st, __u64 now,
 static __always_inline int reads_verified(const struct rl_rule *rule, int how)
 {
 	return rl_rule_reads_verified(rule) || (how & HOW_COVERED);
+}
+
+/* Is the packet of a protocol that no scope in use names (its IP header
+ * read again: the parse keeps no protocol, which every packet would pay
+ * for)? Then it walks no scope. */
+static __always_inline int scope_skipped(struct xdp_md *ctx,
+					 const struct rl_config *cfg)
+{
+	int proto = rl_frame_proto((void *)(long)ctx->data,
+				   (void *)(long)ctx->data_end);
+
+	return proto >= 0 &&
+	       (rl_scope_skip_bit(proto) & RL_READ(cfg->scope_skip));
 }
 
 static __always_inline int how_table(int how)
@@ -407,7 +416,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_ban *ban;
 	struct rl_key key;
 	int how = 0, fate;
-	__u32 zero = 0, rule_id = RL_NO_RULE, gen, skip;
+	__u32 zero = 0, rule_id = RL_NO_RULE, gen;
 	__u64 now = 0;
 	int kind;
 
@@ -418,10 +427,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 
 	/* parse */
 	kind = rl_parse_frame_tcp(data, data_end, &key, settings.v6_mask);
-	if (kind & RL_PKT_MAY_TCP)
+	if (kind & RL_PKT_MAY_TCP) {
 		how = HOW_MAY_TCP;
-	how |= kind & HOW_PROTO;
-	kind &= ~(RL_PKT_MAY_TCP | HOW_PROTO);
+		kind &= ~RL_PKT_MAY_TCP;
+	}
 	if (kind == RL_PKT_NON_IP) {
 		fate = FATE_NON_IP;
 		goto out;
@@ -475,12 +484,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 	gen = cfg->rules_gen;	/* one snapshot for the whole verdict */
 	rule_id = find_rule(src, &key, kind, gen);
-	/* a packet of a protocol no scope names walks none */
-	skip = (how & RL_PKT_PROTO_KNOWN) &&
-	       (rl_scope_skip_bit((__u32)how >> RL_PKT_PROTO_SHIFT) &
-		RL_READ(cfg->scope_skip));
-	how &= ~HOW_PROTO;
-	if (RL_READ(cfg->scopes_used) && !skip) {
+	if (RL_READ(cfg->scopes_used) && !scope_skipped(ctx, cfg)) {
 		__u32 scoped = scoped_rule(ctx, &key, rule_id, kind == RL_PKT_V6);
 
 		if (scoped != RL_NO_RULE) {

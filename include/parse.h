@@ -170,19 +170,6 @@ RL_UNROLL
  */
 #define RL_PKT_MAY_TCP	0x100
 
-/*
- * Added by rl_parse_frame_tcp() too: the frame's transport protocol
- * number in bits RL_PKT_PROTO_SHIFT up, with RL_PKT_PROTO_KNOWN, where
- * the IP header names it (IPv4 always; IPv6 unless an extension header
- * comes first, which it does not read through). A packet of a protocol
- * no rule scope names walks no scope (rl_config.scope_skip,
- * include/scope.h). The number as it is, not a class of it: a branch per
- * protocol here would split every path after the parse.
- */
-#define RL_PKT_PROTO_KNOWN	0x200
-#define RL_PKT_PROTO_SHIFT	16
-#define RL_PKT_PROTO_MASK	(0xff << RL_PKT_PROTO_SHIFT)
-
 /* RL_PKT_MAY_TCP for the segment that may start at `tcp`: unless its
  * flags are there and say SYN. */
 RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
@@ -192,8 +179,41 @@ RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
 	return RL_PKT_MAY_TCP;
 }
 
-/* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP and the
- * protocol (RL_PKT_PROTO_*) added. */
+/*
+ * The transport protocol number of the frame data..end, where its IP
+ * header names it: -1 for a frame that is not IP, or malformed, or IPv6
+ * with an extension header first (which this does not read through). A
+ * frame of a protocol no rule scope names walks no scope
+ * (rl_config.scope_skip, include/scope.h): read only while scopes are in
+ * use, not by every packet's parse.
+ */
+RL_INLINE int rl_frame_proto(void *data, void *end)
+{
+	struct rl_cursor c = { .pos = data };
+	int proto = rl_parse_eth(&c, end);
+	__u8 next;
+
+	if (proto == RL_HTONS(ETH_P_IP)) {
+		const struct iphdr *iph = c.pos;
+
+		if ((void *)(iph + 1) > end)
+			return -1;
+		return iph->protocol;
+	}
+	if (proto == RL_HTONS(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = c.pos;
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		next = ip6->nexthdr;
+		if (next == 0 || next == 43 || next == 60 || next == 44)
+			return -1;
+		return next;
+	}
+	return -1;
+}
+
+/* Classify a frame and fill `key` for IP frames; RL_PKT_MAY_TCP added. */
 RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 				 const volatile __u32 *v6_mask)
 {
@@ -207,10 +227,8 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		const struct iphdr *iph = c.pos;
 
 		kind = rl_parse_ipv4(&c, end, key);
-		if (kind != RL_PKT_V4)
-			return kind;
-		kind |= RL_PKT_PROTO_KNOWN | iph->protocol << RL_PKT_PROTO_SHIFT;
-		if (iph->protocol == 6 && !(iph->frag_off & RL_HTONS(0x1fff)))
+		if (kind == RL_PKT_V4 && iph->protocol == 6 &&
+		    !(iph->frag_off & RL_HTONS(0x1fff)))
 			kind |= rl_may_tcp_at(c.pos, end);
 		return kind;
 	}
@@ -222,11 +240,10 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		if (kind != RL_PKT_V6)
 			return kind;
 		next = ip6->nexthdr;
-		if (next == 0 || next == 43 || next == 60 || next == 44)
-			return kind | RL_PKT_MAY_TCP;
-		kind |= RL_PKT_PROTO_KNOWN | next << RL_PKT_PROTO_SHIFT;
 		if (next == 6)
 			kind |= rl_may_tcp_at(c.pos, end);
+		else if (next == 0 || next == 43 || next == 60 || next == 44)
+			kind |= RL_PKT_MAY_TCP;
 		return kind;
 	}
 	if (rl_is_encap(proto))
@@ -238,8 +255,7 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 RL_INLINE int rl_parse_frame(void *data, void *end, struct rl_key *key,
 			     const volatile __u32 *v6_mask)
 {
-	return rl_parse_frame_tcp(data, end, key, v6_mask) &
-	       ~(RL_PKT_MAY_TCP | RL_PKT_PROTO_KNOWN | RL_PKT_PROTO_MASK);
+	return rl_parse_frame_tcp(data, end, key, v6_mask) & ~RL_PKT_MAY_TCP;
 }
 
 /* ---- TCP segments: verified sources (include/verified.h) ---- */

@@ -5,9 +5,9 @@
  * frame that rl_parse_frame_tcp() says holds no TCP segment without SYN,
  * so the flag must be there for every frame in which rl_parse_tcp() finds
  * one, whatever the protocol, fragment, IPv6 header chain or flags. And a
- * frame whose protocol it names (RL_PKT_PROTO_KNOWN) skips the scope walk
- * when no scope names that protocol, so the scopes' own parse
- * (rl_parse_l4) must read the same protocol there.
+ * frame whose protocol rl_frame_proto() names skips the scope walk when
+ * no scope names that protocol, so the scopes' own parse (rl_parse_l4)
+ * must read the same protocol there.
  */
 #include <string.h>
 #include "parse.h"
@@ -29,28 +29,18 @@ static int may_tcp_agrees(__u8 *b, __u8 *end, const char *what, int n)
 	int may = !!(kind & RL_PKT_MAY_TCP);
 	struct rl_l4 l4 = { 0 };
 
-	CHECK(plain == (kind & ~(RL_PKT_MAY_TCP | RL_PKT_PROTO_KNOWN | RL_PKT_PROTO_MASK)),
-	      "%s %d: the same kind", what, n);
-	CHECK(plain < 0x100, "%s %d: no flag from rl_parse_frame", what, n);
+	int proto = rl_frame_proto(b, end);
+
+	CHECK(plain == (kind & ~RL_PKT_MAY_TCP), "%s %d: the same kind", what, n);
+	CHECK(!(plain & RL_PKT_MAY_TCP), "%s %d: no flag from rl_parse_frame", what, n);
 	rl_parse_l4(b, end, &l4);
-	if (kind & RL_PKT_PROTO_KNOWN)
-		CHECK(l4.known != RL_L4_NONE &&
-		      l4.proto == ((kind & RL_PKT_PROTO_MASK) >> RL_PKT_PROTO_SHIFT),
+	if (proto >= 0)
+		CHECK(l4.known != RL_L4_NONE && l4.proto == proto,
 		      "%s %d: protocol %d, the scopes read %d (known %d)", what, n,
-		      (kind & RL_PKT_PROTO_MASK) >> RL_PKT_PROTO_SHIFT, l4.proto, l4.known);
+		      proto, l4.proto, l4.known);
 	if (rl_parse_tcp(b, end, &f, 0, &seg) && !(seg.flags & RL_TCP_SYN))
 		CHECK(may, "%s %d: a TCP segment without RL_PKT_MAY_TCP", what, n);
 	return may;
-}
-
-/* The protocol rl_parse_frame_tcp() names for the frame b..end, -1: none. */
-static int proto_named(__u8 *b, __u8 *end)
-{
-	struct rl_key k;
-	int kind = rl_parse_frame_tcp(b, end, &k, all_ones);
-
-	return kind & RL_PKT_PROTO_KNOWN ?
-	       (kind & RL_PKT_PROTO_MASK) >> RL_PKT_PROTO_SHIFT : -1;
 }
 
 static const __u8 tcp_flags[] = {
@@ -79,7 +69,7 @@ TEST(parse_may_tcp_ipv4)
 				b[o + 9] = p;
 				b[o + 20 + 13] = tcp_flags[fl];
 				may = may_tcp_agrees(b, b + o + 40, "v4 proto", p);
-				CHECK_EQ(proto_named(b, b + o + 40), p,
+				CHECK_EQ(rl_frame_proto(b, b + o + 40), p,
 					 "v4: the protocol named, fragment or not");
 				CHECK(may == (p == 6 && (frag[i] & 0x1fff) == 0 &&
 					      !(tcp_flags[fl] & RL_TCP_SYN)),
@@ -151,7 +141,7 @@ TEST(parse_may_tcp_ipv6)
 				b[o + 48 + 13] = tcp_flags[fl];
 				b[o + 40 + 13] = tcp_flags[fl];	/* TCP right after */
 				may = may_tcp_agrees(b, b + o + 68, "v6 next", next);
-				CHECK(proto_named(b, b + o + 68) ==
+				CHECK(rl_frame_proto(b, b + o + 68) ==
 				      (rl_ipv6_ext(next) ? -1 : next),
 				      "v6 next %d: named unless an extension header", next);
 				if (next == 17 || next == 58)
