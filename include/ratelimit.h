@@ -139,7 +139,7 @@
 #define RL_UNLIMITED		(~0ULL)
 /* Bumped whenever a map key or value changes shape: a CLI refuses pins
  * written by another layout instead of misreading them. */
-#define RL_LAYOUT_VERSION	14
+#define RL_LAYOUT_VERSION	15
 /* A rules generation in the middle of a change: rule caches are not
  * trusted (user/lib/rule.c mark_change). */
 #define RL_RULES_CHANGING(gen)	(((gen) & 1) != 0)
@@ -640,8 +640,9 @@ struct rl_config {
 	__u16 cookie_mss;
 	__u8 cookie_wscale;
 	/* the protocols no scope in use names, a bit each
-	 * (rl_scope_skip_bit): a packet of one walks no scope. 0, as a
-	 * config an older CLI wrote holds it: every packet walks them */
+	 * (rl_scope_skip_bit): a packet of one walks no scope; 0: every
+	 * packet walks them. From layout 15 (before, a pad byte that a CLI
+	 * kept as it found it while it changed scopes: not carried) */
 	__u8 scope_skip;
 	/* `source_index` (include/source_index.h): its buckets
 	 * (rl_index_buckets of --max-sources) and its hash's seed, drawn at

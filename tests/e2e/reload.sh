@@ -510,7 +510,7 @@ test_reload_from_layout8() {
 	out=$(rl quota list --iface "$vrx" 2>&1) && why+=("this CLI read layout-8 pins")
 	[[ $out == *"'xdp-ratelimit reload $vrx' carries it over"* ]] || why+=("quota list does not point to reload: $out")
 	out=$(rl reload "$vrx" 2>&1); st=$?
-	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 14"* ]] || why+=("exit $st, printed: $out")
+	[ "$st" = 0 ] && [[ $out == *"pins of layout 8 migrated to layout 15"* ]] || why+=("exit $st, printed: $out")
 	# layout 8 kept no CPUs that wrote windows: every possible one is read
 	out=$(bpftool -j map dump pinned "$pins/$vrx/cpus" | jq -c '.[0].formatted.value.seen')
 	local possible last

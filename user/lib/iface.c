@@ -19,7 +19,8 @@
 
 int rl_layout_value_size(__u32 layout, int i)
 {
-	if (layout >= RL_LAYOUT_VERSION)
+	/* layout 14: the same shapes; config.scope_skip a pad byte */
+	if (layout >= 14)
 		return (int)rl_map_defs[i].value_size;
 	/* up to layout 13: `sources` an LRU per-CPU hash, no index, no
 	 * keys, no pool, and the config ended before the index's fields */

@@ -702,7 +702,10 @@ static int carry_config(const struct rl_iface *old, const struct rl_maps *nm)
 	cfg.bans_used = old->cfg.bans_used;
 	cfg.remote_used = old->cfg.remote_used;
 	cfg.scopes_used = old->cfg.scopes_used;
-	cfg.scope_skip = old->cfg.scope_skip;
+	/* layout 14's byte was a pad a CLI kept as it found it while it
+	 * changed the scopes: 0, every packet walks them until a quota set
+	 * or del works the skip out again */
+	cfg.scope_skip = old->cfg.layout >= 15 ? old->cfg.scope_skip : 0;
 	return rl_config_write(nm, &cfg);
 }
 
@@ -729,9 +732,10 @@ int rl_carry(const struct rl_iface *old, const struct rl_settings *s,
 		ret = n < 0 ? (int)n : 0;
 		c->verified = n;
 	}
-	/* an earlier layout's answered connections have no window: a ban counts
-	 * none of them, so their peers' next connections start afresh */
-	if (!ret && old->cfg.layout == RL_LAYOUT_VERSION) {
+	/* an earlier layout's answered connections (before 14, whose shapes
+	 * are this one's) are not carried: a ban counts none of them, so
+	 * their peers' next connections start afresh */
+	if (!ret && old->cfg.layout >= 14) {
 		what = "answered connections";
 		n = copy_hash(old->m.answered, nm->answered, sizeof(struct rl_flow),
 			      sizeof(struct rl_answered), s->max_sources);
