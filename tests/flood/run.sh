@@ -62,13 +62,14 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # A client: a fresh connection every PAUSE seconds from ADDRESS until
 # STOPFILE exists; prints the requests made and those answered 200 (each
 # with a 2 s timeout).
-client() {	# STOPFILE [PAUSE] [ADDRESS]
+client() {	# STOPFILE [PAUSE] [ADDRESS] [PROGRESS: the requests so far]
 	local n=0 ok=0
 	while [ ! -e "$1" ]; do
 		n=$((n + 1))
 		[ "$(in_tx curl -s -o /dev/null -m 2 --interface "${3:-198.19.1.2}" \
 			-w '%{http_code}' http://198.19.1.1:8080/)" = 200 ] &&
 			ok=$((ok + 1))
+		[ -n "${4:-}" ] && echo "$n" >"$4"
 		sleep "${2:-0.05}"
 	done
 	echo "$n $ok"
@@ -145,26 +146,34 @@ t_flood() {
 # being served. (Judged by the SYN rule alone, every looped address passed
 # its SYNs, each with an entry.)
 t_scoped_flood() {
-	local stop=/tmp/$id.stop2 c1 n ok f4 f6 t0 t1 ms bound tracked sent
-	tmpfiles+=("$stop" "/tmp/$id.curl2")
+	local stop=/tmp/$id.stop2 prog=/tmp/$id.progress2 c1 n ok f4 f6 t0 t1 ms bound tracked sent s rounds=0
+	tmpfiles+=("$stop" "/tmp/$id.curl2" "$prog")
 	[ -s "$pcap" ] || python3 "$here/spoofed_syns.py" "$pcap" "$mac" 65536 16384 ||
 		{ result scoped_flood_setup 1 "cannot write the pcap"; return; }
 	rl attach "$vrx" --default-pps 1000 --max-sources 1024 >/dev/null &&
 		rl quota set default --new-pps "$new_pps" --iface "$vrx" >/dev/null &&
 		rl quota set default --proto tcp --syn --pps 20 --iface "$vrx" >/dev/null ||
 		{ result scoped_flood_setup 1 "attach or quota set"; return; }
-	client "$stop" >"/tmp/$id.curl2" &
+	echo 0 >"$prog"
+	client "$stop" 0.05 198.19.1.2 "$prog" >"/tmp/$id.curl2" &
 	c1=$!
 	one_verified() { [ "$(stats_json "$vrx" 0 | jq .interfaces[0].verified_sources)" -ge 1 ]; }
 	within 50 one_verified || { result scoped_flood_setup 1 "the client was not verified"; }
 	f4=$(count flood4) f6=$(count flood6)
-	t0=$(now_ms)
-	in_tx tcpreplay -q --topspeed --loop=100000 --duration=5 -i "$vtx" "$pcap" \
-		>"/tmp/$id.replay" 2>&1
+	t0=$(now_ms) sent=0
+	# 5 s of flood, and 5 s more until the client has made the 20 requests
+	# the check wants (a loaded machine runs its curls slowly: 16 in 5 s
+	# once), 6 times at most
+	while :; do
+		in_tx tcpreplay -q --topspeed --loop=100000 --duration=5 -i "$vtx" "$pcap" \
+			>"/tmp/$id.replay" 2>&1
+		s=$(grep -oE 'Actual: [0-9]+ packets' "/tmp/$id.replay" | grep -oE '[0-9]+')
+		sent=$((sent + ${s:-0})) rounds=$((rounds + 1))
+		[ "$(cat "$prog")" -ge 20 ] || [ "$rounds" -ge 6 ] && break
+	done
 	t1=$(now_ms)
 	touch "$stop"; wait "$c1"
 	read -r n ok <"/tmp/$id.curl2"
-	sent=$(grep -oE 'Actual: [0-9]+ packets' "/tmp/$id.replay" | grep -oE '[0-9]+')
 	f4=$(($(count flood4) - f4)) f6=$(($(count flood6) - f6)) ms=$((t1 - t0))
 	tracked=$(stats_json "$vrx" 0 | jq .interfaces[0].tracked_sources)
 	echo "  scoped flood: tcpreplay sent ${sent:-?} spoofed SYNs in $ms ms under a SYN rule without --new-pps; reached the stack: $f4 IPv4, $f6 IPv6; $tracked sources tracked; client: $ok of $n"
