@@ -179,6 +179,13 @@ RL_INLINE int rl_may_tcp_at(const __u8 *tcp, void *end)
 	return RL_PKT_MAY_TCP;
 }
 
+/* Is IPv6 next header `next` an extension header (hop-by-hop, routing,
+ * fragment, destination options) that the parsers look through? */
+RL_INLINE int rl_ipv6_ext(__u8 next)
+{
+	return next == 0 || next == 43 || next == 60 || next == 44;
+}
+
 /*
  * The transport protocol number of the frame data..end, where its IP
  * header names it: -1 for a frame that is not IP, or malformed, or IPv6
@@ -206,9 +213,7 @@ RL_INLINE int rl_frame_proto(void *data, void *end)
 		if ((void *)(ip6 + 1) > end)
 			return -1;
 		next = ip6->nexthdr;
-		if (next == 0 || next == 43 || next == 60 || next == 44)
-			return -1;
-		return next;
+		return rl_ipv6_ext(next) ? -1 : next;
 	}
 	return -1;
 }
@@ -242,7 +247,7 @@ RL_INLINE int rl_parse_frame_tcp(void *data, void *end, struct rl_key *key,
 		next = ip6->nexthdr;
 		if (next == 6)
 			kind |= rl_may_tcp_at(c.pos, end);
-		else if (next == 0 || next == 43 || next == 60 || next == 44)
+		else if (rl_ipv6_ext(next))
 			kind |= RL_PKT_MAY_TCP;
 		return kind;
 	}
@@ -275,7 +280,7 @@ RL_UNROLL
 	for (i = 0; i < RL_MAX_EXT_HDRS; i++) {
 		__u8 *h = c->pos;
 
-		if (next != 0 && next != 43 && next != 60 && next != 44)
+		if (!rl_ipv6_ext(next))
 			return next;
 		if ((void *)(h + 8) > end)
 			return -1;
@@ -288,7 +293,7 @@ RL_UNROLL
 		}
 		next = h[0];
 	}
-	return next == 0 || next == 43 || next == 60 || next == 44 ? -1 : next;
+	return rl_ipv6_ext(next) ? -1 : next;
 }
 
 /* What the proof and the ban windows read of a TCP segment (host order). */

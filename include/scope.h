@@ -62,11 +62,6 @@ struct rl_l4 {
 	__u16 dport;		/* host order; TCP and UDP */
 };
 
-RL_INLINE int rl_ipv6_ext(__u8 next)
-{
-	return next == 0 || next == 43 || next == 60 || next == 44;
-}
-
 /* The transport view of an IP frame (one rl_parse_frame() took as IPv4 or
  * IPv6): the protocol after IPv6's extension headers (hop-by-hop, routing,
  * destination options, fragment), and the destination port and TCP flags
