@@ -270,8 +270,9 @@ int fixture_cpus(int *cpus, int max)
 	return n;
 }
 
-bool fixture_rule(struct fixture *f, const char *prefix,
-		  const struct rl_rule_change *c)
+bool fixture_rule_scoped(struct fixture *f, const char *prefix,
+			 const struct rl_scope *scope,
+			 const struct rl_rule_change *c)
 {
 	char err[RL_ERR_LEN];
 	struct rl_prefix p;
@@ -279,8 +280,17 @@ bool fixture_rule(struct fixture *f, const char *prefix,
 	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0,
 		   "prefix %s: %s", prefix, err))
 		return false;
-	return CHECK(rl_rule_set(&f->m, &f->s, &p, c, err, sizeof(err)) == 0,
+	if (!c)
+		return CHECK(rl_rule_del_scoped(&f->m, &p, scope, err, sizeof(err)) == 0,
+			     "quota del %s: %s", prefix, err);
+	return CHECK(rl_rule_set_scoped(&f->m, &f->s, &p, scope, c, err, sizeof(err)) == 0,
 		     "quota set %s: %s", prefix, err);
+}
+
+bool fixture_rule(struct fixture *f, const char *prefix,
+		  const struct rl_rule_change *c)
+{
+	return fixture_rule_scoped(f, prefix, NULL, c);
 }
 
 bool fixture_quota(struct fixture *f, const char *prefix, __u64 pps,

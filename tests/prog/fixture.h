@@ -66,6 +66,11 @@ bool fixture_pps(struct fixture *f, const char *prefix, __u64 pps);
 /* quota set PREFIX with every field of `c` (newcomer budget, ban, ...). */
 bool fixture_rule(struct fixture *f, const char *prefix,
 		  const struct rl_rule_change *c);
+/* The same for the rule of PREFIX and `scope` (NULL: unscoped), as quota
+ * set writes it; `c` NULL: quota del. */
+bool fixture_rule_scoped(struct fixture *f, const char *prefix,
+			 const struct rl_scope *scope,
+			 const struct rl_rule_change *c);
 
 struct rl_counters fixture_totals(struct fixture *f);
 /* Until `until` (the program's clock) the kernel may have SYN cookies

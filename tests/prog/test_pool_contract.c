@@ -123,18 +123,13 @@ static bool open_two_buckets_rule(struct fixture *f, __u64 max_sources,
 				    .have_ban = kind == RULE_BANS,
 				    .ban_ns = 10 * NSEC_S };
 	struct rl_scope tcp = rl_scope_of(RL_PROTO_TCP, 0, 0, 0);
-	char err[RL_ERR_LEN];
-	struct rl_prefix p;
 
 	if (!open_pool(f, max_sources, 1, x) ||
 	    !CHECK_EQ(x->nbuckets, 2, "two buckets"))
 		return false;
 	if (kind != RULE_SCOPED)
 		return fixture_rule(f, "198.18.0.0/15", &c);
-	if (!CHECK_EQ(rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), 0,
-		      "prefix") ||
-	    !CHECK(rl_rule_set_scoped(&f->m, &f->s, &p, &tcp, &c, err,
-				      sizeof(err)) == 0, "quota set --proto tcp: %s", err))
+	if (!fixture_rule_scoped(f, "198.18.0.0/15", &tcp, &c))
 		return false;
 	scoped_slot = find_scoped_slot(f);
 	return CHECK_GE(scoped_slot, 0, "the scoped rule's slot");
@@ -1146,19 +1141,13 @@ static void scoped_syn_without_a_way(const char *client, const char *stranger,
 	struct rl_key k, w, ks;
 	struct rl_index_place p;
 	struct rl_index_bucket b;
-	char err[RL_ERR_LEN];
-	struct rl_prefix pf;
 	struct rl_index x;
 	struct fixture f;
 	struct frame fr;
 	__u32 lock;
 	int slot;
 
-	if (!open_pool(&f, 1024, 1, &x))
-		goto out;
-	if (!CHECK_EQ(rl_parse_prefix(prefix, &pf, err, sizeof(err)), 0, "prefix") ||
-	    !CHECK(rl_rule_set_scoped(&f.m, &f.s, &pf, &tcp, &c, err, sizeof(err)) == 0,
-		   "scoped rule: %s", err))
+	if (!open_pool(&f, 1024, 1, &x) || !fixture_rule_scoped(&f, prefix, &tcp, &c))
 		goto out;
 	slot = find_scoped_slot(&f);
 	if (!CHECK_GE(slot, 0, "its slot"))
@@ -1219,16 +1208,12 @@ TEST(pool_verified_client_udp_window_kept)
 	struct rl_scope udps = rl_scope_of(RL_PROTO_UDP, 0, 0, 0);
 	struct rl_verified v = { .answered_ns = T0 };
 	struct rl_key k = v4_key(client), w;
-	char err[RL_ERR_LEN], addr[32];
-	struct rl_prefix p;
 	struct rl_index x;
 	struct fixture f;
+	char addr[32];
 
-	if (!open_pool(&f, 16, 1, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets"))
-		goto out;
-	if (!CHECK_EQ(rl_parse_prefix("198.18.0.0/15", &p, err, sizeof(err)), 0, "prefix") ||
-	    !CHECK(rl_rule_set_scoped(&f.m, &f.s, &p, &udps, &c, err, sizeof(err)) == 0,
-		   "quota set --proto udp: %s", err))
+	if (!open_pool(&f, 16, 1, &x) || !CHECK_EQ(x.nbuckets, 2, "two buckets") ||
+	    !fixture_rule_scoped(&f, "198.18.0.0/15", &udps, &c))
 		goto out;
 	scoped_slot = find_scoped_slot(&f);
 	if (!CHECK_GE(scoped_slot, 0, "its slot") ||

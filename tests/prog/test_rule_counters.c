@@ -82,16 +82,12 @@ TEST(rule_counters_scoped)
 	struct rl_rule_counters c;
 	struct fixture f;
 	struct frame s, u;
-	char err[RL_ERR_LEN];
-	struct rl_prefix p;
 
 	if (!fixture_open(&f, NULL))
 		goto out;
 	syn.rank = rl_scope_rank(&syn);
 	if (!fixture_pps(&f, "198.18.42.0/24", 100) ||
-	    !CHECK(rl_parse_prefix("198.18.42.0/24", &p, err, sizeof(err)) == 0, "%s", err) ||
-	    !CHECK(rl_rule_set_scoped(&f.m, &f.s, &p, &syn, &ch, err, sizeof(err)) == 0,
-		   "quota set --syn: %s", err))
+	    !fixture_rule_scoped(&f, "198.18.42.0/24", &syn, &ch))
 		goto out;
 	frame_tcp(&s, "198.18.42.1", "198.18.255.1", 40000, 80, TCP_SYN);
 	frame_udp(&u, "198.18.42.1", 100, 0);

@@ -696,24 +696,29 @@ TEST(scope_nothing_refused_first)
 	fixture_close(&f);
 }
 
-/* quota set (the library, as the CLI calls it) of a scoped rule of `pps`
- * over `prefix` with scope `sc`, or its del (`pps` RL_UNLIMITED + 1). */
-static bool lib_scoped(struct fixture *f, const char *prefix,
-		       const struct rl_scope *sc, __u64 pps)
+/* Scope `sc` ranked as quota set ranks it. */
+static struct rl_scope ranked(const struct rl_scope *sc)
 {
-	struct rl_rule_change c = { .have_pps = true, .pps = pps };
-	struct rl_scope s = rl_scope_of(sc->proto, sc->flags, sc->dport_lo,
-					sc->dport_hi);
-	char err[RL_ERR_LEN];
-	struct rl_prefix p;
+	return rl_scope_of(sc->proto, sc->flags, sc->dport_lo, sc->dport_hi);
+}
 
-	if (!CHECK(rl_parse_prefix(prefix, &p, err, sizeof(err)) == 0, "%s", err))
-		return false;
-	if (pps == RL_UNLIMITED + 1)
-		return CHECK(rl_rule_del_scoped(&f->m, &p, &s, err, sizeof(err)) == 0,
-			     "quota del: %s", err);
-	return CHECK(rl_rule_set_scoped(&f->m, &f->s, &p, &s, &c, err, sizeof(err)) == 0,
-		     "quota set: %s", err);
+/* quota set (the library, as the CLI calls it) of a scoped rule of 1000
+ * pps over `prefix` with scope `sc`; and its quota del. */
+static bool lib_scoped(struct fixture *f, const char *prefix,
+		       const struct rl_scope *sc)
+{
+	struct rl_rule_change c = { .have_pps = true, .pps = 1000 };
+	struct rl_scope s = ranked(sc);
+
+	return fixture_rule_scoped(f, prefix, &s, &c);
+}
+
+static bool lib_scoped_del(struct fixture *f, const char *prefix,
+			   const struct rl_scope *sc)
+{
+	struct rl_scope s = ranked(sc);
+
+	return fixture_rule_scoped(f, prefix, &s, NULL);
 }
 
 static __u8 scope_skip(struct fixture *f)
@@ -737,18 +742,18 @@ TEST(scope_skip_kept_by_quota_set_and_del)
 	struct fixture f;
 
 	if (!open_fixture(&f) || !fixture_pps(&f, "198.18.0.0/15", 5) ||
-	    !lib_scoped(&f, "198.18.0.0/15", &SYN, 1000))
+	    !lib_scoped(&f, "198.18.0.0/15", &SYN))
 		goto out;
 	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp, "a SYN scope: TCP walks");
 	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 5,
 		 "UDP, skipping the walk: the unscoped rule's 5");
 	CHECK_EQ(syns(&f, V4, 10, T0), 10, "SYNs: the SYN rule's");
-	if (!lib_scoped(&f, "198.18.0.0/15", &UDP, 1000))
+	if (!lib_scoped(&f, "198.18.0.0/15", &UDP))
 		goto out;
 	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp & ~udp, "UDP walks too");
 	CHECK_EQ(send_l4(&f, V4B, 17, 53, 0, EXT_NONE, 10, T0), 10,
 		 "UDP: the UDP rule's");
-	if (!lib_scoped(&f, "198.18.0.0/15", &UDP, RL_UNLIMITED + 1))
+	if (!lib_scoped_del(&f, "198.18.0.0/15", &UDP))
 		goto out;
 	CHECK_EQ(scope_skip(&f), RL_SCOPE_SKIP_ALL & ~tcp, "its del: UDP skips again");
 	CHECK_EQ(send_l4(&f, "198.18.0.9", 17, 53, 0, EXT_NONE, 10, T0), 5,
@@ -769,8 +774,8 @@ TEST(scope_skip_read_by_the_program)
 
 	if (!open_fixture(&f) || !fixture_pps(&f, "198.18.0.0/15", 5) ||
 	    !fixture_pps(&f, "2001:db8::/32", 5) ||
-	    !lib_scoped(&f, "198.18.0.0/15", &UDP, 1000) ||
-	    !lib_scoped(&f, "2001:db8::/32", &UDP, 1000))
+	    !lib_scoped(&f, "198.18.0.0/15", &UDP) ||
+	    !lib_scoped(&f, "2001:db8::/32", &UDP))
 		goto out;
 	CHECK_EQ(send_l4(&f, V4, 17, 53, 0, EXT_NONE, 10, T0), 10, "UDP: its scope's rule");
 	if (!CHECK_EQ(bpf_map_lookup_elem(f.m.config, &zero, &cfg), 0, "config"))
@@ -797,7 +802,7 @@ static __u8 skip_carried(__u32 layout)
 	__u8 skip = 0xff;
 
 	memset(&g, 0, sizeof(g));
-	if (!open_fixture(&f) || !lib_scoped(&f, "198.18.0.0/15", &SYN, 1000))
+	if (!open_fixture(&f) || !lib_scoped(&f, "198.18.0.0/15", &SYN))
 		goto out;
 	old.m = f.m;
 	if (!CHECK_EQ(rl_config_read(&f.m, &old.cfg), 0, "the old config"))
